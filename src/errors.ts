@@ -1,0 +1,162 @@
+/**
+ * Errors are values: a {@link Diagnostic} has a code, a message naming the offending token, and
+ * where the input was text, its position. Core APIs collect diagnostics; convenience APIs throw a
+ * {@link NetfilterSimError} carrying them.
+ *
+ * @module
+ */
+import type { Span } from './model/types.js';
+
+/** Every error code netfilter-sim reports. */
+export type ErrorCode =
+  // text and tokens
+  | 'NUL_BYTE'
+  | 'LINE_TOO_LONG'
+  | 'UNTERMINATED_QUOTE'
+  | 'UNEXPECTED_TOKEN'
+  | 'MISSING_ARGUMENT'
+  | 'UNKNOWN_OPTION'
+  | 'DUPLICATE_OPTION'
+  | 'MULTIPLE_NEGATION'
+  | 'BAD_NEGATION'
+  // iptables-save structure
+  | 'MISSING_COMMIT'
+  | 'COMMIT_OUTSIDE_TABLE'
+  | 'RULE_OUTSIDE_TABLE'
+  | 'UNKNOWN_TABLE'
+  | 'BAD_CHAIN_LINE'
+  | 'BAD_COUNTERS'
+  | 'BAD_COMMAND'
+  // values
+  | 'BAD_ADDRESS'
+  | 'BAD_PORT'
+  | 'BAD_PROTOCOL'
+  | 'BAD_INTERFACE'
+  | 'BAD_NUMBER'
+  | 'BAD_VALUE'
+  | 'WRONG_FAMILY'
+  // extensions
+  | 'UNKNOWN_MATCH'
+  | 'UNKNOWN_TARGET'
+  | 'MATCH_NEEDS_PROTOCOL'
+  | 'MISSING_OPTION'
+  | 'CONFLICTING_OPTIONS'
+  | 'TOO_MANY_PORTS'
+  | 'COMMENT_TOO_LONG'
+  // chains and tables
+  | 'UNKNOWN_CHAIN'
+  | 'CHAIN_EXISTS'
+  | 'CHAIN_NAME_TOO_LONG'
+  | 'BAD_CHAIN_NAME'
+  | 'BUILTIN_CHAIN'
+  | 'CHAIN_IN_USE'
+  | 'CHAIN_NOT_EMPTY'
+  | 'BAD_POLICY'
+  | 'BAD_RULE_NUMBER'
+  | 'RULE_NOT_FOUND'
+  | 'CHAIN_LOOP'
+  | 'JUMP_TOO_DEEP'
+  | 'TOO_MANY_RULES'
+  | 'INVALID_HOOK'
+  | 'INVALID_TABLE'
+  // engine and mesh inputs
+  | 'BAD_PROBE'
+  | 'BAD_CONFIG'
+  | 'BAD_MANIFEST'
+  | 'UNSUPPORTED';
+
+/** A problem found in the input. */
+export interface Diagnostic {
+  readonly code: ErrorCode;
+  readonly severity: 'error' | 'warning';
+  readonly message: string;
+  /** Where in the source text, when the input was text. */
+  readonly span?: Span;
+  /** The offending token, as written. */
+  readonly token?: string;
+}
+
+/** Builds an error diagnostic. */
+export function diagnostic(
+  code: ErrorCode,
+  message: string,
+  span?: Span,
+  token?: string,
+): Diagnostic {
+  const d: { -readonly [K in keyof Diagnostic]: Diagnostic[K] } = { code, severity: 'error', message };
+  if (span) d.span = span;
+  if (token !== undefined) d.token = token;
+  return d;
+}
+
+/**
+ * The error netfilter-sim throws. It carries every diagnostic; `message` is the first one,
+ * prefixed with its position when known.
+ *
+ * @example
+ * ```ts
+ * try { parseIptablesSaveOrThrow('*nat\n-A X -j Y\n'); }
+ * catch (e) { if (e instanceof NetfilterSimError) console.error(e.code, e.diagnostics); }
+ * ```
+ */
+export class NetfilterSimError extends Error {
+  readonly code: ErrorCode;
+  readonly diagnostics: readonly Diagnostic[];
+  readonly span: Span | undefined;
+
+  constructor(diagnostics: readonly Diagnostic[] | Diagnostic, options?: { file?: string }) {
+    const list = Array.isArray(diagnostics) ? diagnostics : [diagnostics as Diagnostic];
+    const first = list[0] ?? diagnostic('BAD_VALUE', 'unknown error');
+    const where = first.span ? `${options?.file ?? '<input>'}:${first.span.line}:${first.span.column}: ` : '';
+    super(where + first.message);
+    this.name = 'NetfilterSimError';
+    this.code = first.code;
+    this.diagnostics = list;
+    this.span = first.span;
+  }
+}
+
+/** Throws a {@link NetfilterSimError} for one diagnostic. */
+export function fail(code: ErrorCode, message: string, span?: Span, token?: string): never {
+  throw new NetfilterSimError(diagnostic(code, message, span, token));
+}
+
+/**
+ * Formats a diagnostic as `file:line:col: message`, followed by the source line and a caret run
+ * under the offending token (trimmed to 80 columns).
+ *
+ * @example
+ * ```ts
+ * formatDiagnostic(d, text, 'rules.txt');
+ * // rules.txt:3:18: unknown match "mutliport" (did you mean "multiport"?)
+ * //   -A OUTPUT -p tcp -m mutliport --dports 1,2 -j ACCEPT
+ * //                       ^^^^^^^^^
+ * ```
+ */
+export function formatDiagnostic(d: Diagnostic, source?: string, file = '<input>'): string {
+  if (!d.span) return `${file}: ${d.message}`;
+  const head = `${file}:${d.span.line}:${d.span.column}: ${d.message}`;
+  if (source === undefined) return head;
+  const lineText = sourceLine(source, d.span.line);
+  if (lineText === undefined) return head;
+  const width = 80;
+  let start = 0;
+  const col = d.span.column - 1;
+  if (col > width - 20) start = col - 20;
+  const shown = lineText.slice(start, start + width).replace(/\t/g, ' ').replace(/\0/g, '\u2400');
+  const caretStart = col - start;
+  const caretLen = Math.max(1, Math.min(d.span.length, shown.length - caretStart));
+  const prefix = start > 0 ? '…' : ' ';
+  return `${head}\n ${prefix}${shown}\n  ${' '.repeat(Math.max(0, caretStart))}${'^'.repeat(caretLen)}`;
+}
+
+function sourceLine(source: string, line: number): string | undefined {
+  let pos = 0;
+  for (let i = 1; i < line; i++) {
+    const nl = source.indexOf('\n', pos);
+    if (nl < 0) return undefined;
+    pos = nl + 1;
+  }
+  const end = source.indexOf('\n', pos);
+  return source.slice(pos, end < 0 ? undefined : end);
+}
