@@ -21,6 +21,8 @@ export interface OptionDef {
   readonly negatable?: boolean;
   /** IPv4 (4) or IPv6 (6) only. */
   readonly family?: Family;
+  /** Whether it may be given more than once in one match (`XTOPT_MULTI`). */
+  readonly multi?: boolean;
 }
 
 /** One occurrence of an option on a rule line. */
