@@ -1,0 +1,23 @@
+/**
+ * netfilter-sim: a userspace simulator of Linux iptables/netfilter.
+ *
+ * The common path: parse rule-set text, print it canonically, check it, trace packets through a
+ * modelled network namespace, compile mesh rule sets.
+ *
+ * @example
+ * ```ts
+ * import { formatIptablesSave } from 'netfilter-sim';
+ * console.log(formatIptablesSave('*nat\n-A OUTPUT -p tcp -j REDIRECT --to-port 4140\nCOMMIT\n'));
+ * ```
+ *
+ * @module
+ */
+export type * from './model/types.js';
+export { BUILTIN_CHAINS, HOOK_NAMES, TABLE_NAMES } from './model/types.js';
+export { NetfilterSimError, formatDiagnostic, type Diagnostic, type ErrorCode } from './errors.js';
+export { parseIptablesSave, parseIptablesSaveOrThrow, type SaveParseOptions, type SaveParseResult } from './syntax/save.js';
+export { parseIptablesArgv, type ParsedCommand, type CommandOptions } from './syntax/command.js';
+export { applyIptablesCommands, type ApplyOptions } from './syntax/apply.js';
+export { printIptablesSave, printRule, type PrintOptions } from './print/save.js';
+export { formatIptablesSave, type FormatOptions } from './fmt.js';
+export { parseCidr, formatCidr, parseAddress, formatAddress } from './syntax/address.js';

@@ -1,0 +1,108 @@
+/**
+ * Real rule-set dumps from ../shared/corpus (read at test time, never copied: see the licences in
+ * its README) and the kernel-printed vectors in ../shared/vectors.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { formatIptablesSave } from '../../src/fmt.js';
+import { parseIptablesSave } from '../../src/syntax/save.js';
+
+const SHARED = join(import.meta.dirname, '../../../shared');
+const CORPUS = join(SHARED, 'corpus');
+
+/** Istio's dry-run goldens: drop the recorded save calls, split the IPv4 and IPv6 restore inputs. */
+export function splitIstioGolden(text: string): { v4: string; v6: string } {
+  const lines = text.split('\n').filter((l) => l !== 'iptables-save' && l !== 'ip6tables-save');
+  const seen = new Set<string>();
+  let v4 = '';
+  let v6 = '';
+  let inV6 = false;
+  for (const l of lines) {
+    const m = /^\*\s*(\w+)/.exec(l);
+    if (m) {
+      if (seen.has(m[1]!)) inV6 = true;
+      seen.add(m[1]!);
+    }
+    if (l === '') continue;
+    if (inV6) v6 += l + '\n';
+    else v4 += l + '\n';
+  }
+  return { v4, v6 };
+}
+
+const corpusFiles = readdirSync(CORPUS).filter((f) => /\.(iptables-save|ip6tables-save|rules|golden|kernel-save)$/.test(f));
+
+describe('the corpus parses and fmt is stable', () => {
+  it('has the files it should', () => {
+    expect(corpusFiles.length).toBeGreaterThanOrEqual(15);
+  });
+  it.each(corpusFiles)('%s', (file) => {
+    const text = readFileSync(join(CORPUS, file), 'utf8');
+    const parts: { text: string; family: 4 | 6 }[] = file.endsWith('.golden')
+      ? (() => {
+          const { v4, v6 } = splitIstioGolden(text);
+          return [{ text: v4, family: 4 as const }, ...(v6 ? [{ text: v6, family: 6 as const }] : [])];
+        })()
+      : [{ text, family: file.includes('ip6tables') ? 6 : 4 }];
+    // kube-proxy's own fixture has unquoted multi-word comments: only its fake parser accepts it.
+    const strict = !file.endsWith('tracepacket-fixture.rules');
+    for (const p of parts) {
+      const r = parseIptablesSave(p.text, { family: p.family, mode: strict ? 'strict' : 'lenient' });
+      expect(r.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+      const once = formatIptablesSave(p.text, { family: p.family, strict });
+      expect(formatIptablesSave(once, { family: p.family })).toBe(once);
+    }
+  });
+  it('rejects the verbatim kube-proxy fixture in strict mode at line 11, on "health"', () => {
+    const text = readFileSync(join(CORPUS, 'kubernetes_kube-proxy_tracepacket-fixture.rules'), 'utf8');
+    const d = parseIptablesSave(text, { mode: 'strict' }).diagnostics[0]!;
+    expect(d.span?.line).toBe(11);
+    expect(d.token).toBe('health');
+  });
+  it('prints the quoted kube-proxy fixture exactly as the kernel-saved one', () => {
+    const quoted = readFileSync(join(CORPUS, 'kubernetes_kube-proxy_tracepacket-fixture.quoted.rules'), 'utf8');
+    const saved = readFileSync(join(CORPUS, 'kubernetes_kube-proxy_tracepacket-fixture.kernel-save'), 'utf8');
+    expect(formatIptablesSave(quoted)).toBe(saved);
+    expect(formatIptablesSave(readFileSync(join(CORPUS, 'kubernetes_kube-proxy_tracepacket-fixture.rules'), 'utf8'), { strict: false })).toBe(saved);
+  });
+});
+
+function listSaves(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...listSaves(p));
+    else if (/\.save6?$/.test(e.name)) out.push(p);
+  }
+  return out;
+}
+
+describe('kernel-printed vectors print back byte for byte', () => {
+  const files = [...listSaves(join(SHARED, 'vectors/linkerd')), ...listSaves(join(SHARED, 'vectors/istio/kernel-save'))];
+  it('finds them', () => expect(files.length).toBeGreaterThan(60));
+  it.each(files.map((f) => [f.slice(SHARED.length + 1), f]))('%s', (_name, file) => {
+    const text = readFileSync(file, 'utf8');
+    const family = file.endsWith('.save6') ? 6 : 4;
+    expect(formatIptablesSave(text, { family })).toBe(text);
+  });
+  it('each Istio golden, loaded, prints as the kernel printed it', () => {
+    const cases = JSON.parse(readFileSync(join(SHARED, 'vectors/istio/cases.json'), 'utf8')) as Record<string, { file?: string }>;
+    const rejected = JSON.parse(readFileSync(join(SHARED, 'vectors/istio/kernel-save/rejected.json'), 'utf8')) as Record<string, unknown>;
+    let compared = 0;
+    for (const [key, c] of Object.entries(cases)) {
+      if (key.startsWith('_') || !c.file || key.startsWith('builder/')) continue;
+      const golden = readFileSync(join(SHARED, 'vectors/istio', c.file), 'utf8');
+      const { v4, v6 } = splitIstioGolden(golden);
+      const saveFile = join(SHARED, 'vectors/istio/kernel-save', key + '.save');
+      if (JSON.stringify(rejected).includes(key)) {
+        expect(() => formatIptablesSave(v4) + (v6 ? formatIptablesSave(v6, { family: 6 }) : '')).toThrow();
+        continue;
+      }
+      expect([key, formatIptablesSave(v4)]).toEqual([key, readFileSync(saveFile, 'utf8')]);
+      if (v6) expect([key, formatIptablesSave(v6, { family: 6 })]).toEqual([key, readFileSync(saveFile + '6', 'utf8')]);
+      compared++;
+    }
+    expect(compared).toBeGreaterThanOrEqual(30);
+  });
+});
