@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { memoryIO } from '../../src/cli/io.js';
+import { run } from '../../src/cli/run.js';
+
+describe('netfilter-sim fmt', () => {
+  it('formats a file read from standard input', async () => {
+    const io = memoryIO({}, '*nat\n-N X\n-A OUTPUT -j X\nCOMMIT\n');
+    expect(await run(['fmt', '-'], io)).toBe(0);
+    expect(io.out).toBe('*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n:X - [0:0]\n-A OUTPUT -j X\nCOMMIT\n');
+    expect(io.err).toBe('');
+  });
+  it('reports bad input as FILE:LINE:COLUMN with a caret, exit 1, no stack trace', async () => {
+    const io = memoryIO({ 'r.txt': '*filter\n-A INPUT -s 1.2.3.999 -j ACCEPT\nCOMMIT\n' });
+    expect(await run(['fmt', 'r.txt'], io)).toBe(1);
+    expect(io.err).toMatch(/^r\.txt:2:13: invalid IPv4 address "1\.2\.3\.999"/);
+    expect(io.err).toContain('\n  -A INPUT -s 1.2.3.999 -j ACCEPT\n');
+    expect(io.err).toContain('^^^^^^^^^');
+    expect(io.err).not.toContain('    at ');
+    expect(io.out).toBe('');
+  });
+  it('warns about what would fail to load but still prints, as iptables-restore --test', async () => {
+    const io = memoryIO({}, '*filter\n-A INPUT -j NOPE\nCOMMIT\n');
+    expect(await run(['fmt', '-'], io)).toBe(0);
+    const io2 = memoryIO({}, '*filter\n-A NOPE -j ACCEPT\nCOMMIT\n');
+    expect(await run(['fmt', '-'], io2)).toBe(0);
+    expect(io2.err).toContain('warning: chain "NOPE" does not exist');
+  });
+  it('exits 2 on usage errors', async () => {
+    const io = memoryIO();
+    expect(await run(['fmt'], io)).toBe(2);
+    expect(await run(['fmt', '--bogus', 'x'], io)).toBe(2);
+    expect(await run(['nosuchcommand'], io)).toBe(2);
+  });
+  it('has --help with examples', async () => {
+    const io = memoryIO();
+    expect(await run(['fmt', '--help'], io)).toBe(0);
+    expect(io.out).toContain('Examples:');
+  });
+});
