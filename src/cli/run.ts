@@ -3,6 +3,7 @@
  * @internal
  */
 import { NetfilterSimError, formatDiagnostic } from '../errors.js';
+import { runCompile } from './commands/compile.js';
 import { runDemo } from './commands/demo.js';
 import { runFmt } from './commands/fmt.js';
 import { EXIT_INPUT, EXIT_USAGE, UsageError, type CliIO } from './io.js';
@@ -10,6 +11,7 @@ import { EXIT_INPUT, EXIT_USAGE, UsageError, type CliIO } from './io.js';
 type Command = (args: string[], io: CliIO) => Promise<number>;
 
 const COMMANDS: Record<string, { run: Command; summary: string }> = {
+  compile: { run: runCompile, summary: 'print the rules a mesh component writes (linkerd, istio, …)' },
   demo: { run: runDemo, summary: 'the main job on built-in defaults' },
   fmt: { run: runFmt, summary: 'print iptables-save text in canonical form' },
 };

@@ -112,11 +112,6 @@ export function formatIpv4(v: number): string {
 export function formatIpv6(words: readonly number[]): string {
   const g: number[] = [];
   for (const w of words) g.push(w >>> 16, w & 0xffff);
-  // inet_ntop prints IPv4-mapped and IPv4-compatible addresses with a dotted tail.
-  if (g[0] === 0 && g[1] === 0 && g[2] === 0 && g[3] === 0 && g[4] === 0) {
-    if (g[5] === 0xffff) return `::ffff:${formatIpv4(words[3]!)}`;
-    if (g[5] === 0 && (g[6] !== 0 || (g[7]! > 1))) return `::${formatIpv4(words[3]!)}`;
-  }
   let bestStart = -1;
   let bestLen = 0;
   for (let i = 0; i < 8; ) {
@@ -133,6 +128,10 @@ export function formatIpv6(words: readonly number[]): string {
     i = j;
   }
   if (bestLen < 2) bestStart = -1;
+  // glibc inet_ntop6: a dotted IPv4 tail only for ::a.b.c.d (six zero words) and ::ffff:a.b.c.d.
+  if (bestStart === 0 && (bestLen === 6 || (bestLen === 5 && g[5] === 0xffff))) {
+    return (bestLen === 6 ? '::' : '::ffff:') + formatIpv4(words[3]!);
+  }
   const hex = g.map((x) => x.toString(16));
   if (bestStart < 0) return hex.join(':');
   const left = hex.slice(0, bestStart).join(':');

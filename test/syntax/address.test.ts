@@ -23,6 +23,8 @@ describe('addresses as libxtables parses and prints them', () => {
     ['2001:0db8:0000:0000:0000:0000:0000:0001', '2001:db8::1/128'],
     ['::/0', '::/0'],
     ['1:0:0:1:0:0:0:1', '1:0:0:1::1/128'],
+    ['::6', '::6/128'],
+    ['::127.0.0.53', '::127.0.0.53/128'],
   ])('v6 %s → %s', (input, out) => {
     expect(formatCidr(parseCidr(input, 6)!)).toBe(out);
   });

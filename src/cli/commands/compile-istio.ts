@@ -1,0 +1,287 @@
+/**
+ * `netfilter-sim compile istio` and `netfilter-sim compile istio-cni`.
+ *
+ * @module
+ */
+import { NetfilterSimError } from '../../errors.js';
+import { ISTIO_IPTABLES_FLAGS, parseIstioIptablesCommandLine } from '../../mesh/istio/args.js';
+import { compileIstioCni } from '../../mesh/istio/cni.js';
+import { compileIstio, type IstioCompileResult } from '../../mesh/istio/compile.js';
+import { detectEnableIPv6, type IstioConfig, parseResolvConf, splitDnsServers } from '../../mesh/istio/config.js';
+import { formatIstioResult, ISTIO_OUTPUT_FORMATS, type IstioOutputFormat } from '../../mesh/istio/format.js';
+import { readPod } from '../../mesh/pod.js';
+import { type CliIO, EXIT_INPUT, EXIT_OK, EXIT_USAGE, UsageError } from '../io.js';
+
+/**
+ * `netfilter-sim compile istio --help`.
+ *
+ * @example
+ * ```ts
+ * io.stdout(COMPILE_ISTIO_HELP);
+ * ```
+ */
+export const COMPILE_ISTIO_HELP = `Usage: netfilter-sim compile istio [istio-iptables flags] [options]
+
+Prints what istio-iptables (the istio-init container) writes for the same flags.
+
+istio-iptables flags, as upstream (also settable with --env NAME=VALUE as upstream's env vars):
+  -p, --envoy-port PORT                      outbound listener (15001)
+  -z, --inbound-capture-port PORT            inbound listener (15006)
+  -e, --inbound-tunnel-port PORT             HBONE port, never captured (15008)
+  -u, --proxy-uid UIDS  -g, --proxy-gid GIDS the proxy's ids (1337; -g defaults to -u)
+  -m, --istio-inbound-interception-mode M    REDIRECT or TPROXY
+  -b, --istio-inbound-ports PORTS|*          inbound capture ("" = none)
+  -d, --istio-local-exclude-ports PORTS      inbound ports not captured (with -b '*')
+  -i, --istio-service-cidr CIDRS|*           outbound capture ("" = none)
+  -x, --istio-service-exclude-cidr CIDRS     outbound destinations not captured
+  -q, --istio-outbound-ports PORTS           outbound ports always captured
+  -o, --istio-local-outbound-ports-exclude PORTS
+  -k, --kube-virt-interfaces IFACES          VM interfaces whose traffic counts as outbound
+  -c, --istio-exclude-interfaces IFACES      interfaces never captured
+  -t, --istio-inbound-tproxy-mark MARK  -r, --istio-inbound-tproxy-route-table TABLE
+  --redirect-dns  --capture-all-dns  --drop-invalid  --dual-stack
+  -n, --dry-run  --skip-rule-apply  --run-validation  --cleanup-only  --reconcile  --force-apply
+  --network-namespace NS  --cni-mode  --force-iptables-binary B  --iptables-probe-port P  --probe-timeout D
+
+What istio-iptables reads from the pod instead of flags:
+  --dns-servers LIST      resolv.conf name servers (used with --redirect-dns)
+  --resolv-conf FILE      read them from a resolv.conf file
+  --ipv6                  the pod has IPv6 (emit the ip6tables-restore pass)
+  --pod-ips LIST          decide IPv6 from the pod's addresses, as upstream (see --dual-stack)
+  --env NAME=VALUE        an environment variable, e.g. ISTIO_OUTBOUND_OWNER_GROUPS=java,202
+
+Options:
+  --format FMT            save (default): what iptables-save prints afterwards (IPv4, then IPv6)
+                          restore: the exact iptables-restore --noflush input(s)
+                          commands: the recorded commands, as upstream's goldens lay them out
+                          json: the loaded rule set(s)
+  --upstream-version V    reproduce an older release's rules (e.g. 1.24, 1.17)
+  -h, --help              this help
+
+Examples:
+  netfilter-sim compile istio -p 15001 -z 15006 -u 1337 -m REDIRECT -i '*' -x "" -b '*' -d 15090,15021,15020
+  netfilter-sim compile istio -b '*' -i '*' --redirect-dns --dns-servers 10.96.0.10 --format restore
+  netfilter-sim compile istio -m TPROXY -b '*' -i '*' --ipv6 --format commands
+  netfilter-sim compile istio -b '*' -i '*' --upstream-version 1.17
+`;
+
+/**
+ * `netfilter-sim compile istio-cni --help`.
+ *
+ * @example
+ * ```ts
+ * io.stdout(COMPILE_ISTIO_CNI_HELP);
+ * ```
+ */
+export const COMPILE_ISTIO_CNI_HELP = `Usage: netfilter-sim compile istio-cni --pod FILE [options]
+
+Prints what the istio-cni plugin writes into the pod's network namespace, from the pod's
+annotations (traffic.sidecar.istio.io/*, sidecar.istio.io/interceptionMode, …) and its
+istio-proxy container (runAsUser/runAsGroup, ISTIO_META_DNS_CAPTURE, INVALID_DROP, …).
+
+Options:
+  --pod FILE              the Pod manifest, YAML or JSON (- for standard input)
+  --format FMT            save (default), restore, commands or json (as compile istio)
+  --ipv6, --no-ipv6       whether the pod has IPv6 (default: from status.podIPs)
+  --env NAME=VALUE        the plugin's environment on the node (ISTIO_OUTBOUND_OWNER_GROUPS, …)
+  --exclude-namespaces NS the CNI config's exclude_namespaces
+  --upstream-version V    reproduce an older release's rules
+  -h, --help              this help
+
+Examples:
+  netfilter-sim compile istio-cni --pod pod.yaml
+  kubectl get pod web -o json | netfilter-sim compile istio-cni --pod - --format restore
+`;
+
+/**
+ * `netfilter-sim compile istio [istio-iptables flags] [--dns-servers …] [--ipv6]
+ * [--upstream-version V] [--format save|restore|commands|json]`. Returns the exit code: 0, 1 for
+ * a configuration upstream rejects or an unreadable file, 2 for a usage error.
+ *
+ * @example
+ * ```ts
+ * await runCompileIstio(['-b', '*', '-i', '*', '--format', 'restore'], processIO());
+ * ```
+ */
+export async function runCompileIstio(args: string[], io: CliIO): Promise<number> {
+  return run(io, 'compile istio', () => {
+    const own = extractOwnOptions(args, ['format', 'dns-servers', 'resolv-conf', 'pod-ips', 'upstream-version', 'env'], ['ipv6', 'help']);
+    if (own.flags.has('help')) return { help: COMPILE_ISTIO_HELP };
+    const format = checkFormat(own.values.get('format'));
+    const env = envPairs(own.values.get('env') ?? []);
+    let line;
+    try {
+      line = parseIstioIptablesCommandLine(own.rest, env);
+    } catch (e) {
+      if (e instanceof NetfilterSimError) throw new UsageError(e.message);
+      throw e;
+    }
+    const warnings = line.ignored.map((a) => `ignored argument "${a}" (istio-iptables takes no positional arguments)`);
+    const fields: { -readonly [K in keyof IstioConfig]?: IstioConfig[K] } = {};
+    const servers: string[] = [];
+    for (const list of own.values.get('dns-servers') ?? []) servers.push(...list.split(',').filter((s) => s !== ''));
+    for (const file of own.values.get('resolv-conf') ?? []) {
+      const r = parseResolvConf(io.readFile(file));
+      servers.push(...r.dnsServersV4, ...r.dnsServersV6);
+    }
+    if (servers.length > 0) Object.assign(fields, splitDnsServers(servers));
+    const podIPs = own.values.get('pod-ips');
+    if (podIPs) fields.enableIPv6 = detectEnableIPv6(podIPs.join(',').split(',').filter((s) => s !== ''), line.config.dualStack);
+    if (own.flags.has('ipv6')) fields.enableIPv6 = true;
+    const version = last(own.values.get('upstream-version'));
+    const result = compileIstio({ ...line.config, ...fields }, version === undefined ? {} : { upstreamVersion: version });
+    return { result, format, warnings };
+  });
+}
+
+/**
+ * `netfilter-sim compile istio-cni --pod FILE [--format …]`. Returns the exit code: 0, 1 for a
+ * bad manifest or a pod istio-cni does not program, 2 for a usage error.
+ *
+ * @example
+ * ```ts
+ * await runCompileIstioCni(['--pod', 'pod.yaml', '--format', 'restore'], processIO());
+ * ```
+ */
+export async function runCompileIstioCni(args: string[], io: CliIO): Promise<number> {
+  return run(io, 'compile istio-cni', () => {
+    const own = extractOwnOptions(args, ['pod', 'format', 'env', 'exclude-namespaces', 'upstream-version'], ['ipv6', 'no-ipv6', 'help']);
+    if (own.flags.has('help')) return { help: COMPILE_ISTIO_CNI_HELP };
+    if (own.rest.length > 0) throw new UsageError(`unexpected argument "${own.rest[0]}"`);
+    const format = checkFormat(own.values.get('format'));
+    const podFile = last(own.values.get('pod'));
+    if (podFile === undefined) throw new UsageError('--pod FILE is required');
+    const pod = readPod(io.readFile(podFile));
+    const version = last(own.values.get('upstream-version'));
+    const excludeNamespaces = (own.values.get('exclude-namespaces') ?? []).flatMap((l) => l.split(',')).filter((s) => s !== '');
+    const result = compileIstioCni({
+      pod,
+      env: envPairs(own.values.get('env') ?? []),
+      excludeNamespaces,
+      ...(own.flags.has('ipv6') ? { enableIPv6: true } : own.flags.has('no-ipv6') ? { enableIPv6: false } : {}),
+      ...(version === undefined ? {} : { upstreamVersion: version }),
+    });
+    if (result.skipped !== null) throw new NetfilterSimError({ code: 'BAD_MANIFEST', severity: 'error', message: `istio-cni does not program this pod: ${result.skipped}` });
+    return { result, format, warnings: [] };
+  });
+}
+
+type Outcome = { help: string } | { result: IstioCompileResult; format: IstioOutputFormat; warnings: string[] };
+
+async function run(io: CliIO, name: string, body: () => Outcome): Promise<number> {
+  try {
+    const outcome = body();
+    if ('help' in outcome) {
+      io.stdout(outcome.help);
+      return EXIT_OK;
+    }
+    for (const w of [...outcome.warnings, ...outcome.result.warnings]) io.stderr(`netfilter-sim ${name}: warning: ${w}\n`);
+    io.stdout(formatIstioResult(outcome.result, outcome.format));
+    return EXIT_OK;
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.stderr(`netfilter-sim ${name}: ${e.message}\nTry 'netfilter-sim ${name} --help'.\n`);
+      return EXIT_USAGE;
+    }
+    if (e instanceof NetfilterSimError) {
+      io.stderr(`netfilter-sim ${name}: ${e.message}\n`);
+      return EXIT_INPUT;
+    }
+    const err = e as NodeJS.ErrnoException;
+    if (err && typeof err.code === 'string' && typeof err.path === 'string') {
+      io.stderr(`netfilter-sim ${name}: cannot read ${err.path}: ${err.code}\n`);
+      return EXIT_INPUT;
+    }
+    throw e;
+  }
+}
+
+function checkFormat(values: string[] | undefined): IstioOutputFormat {
+  const f = last(values) ?? 'save';
+  if (!(ISTIO_OUTPUT_FORMATS as readonly string[]).includes(f)) {
+    throw new UsageError(`unknown format "${f}" (expected ${ISTIO_OUTPUT_FORMATS.join(', ')})`);
+  }
+  return f as IstioOutputFormat;
+}
+
+function envPairs(pairs: readonly string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const p of pairs) {
+    const eq = p.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--env expects NAME=VALUE, got "${p}"`);
+    env[p.slice(0, eq)] = p.slice(eq + 1);
+  }
+  return env;
+}
+
+function last<T>(list: readonly T[] | undefined): T | undefined {
+  return list === undefined ? undefined : list[list.length - 1];
+}
+
+/** Whether an istio-iptables argument takes the next argument as its value (pflag rules). */
+function consumesNext(arg: string): boolean {
+  if (arg.startsWith('--')) {
+    if (arg.includes('=')) return false;
+    const name = arg.slice(2);
+    const def = ISTIO_IPTABLES_FLAGS.find((d) => d.long === name);
+    if (def) return def.kind !== 'bool';
+    return ['log_caller', 'log_output_level', 'log_stacktrace_level', 'log_target', 'log_rotate', 'log_rotate_max_age',
+      'log_rotate_max_backups', 'log_rotate_max_size'].includes(name);
+  }
+  if (arg.startsWith('-') && arg.length > 1) {
+    for (let i = 1; i < arg.length; i++) {
+      const def = ISTIO_IPTABLES_FLAGS.find((d) => d.short === arg[i]);
+      if (!def) return false;
+      if (def.kind === 'bool') continue;
+      return i === arg.length - 1;
+    }
+  }
+  return false;
+}
+
+/**
+ * Separates our own options from the istio-iptables arguments, without mistaking the value of an
+ * istio-iptables flag (`-x --format`) for one of ours.
+ */
+function extractOwnOptions(
+  args: readonly string[],
+  withValue: readonly string[],
+  booleans: readonly string[],
+): { values: Map<string, string[]>; flags: Set<string>; rest: string[] } {
+  const values = new Map<string, string[]>();
+  const flags = new Set<string>();
+  const rest: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--') {
+      rest.push(...args.slice(i));
+      break;
+    }
+    if (a === '-h' || a === '--help') {
+      if (booleans.includes('help')) flags.add('help');
+      else rest.push(a);
+      continue;
+    }
+    if (a.startsWith('--')) {
+      const eq = a.indexOf('=');
+      const name = a.slice(2, eq < 0 ? undefined : eq);
+      if (withValue.includes(name)) {
+        let v: string;
+        if (eq >= 0) v = a.slice(eq + 1);
+        else {
+          if (i + 1 >= args.length) throw new UsageError(`--${name} needs a value`);
+          v = args[++i]!;
+        }
+        values.set(name, [...(values.get(name) ?? []), v]);
+        continue;
+      }
+      if (booleans.includes(name) && eq < 0) {
+        flags.add(name);
+        continue;
+      }
+    }
+    rest.push(a);
+    if (consumesNext(a) && i + 1 < args.length) rest.push(args[++i]!);
+  }
+  return { values, flags, rest };
+}

@@ -1,0 +1,42 @@
+/**
+ * `netfilter-sim compile linkerd|linkerd-cni|istio|istio-cni …`
+ * @internal
+ */
+import { UsageError, type CliIO } from '../io.js';
+import { COMPILE_ISTIO_CNI_HELP, COMPILE_ISTIO_HELP, runCompileIstio, runCompileIstioCni } from './compile-istio.js';
+
+type Sub = { run: (args: string[], io: CliIO) => Promise<number>; help: string; summary: string };
+
+const SUBS: Record<string, Sub> = {
+  istio: { run: runCompileIstio, help: COMPILE_ISTIO_HELP, summary: 'the rules istio-init (istio-iptables) writes' },
+  'istio-cni': { run: runCompileIstioCni, help: COMPILE_ISTIO_CNI_HELP, summary: 'the rules the istio-cni plugin writes for a pod' },
+};
+
+export function compileHelp(): string {
+  const w = Math.max(...Object.keys(SUBS).map((k) => k.length));
+  return `Usage: netfilter-sim compile <mesh> [options] [--format save|restore|commands|json]
+
+From the same inputs the real components take, print the rules they write.
+
+Meshes:
+${Object.entries(SUBS).map(([k, v]) => `  ${k.padEnd(w)}  ${v.summary}`).join('\n')}
+
+Run "netfilter-sim compile <mesh> --help" for its options and examples.
+`;
+}
+
+/** Registers another compiler (used while wiring optional meshes). */
+export function registerCompiler(name: string, sub: Sub): void {
+  SUBS[name] = sub;
+}
+
+export async function runCompile(args: string[], io: CliIO): Promise<number> {
+  const [mesh, ...rest] = args;
+  if (mesh === undefined || mesh === '--help' || mesh === '-h') {
+    io.stdout(compileHelp());
+    return mesh === undefined ? 2 : 0;
+  }
+  const sub = SUBS[mesh];
+  if (!sub) throw new UsageError(`unknown mesh "${mesh}" (one of: ${Object.keys(SUBS).join(', ')})`);
+  return sub.run(rest, io);
+}

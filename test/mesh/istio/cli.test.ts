@@ -1,0 +1,120 @@
+import { describe, expect, it } from 'vitest';
+import { runCompileIstio, runCompileIstioCni } from '../../../src/cli/commands/compile-istio.js';
+import { memoryIO } from '../../../src/cli/io.js';
+import { INJECTED_ISTIO_INIT_ARGS } from '../../../src/mesh/istio/defaults.js';
+import { casesIn, type CniCase, fixture, manifestForCniCase, type SidecarCase } from './vectors.js';
+
+async function istio(args: string[], files: Record<string, string> = {}, stdin = ''): Promise<{ code: number; out: string; err: string }> {
+  const io = memoryIO(files, stdin);
+  const code = await runCompileIstio(args, io);
+  return { code, out: io.out, err: io.err };
+}
+
+async function cni(args: string[], files: Record<string, string> = {}, stdin = ''): Promise<{ code: number; out: string; err: string }> {
+  const io = memoryIO(files, stdin);
+  const code = await runCompileIstioCni(args, io);
+  return { code, out: io.out, err: io.err };
+}
+
+describe('netfilter-sim compile istio', () => {
+  it('--format restore prints the injected default', async () => {
+    const r = await istio([...INJECTED_ISTIO_INIT_ARGS, '--format', 'restore']);
+    expect(r).toEqual({ code: 0, out: fixture('derived/injected-sidecar-default.restore'), err: '' });
+  });
+
+  it('--format commands with DNS servers, IPv6 and the uid/gid lists reproduces dns-uid-gid', async () => {
+    const c = Object.fromEntries(casesIn<SidecarCase>('sidecar-capture'))['dns-uid-gid']!;
+    const r = await istio([...c.equivalent_cli, '--dns-servers', '127.0.0.53,::127.0.0.53', '--ipv6', '--format=commands']);
+    expect(r.out).toBe(fixture(c.file));
+    expect(r.code).toBe(0);
+  });
+
+  it('reads DNS servers from a resolv.conf, and environment-only settings from --env', async () => {
+    const r = await istio(
+      ['-u', '3,4', '-g', '1,2', '-i', '9.9.0.0/16', '-x', '1.1.0.0/16', '--redirect-dns', '--resolv-conf', 'resolv.conf', '--format', 'restore'],
+      { 'resolv.conf': 'search default.svc.cluster.local\nnameserver 127.0.0.53\noptions ndots:5\n' },
+    );
+    expect(r.out).toBe(fixture('sidecar-capture/ip-range.golden').replace(/^(ip6?tables-save\n)+/, '').replace(/iptables-save\n$/, ''));
+    const g = await istio(['--env', 'ISTIO_OUTBOUND_OWNER_GROUPS_EXCLUDE=888,ftp', '--format', 'restore']);
+    expect(g.out).toContain('-A ISTIO_OUTPUT -m owner --gid-owner ftp -j RETURN');
+  });
+
+  it('decides IPv6 from --pod-ips as upstream (first address, or any with --dual-stack)', async () => {
+    expect((await istio(['--pod-ips', '10.0.0.2,fd00::2', '--format', 'restore'])).out).not.toContain('::1/128');
+    expect((await istio(['--pod-ips', '10.0.0.2,fd00::2', '--dual-stack', '--format', 'restore'])).out).toContain('::1/128');
+  });
+
+  it('does not mistake a flag value for one of its own options', async () => {
+    const r = await istio(['-i', '--format', '--format', 'restore']);
+    expect(r.code).toBe(0);
+    expect(r.err).toMatch(/Ignoring error.*--format/);
+  });
+
+  it('--upstream-version reproduces an older release', async () => {
+    const r = await istio([...INJECTED_ISTIO_INIT_ARGS, '--upstream-version', '1.24', '--format', 'restore']);
+    expect(r.out).toContain('-A OUTPUT -p tcp -j ISTIO_OUTPUT\n');
+  });
+
+  it('--format json prints the loaded rule sets', async () => {
+    const r = await istio(['--ipv6', '--format', 'json']);
+    expect(r.err).toBe('');
+    expect((JSON.parse(r.out) as { family: number }[]).map((x) => x.family)).toEqual([4, 6]);
+  });
+
+  it('--help shows usage and examples', async () => {
+    const r = await istio(['--help']);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/Usage: netfilter-sim compile istio/);
+    expect(r.out).toMatch(/Examples:/);
+  });
+
+  it.each([
+    [['--format', 'yaml'], /unknown format "yaml"/],
+    [['--bogus'], /unknown flag: --bogus/],
+    [['-p'], /flag needs an argument/],
+    [['--env', 'NOPE'], /NAME=VALUE/],
+  ])('%j is a usage error (exit 2)', async (args, message) => {
+    const r = await istio(args);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(message);
+    expect(r.err).toMatch(/--help/);
+  });
+
+  it.each([
+    [['-x', '*'], /invalid value for OUTBOUND_IP_RANGES_EXCLUDE/],
+    [['--env', 'ISTIO_OUTBOUND_IPV4_LOOPBACK_CIDR=10.0.0.1/32'], /IPv4 loopback/],
+    [['--native-nftables'], /nftables/],
+    [['--redirect-dns', '--capture-all-dns', '--upstream-version', '1.23'], /not documented/],
+    [['--resolv-conf', '/nonexistent/resolv.conf'], /cannot read/],
+  ])('%j is an error (exit 1)', async (args, message) => {
+    const r = await istio(args);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(message);
+    expect(r.out).toBe('');
+  });
+});
+
+describe('netfilter-sim compile istio-cni', () => {
+  const tproxy = Object.fromEntries(casesIn<CniCase>('cni-plugin'))['custom-uid-tproxy']!;
+
+  it('compiles a pod manifest from a file or standard input', async () => {
+    const pod = JSON.stringify(manifestForCniCase(tproxy));
+    expect((await cni(['--pod', 'pod.json', '--format', 'restore'], { 'pod.json': pod })).out).toBe(fixture(tproxy.file));
+    expect((await cni(['--pod', '-', '--format', 'restore'], {}, pod)).out).toBe(fixture(tproxy.file));
+  });
+
+  it('exits 1 for a pod istio-cni leaves alone, saying why', async () => {
+    const r = await cni(['--pod', 'pod.yaml'], { 'pod.yaml': 'kind: Pod\nspec:\n  containers:\n  - name: app\n' });
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/does not program this pod: the pod has no istio-proxy container/);
+  });
+
+  it('exits 1 for a bad annotation, 2 without --pod', async () => {
+    const bad = 'kind: Pod\nmetadata:\n  annotations:\n    sidecar.istio.io/status: "{}"\n    sidecar.istio.io/interceptionMode: NONE\nspec:\n  containers:\n  - name: istio-proxy\n';
+    const r = await cni(['--pod', 'p.yaml'], { 'p.yaml': bad });
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/interceptionMode invalid: NONE/);
+    expect((await cni([])).code).toBe(2);
+    expect((await cni(['--help'])).out).toMatch(/Usage: netfilter-sim compile istio-cni --pod FILE/);
+  });
+});
