@@ -10,20 +10,41 @@
 import { parseAllDocuments } from 'yaml';
 import { NetfilterSimError, diagnostic } from '../errors.js';
 
-/** A container port (`containers[].ports[]`). */
+/**
+ * A container port (`containers[].ports[]`).
+ *
+ * @example
+ * ```ts
+ * readPod(yaml).containers[0]?.ports.map((p: ContainerPort) => p.containerPort);
+ * ```
+ */
 export interface ContainerPort {
   readonly containerPort: number;
   readonly name?: string;
   readonly protocol: string;
 }
 
-/** An environment variable with a literal value (`valueFrom` is kept as `undefined`). */
+/**
+ * An environment variable with a literal value (`valueFrom` is kept as `undefined`).
+ *
+ * @example
+ * ```ts
+ * readPod(yaml).containers[0]?.env.find((e: EnvVar) => e.name === 'LINKERD2_PROXY_INBOUND_LISTEN_ADDR')?.value;
+ * ```
+ */
 export interface EnvVar {
   readonly name: string;
   readonly value?: string;
 }
 
-/** A container or init container, reduced to what the mesh compilers read. */
+/**
+ * A container or init container, reduced to what the mesh compilers read.
+ *
+ * @example
+ * ```ts
+ * readPod(yaml).initContainers.filter((c: PodContainer) => c.restartPolicy === 'Always'); // native sidecars
+ * ```
+ */
 export interface PodContainer {
   readonly name: string;
   readonly image?: string;
@@ -39,7 +60,15 @@ export interface PodContainer {
   readonly restartPolicy?: string;
 }
 
-/** A Pod (or a workload's pod template). */
+/**
+ * A Pod (or a workload's pod template).
+ *
+ * @example
+ * ```ts
+ * const pod: Pod = readPod(readFileSync('web.yaml', 'utf8'));
+ * pod.podIPs; // ['10.0.0.2', 'fd00::2']
+ * ```
+ */
 export interface Pod {
   /** The manifest's `kind` (`Pod`, or the workload kind the template came from). */
   readonly kind: string;
@@ -53,14 +82,28 @@ export interface Pod {
   readonly podIPs: readonly string[];
 }
 
-/** A Namespace: its annotations are the fallback for pod annotations. */
+/**
+ * A Namespace: its annotations are the fallback for pod annotations.
+ *
+ * @example
+ * ```ts
+ * const ns: Namespace = readNamespace(readFileSync('ns.yaml', 'utf8'));
+ * ```
+ */
 export interface Namespace {
   readonly name: string;
   readonly annotations: Readonly<Record<string, string>>;
   readonly labels: Readonly<Record<string, string>>;
 }
 
-/** A Service port (`spec.ports[]`). `targetPort` is a number or a port name. */
+/**
+ * A Service port (`spec.ports[]`). `targetPort` is a number or a port name.
+ *
+ * @example
+ * ```ts
+ * readService(yaml).ports.map((p: ServicePort) => p.targetPort);
+ * ```
+ */
 export interface ServicePort {
   readonly port: number;
   readonly targetPort?: number | string;
@@ -68,7 +111,14 @@ export interface ServicePort {
   readonly protocol: string;
 }
 
-/** A Service, reduced to its ports and cluster IPs. */
+/**
+ * A Service, reduced to its ports and cluster IPs.
+ *
+ * @example
+ * ```ts
+ * const svc: Service = readService(readFileSync('kubernetes-svc.yaml', 'utf8'));
+ * ```
+ */
 export interface Service {
   readonly name: string;
   readonly namespace?: string;

@@ -179,8 +179,6 @@ export function parseCidr(text: string, family: Family): Cidr | null {
   const slash = text.indexOf('/');
   const addrText = slash < 0 ? text : text.slice(0, slash);
   const maskText = slash < 0 ? undefined : text.slice(slash + 1);
-  const addr = parseAddress(addrText, family);
-  if (!addr) return null;
   let mask: number[];
   if (maskText === undefined) mask = prefixMask(family === 4 ? 32 : 128, family);
   else if (!maskText.includes(family === 4 ? '.' : ':')) {
@@ -192,6 +190,10 @@ export function parseCidr(text: string, family: Family): Cidr | null {
     if (!m) return null;
     mask = m;
   }
+  // xtables_ipparse_multiple: "if a null mask is given, the name is ignored, like in any/0".
+  if (mask.every((w) => w === 0)) return { family, addr: mask.map(() => 0), mask };
+  const addr = parseAddress(addrText, family);
+  if (!addr) return null;
   return { family, addr: addr.map((w, i) => (w & mask[i]!) >>> 0), mask };
 }
 

@@ -9,6 +9,8 @@ describe('addresses as libxtables parses and prints them', () => {
     ['10.1.2.3/255.255.0.0', '10.1.0.0/16'],
     ['10', '10.0.0.0/32'],
     ['0/0', '0.0.0.0/0'],
+    ['::/0', '0.0.0.0/0'],
+    ['anything/0', '0.0.0.0/0'],
     ['010.0.0.1', '8.0.0.1/32'],
   ])('v4 %s → %s', (input, out) => {
     expect(formatCidr(parseCidr(input, 4)!)).toBe(out);

@@ -3,11 +3,14 @@
  * @internal
  */
 import { UsageError, type CliIO } from '../io.js';
+import { COMPILE_LINKERD_CNI_HELP, COMPILE_LINKERD_HELP, runCompileLinkerd, runCompileLinkerdCni } from './compile-linkerd.js';
 import { COMPILE_ISTIO_CNI_HELP, COMPILE_ISTIO_HELP, runCompileIstio, runCompileIstioCni } from './compile-istio.js';
 
 type Sub = { run: (args: string[], io: CliIO) => Promise<number>; help: string; summary: string };
 
 const SUBS: Record<string, Sub> = {
+  linkerd: { run: runCompileLinkerd, help: COMPILE_LINKERD_HELP, summary: 'the rules linkerd-init (proxy-init) writes' },
+  'linkerd-cni': { run: runCompileLinkerdCni, help: COMPILE_LINKERD_CNI_HELP, summary: 'the rules the linkerd-cni plugin writes for a pod' },
   istio: { run: runCompileIstio, help: COMPILE_ISTIO_HELP, summary: 'the rules istio-init (istio-iptables) writes' },
   'istio-cni': { run: runCompileIstioCni, help: COMPILE_ISTIO_CNI_HELP, summary: 'the rules the istio-cni plugin writes for a pod' },
 };

@@ -1,0 +1,306 @@
+/**
+ * `netfilter-sim compile linkerd [proxy-init flags]` and
+ * `netfilter-sim compile linkerd-cni --conf FILE --pod FILE`.
+ *
+ * @module
+ */
+import { NetfilterSimError } from '../../errors.js';
+import { readNamespace, readPod, readService } from '../../mesh/pod.js';
+import { PROXY_INIT_FLAGS, parseProxyInitArgs } from '../../mesh/linkerd/config.js';
+import { compileLinkerdCni, type LinkerdCniResult } from '../../mesh/linkerd/cni.js';
+import { compileProxyInit, type ProxyInitResult } from '../../mesh/linkerd/proxy-init.js';
+import type { LinkerdOutputFormat } from '../../mesh/linkerd/output.js';
+import { EXIT_INPUT, EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from '../io.js';
+
+const FORMATS: readonly LinkerdOutputFormat[] = ['save', 'restore', 'commands', 'json'];
+
+/**
+ * `compile linkerd --help`. @internal
+ *
+ * @example
+ * ```ts
+ * io.stdout(COMPILE_LINKERD_HELP);
+ * ```
+ */
+export const COMPILE_LINKERD_HELP = `Usage: netfilter-sim compile linkerd [proxy-init flags] [options]
+
+Prints what Linkerd's proxy-init (the linkerd-init container) writes, from the same
+flags it takes: the exact commands it runs, or the nat table iptables-save shows after.
+
+proxy-init flags (as upstream, proxy-init v2.4.9):
+  -p, --incoming-proxy-port N     inbound REDIRECT target (required)
+  -o, --outgoing-proxy-port N     outbound REDIRECT target (required)
+  -u, --proxy-uid N               RETURN the proxy's own traffic (when N > 0)
+  -g, --proxy-gid N               RETURN traffic of this group (when N > 0)
+  -r, --ports-to-redirect P,...   redirect only these inbound ports
+      --inbound-ports-to-ignore P,L-U,...
+      --outbound-ports-to-ignore P,L-U,...
+      --subnets-to-ignore CIDR,...  (inbound, by source address)
+      --iptables-mode legacy|nft|plain
+      --firewall-bin-path iptables-legacy|iptables-nft|iptables
+      --firewall-save-bin-path PATH
+      --ipv6[=true|false]         IPv6 pass with ip6tables (default true)
+  -w, --use-wait-flag             append -w to every mutating command
+      --netns PATH                run each command through nsenter --net=PATH --
+      --simulate                  log the commands, run none
+      --timeout-close-wait-secs N, --log-format F, --log-level L
+
+Options:
+      --format save|restore|commands|json   output (default: save)
+            save      the nat table(s) as iptables-save -t nat prints them after the run
+                      (IPv4, then IPv6 when the IPv6 pass is on)
+            restore   the same as iptables-restore input (proxy-init itself never uses
+                      iptables-restore; this is the equivalent)
+            commands  every command line proxy-init runs, in order
+            json      the resulting rule set(s)
+      --existing FILE             iptables-save -t nat output before the run (re-run path:
+                                  existing chains are flushed and reused)
+      --existing6 FILE            the same for the IPv6 pass
+      --upstream-version V        reproduce an older proxy-init (v1.3.12 ... v2.4.9)
+      --timestamp N               comment suffix of releases before v2.4.0 (default: now)
+  -h, --help
+
+When proxy-init would fail, its error goes to stderr (the failing iptables command's
+output, then "Error: ..."), what it ran or left goes to stdout, and the exit status is 1.
+
+Examples:
+  netfilter-sim compile linkerd --firewall-bin-path iptables-nft --firewall-save-bin-path iptables-nft-save \\
+      --ipv6=false -p 4143 -o 4140 --proxy-uid 2102 \\
+      --inbound-ports-to-ignore 4190,4191,4567,4568 --outbound-ports-to-ignore 4567,4568
+  netfilter-sim compile linkerd -p 4143 -o 4140 -u 2102 --format commands
+  netfilter-sim compile linkerd -p 8080 -o 8080 -u 2102 --ipv6=false --existing nat-before.txt
+`;
+
+/**
+ * `compile linkerd-cni --help`. @internal
+ *
+ * @example
+ * ```ts
+ * io.stdout(COMPILE_LINKERD_CNI_HELP);
+ * ```
+ */
+export const COMPILE_LINKERD_CNI_HELP = `Usage: netfilter-sim compile linkerd-cni --conf FILE --pod FILE [options]
+
+Prints what the linkerd-cni plugin writes into a pod's network namespace at CNI ADD.
+
+  --conf FILE                the CNI network configuration (a .conflist with a linkerd-cni
+                             plugin, a .conf, or just its "linkerd" block), JSON
+  --pod FILE                 the Pod (YAML or JSON) as the plugin fetches it
+  --namespace FILE           its Namespace: annotations the pod lacks are read there
+  --kubernetes-service FILE  the default/kubernetes Service (control-plane pods skip its ports;
+                             without it: 443 and 6443)
+  --netns PATH               write the commands as the plugin runs them (nsenter --net=PATH --)
+  --format save|restore|commands|json   output (default: save), as for compile linkerd
+  --existing FILE, --existing6 FILE     the pod's nat table before ADD (default: empty)
+  --upstream-version V       a cni-plugin release (v1.4.0 ... main)
+  -h, --help
+
+A pod with a linkerd-init init container, or without a linkerd-proxy container, is left
+alone: the reason goes to stderr and the exit status is 0.
+
+Examples:
+  netfilter-sim compile linkerd-cni --conf /etc/cni/net.d/10-calico.conflist --pod web.yaml
+  netfilter-sim compile linkerd-cni --conf linkerd.json --pod web.yaml --namespace ns.yaml --format commands
+`;
+
+interface OwnFlags {
+  readonly values: Map<string, string>;
+  readonly help: boolean;
+  readonly rest: string[];
+}
+
+// Separates this command's own flags from the ones passed through to proxy-init.
+function takeOwnFlags(args: readonly string[], own: readonly string[], passValueFlags: ReadonlySet<string>, passShorts: ReadonlySet<string>): OwnFlags {
+  const values = new Map<string, string>();
+  const rest: string[] = [];
+  let help = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--') {
+      rest.push(...args.slice(i));
+      break;
+    }
+    if (a === '-h' || a === '--help') {
+      help = true;
+      continue;
+    }
+    const m = /^--([^=]+)(?:=(.*))?$/s.exec(a);
+    if (m && own.includes(m[1]!)) {
+      const name = m[1]!;
+      let value = m[2];
+      if (value === undefined) {
+        if (i + 1 >= args.length) throw new UsageError(`flag needs an argument: --${name}`);
+        value = args[++i]!;
+      }
+      values.set(name, value);
+      continue;
+    }
+    rest.push(a);
+    if (m && m[2] === undefined && passValueFlags.has(m[1]!) && i + 1 < args.length) rest.push(args[++i]!);
+    else if (/^-[A-Za-z]+$/.test(a) && passShorts.has(a[a.length - 1]!) && i + 1 < args.length) rest.push(args[++i]!);
+  }
+  return { values, help, rest };
+}
+
+function parseFormat(v: string | undefined): LinkerdOutputFormat {
+  const f = (v ?? 'save') as LinkerdOutputFormat;
+  if (!FORMATS.includes(f)) throw new UsageError(`unknown --format ${JSON.stringify(v)} (expected ${FORMATS.join(', ')})`);
+  return f;
+}
+
+async function render(result: ProxyInitResult | LinkerdCniResult, format: LinkerdOutputFormat): Promise<string> {
+  if (format === 'commands') return result.commands.map((l) => `${l}\n`).join('');
+  // The printer is only loaded when a rule set is needed.
+  const { renderLinkerd } = await import('../../mesh/linkerd/output.js');
+  return renderLinkerd(result, format);
+}
+
+async function finish(io: CliIO, result: ProxyInitResult | LinkerdCniResult, format: LinkerdOutputFormat, prefix: string): Promise<number> {
+  for (const line of result.log) io.stderr(`${prefix}: ${line}\n`);
+  for (const line of result.warnings) io.stderr(`${prefix}: warning: ${line}\n`);
+  const error = result.error;
+  if (error && error.stage !== 'iptables') {
+    io.stderr(error.stage === 'config' ? `${error.stderrFirstLine}\n` : `${prefix}: ${error.message}\n`);
+    return EXIT_INPUT;
+  }
+  io.stdout(await render(result, format));
+  if (error) {
+    if (error.toolStderr) io.stderr(error.toolStderr);
+    io.stderr(`${error.stderrFirstLine}\n`);
+    return EXIT_INPUT;
+  }
+  return EXIT_OK;
+}
+
+function readOptional(io: CliIO, path: string | undefined): string | undefined {
+  return path === undefined ? undefined : io.readFile(path);
+}
+
+async function guard(io: CliIO, command: string, body: () => Promise<number>): Promise<number> {
+  try {
+    return await body();
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.stderr(`netfilter-sim ${command}: ${e.message}\nRun "netfilter-sim ${command} --help" for usage.\n`);
+      return EXIT_USAGE;
+    }
+    if (e instanceof NetfilterSimError) {
+      io.stderr(`netfilter-sim ${command}: ${e.message}\n`);
+      return EXIT_INPUT;
+    }
+    const err = e as NodeJS.ErrnoException;
+    if (err && typeof err.code === 'string' && typeof err.path === 'string') {
+      io.stderr(`netfilter-sim ${command}: cannot read ${err.path}: ${err.code}\n`);
+      return EXIT_INPUT;
+    }
+    throw e;
+  }
+}
+
+/**
+ * Runs `netfilter-sim compile linkerd [proxy-init flags] [--existing FILE] [--existing6 FILE]
+ * [--upstream-version V] [--timestamp N] [--format save|restore|commands|json]`. `args` are the
+ * arguments after `compile linkerd`. Returns the exit status: 0, 1 (proxy-init would fail: its
+ * messages on stderr), 2 (usage).
+ *
+ * @example
+ * ```ts
+ * const io = memoryIO();
+ * await runCompileLinkerd(['-p', '4143', '-o', '4140', '--ipv6=false', '--format', 'commands'], io); // 0
+ * io.out.split('\n')[1]; // 'iptables-legacy -t nat -N PROXY_INIT_REDIRECT'
+ * ```
+ */
+export async function runCompileLinkerd(args: string[], io: CliIO): Promise<number> {
+  return guard(io, 'compile linkerd', async () => {
+    const valueFlags = new Set(PROXY_INIT_FLAGS.filter((f) => f.kind !== 'bool').map((f) => f.name));
+    const shorts = new Set(PROXY_INIT_FLAGS.filter((f) => f.kind !== 'bool' && f.shorthand).map((f) => f.shorthand!));
+    const own = takeOwnFlags(args, ['format', 'existing', 'existing6', 'upstream-version', 'timestamp'], valueFlags, shorts);
+    if (own.help) {
+      io.stdout(COMPILE_LINKERD_HELP);
+      return EXIT_OK;
+    }
+    const format = parseFormat(own.values.get('format'));
+    const upstreamVersion = own.values.get('upstream-version');
+    const timestampText = own.values.get('timestamp');
+    if (timestampText !== undefined && !/^\d+$/.test(timestampText)) throw new UsageError(`--timestamp must be unix seconds, got ${JSON.stringify(timestampText)}`);
+    const parsed = parseProxyInitArgs(own.rest, upstreamVersion !== undefined ? { upstreamVersion } : {});
+    if (!parsed.ok) throw new UsageError(parsed.error);
+    if (parsed.help) {
+      io.stdout(COMPILE_LINKERD_HELP);
+      return EXIT_OK;
+    }
+    for (const arg of parsed.positional) {
+      io.stderr(`proxy-init: ignoring argument ${JSON.stringify(arg)} (proxy-init takes no arguments; bool flags need --flag=false)\n`);
+    }
+    const existing = readOptional(io, own.values.get('existing'));
+    const existing6 = readOptional(io, own.values.get('existing6'));
+    const result = compileProxyInit(parsed.config, {
+      ...(existing !== undefined ? { existing } : {}),
+      ...(existing6 !== undefined ? { existing6 } : {}),
+      ...(upstreamVersion !== undefined ? { upstreamVersion } : {}),
+      ...(timestampText !== undefined ? { timestamp: Number(timestampText) } : {}),
+    });
+    return finish(io, result, format, 'proxy-init');
+  });
+}
+
+/**
+ * Runs `netfilter-sim compile linkerd-cni --conf FILE --pod FILE [--namespace FILE]
+ * [--kubernetes-service FILE] [--netns PATH] [--existing FILE] [--format …]`. A pod the plugin
+ * skips exits 0 with the reason on stderr; an ADD failure exits 1.
+ *
+ * @example
+ * ```ts
+ * const io = memoryIO({ 'conf.json': '{"linkerd":{"incoming-proxy-port":4143,"outgoing-proxy-port":4140}}', 'pod.yaml': podYaml });
+ * await runCompileLinkerdCni(['--conf', 'conf.json', '--pod', 'pod.yaml', '--format', 'commands'], io);
+ * ```
+ */
+export async function runCompileLinkerdCni(args: string[], io: CliIO): Promise<number> {
+  return guard(io, 'compile linkerd-cni', async () => {
+    const own = takeOwnFlags(
+      args,
+      ['conf', 'pod', 'namespace', 'kubernetes-service', 'netns', 'format', 'existing', 'existing6', 'upstream-version'],
+      new Set(),
+      new Set(),
+    );
+    if (own.help) {
+      io.stdout(COMPILE_LINKERD_CNI_HELP);
+      return EXIT_OK;
+    }
+    if (own.rest.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(own.rest[0])}`);
+    const format = parseFormat(own.values.get('format'));
+    const confPath = own.values.get('conf');
+    const podPath = own.values.get('pod');
+    if (confPath === undefined) throw new UsageError('--conf FILE is required');
+    if (podPath === undefined) throw new UsageError('--pod FILE is required');
+    let conf: unknown;
+    try {
+      conf = JSON.parse(io.readFile(confPath));
+    } catch (e) {
+      if (e instanceof SyntaxError) {
+        io.stderr(`netfilter-sim compile linkerd-cni: ${confPath}: ${e.message}\n`);
+        return EXIT_INPUT;
+      }
+      throw e;
+    }
+    const pod = readPod(io.readFile(podPath));
+    const nsPath = own.values.get('namespace');
+    const svcPath = own.values.get('kubernetes-service');
+    const netns = own.values.get('netns');
+    const existing = readOptional(io, own.values.get('existing'));
+    const existing6 = readOptional(io, own.values.get('existing6'));
+    const upstreamVersion = own.values.get('upstream-version');
+    const result = compileLinkerdCni({
+      conf,
+      pod,
+      ...(nsPath !== undefined ? { namespace: readNamespace(io.readFile(nsPath)) } : {}),
+      ...(svcPath !== undefined ? { kubernetesService: readService(io.readFile(svcPath)) } : {}),
+      ...(netns !== undefined ? { netns } : {}),
+      ...(existing !== undefined ? { existing } : {}),
+      ...(existing6 !== undefined ? { existing6 } : {}),
+      ...(upstreamVersion !== undefined ? { upstreamVersion } : {}),
+    });
+    if (result.skipped) io.stderr(`${result.skipped.message}\n`);
+    return finish(io, result, format, 'linkerd-cni');
+  });
+}

@@ -1,0 +1,133 @@
+/**
+ * `netfilter-sim compile linkerd` and `compile linkerd-cni`, run in-process.
+ */
+import { describe, expect, it } from 'vitest';
+import { memoryIO } from '../../../src/cli/io.js';
+import { runCompileLinkerd, runCompileLinkerdCni } from '../../../src/cli/commands/compile-linkerd.js';
+import { cniCases, cniInput, expectedCommands, expectedSave, proxyInitCases } from './fixtures.js';
+
+describe('compile linkerd --format commands', () => {
+  it.each(proxyInitCases.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+    const files: Record<string, string> = c.existing !== undefined ? { 'existing.txt': c.existing } : {};
+    const io = memoryIO(files);
+    const extra = c.existing !== undefined ? ['--existing', 'existing.txt'] : [];
+    const code = await runCompileLinkerd([...c.args!, '--format', 'commands', ...extra], io);
+    const e = c.expectedError;
+    // proxy-init's own log lines (dropped port entries) come first, prefixed.
+    const err = io.err.replace(/^proxy-init: invalid port configuration of .*\n/gm, '');
+    if (!e) {
+      expect([code, io.out, err]).toEqual([0, expectedCommands(c), '']);
+    } else if (e.stage === 'config') {
+      expect([code, io.out, err]).toEqual([1, '', `${e.proxyInitStderrFirstLine}\n`]);
+    } else {
+      expect([code, io.out]).toEqual([1, expectedCommands(c)]);
+      expect(err).toBe(`${e.stderr}${e.proxyInitStderrFirstLine}\n`);
+    }
+  });
+});
+
+describe('compile linkerd --format save', () => {
+  it.each(proxyInitCases.filter((c) => c.expectedError?.stage !== 'config').map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+    const io = memoryIO(c.existing !== undefined ? { 'existing.txt': c.existing } : {});
+    const code = await runCompileLinkerd([...c.args!, ...(c.existing !== undefined ? ['--existing=existing.txt'] : [])], io);
+    expect(code).toBe(c.expectedError ? 1 : 0);
+    expect(io.out).toBe(expectedSave(c));
+  });
+});
+
+describe('compile linkerd: usage', () => {
+  it('prints help', async () => {
+    const io = memoryIO();
+    expect(await runCompileLinkerd(['--help'], io)).toBe(0);
+    expect(io.out).toMatch(/^Usage: netfilter-sim compile linkerd/);
+    expect(io.out).toMatch(/Examples:/);
+  });
+
+  it.each([
+    [['--nope'], /unknown flag: --nope/],
+    [['-p', '1', '-o', '2', '--format', 'yaml'], /unknown --format "yaml"/],
+    [['-p'], /flag needs an argument: 'p' in -p/],
+    [['-p', '1', '--existing'], /flag needs an argument: --existing/],
+    [['-p', '1', '--timestamp', 'x'], /--timestamp must be unix seconds/],
+  ])('%j is a usage error', async (args, message) => {
+    const io = memoryIO();
+    expect(await runCompileLinkerd(args, io)).toBe(2);
+    expect(io.err).toMatch(message);
+    expect(io.out).toBe('');
+  });
+
+  it('passes values that look like our own flags through to proxy-init flags', async () => {
+    const io = memoryIO();
+    expect(await runCompileLinkerd(['-p', '4143', '-o', '4140', '--ipv6=false', '--log-level', '--format', '--format', 'commands'], io)).toBe(1);
+    expect(io.err).toBe('Error: not a valid logrus Level: "--format"\n');
+  });
+
+  it('warns about arguments proxy-init ignores', async () => {
+    const io = memoryIO();
+    expect(await runCompileLinkerd(['-p', '4143', '-o', '4140', '--ipv6', 'false', '--format', 'commands'], io)).toBe(0);
+    expect(io.err).toMatch(/ignoring argument "false"/);
+    expect(io.out).toMatch(/^ip6tables-legacy-save -t nat$/m);
+  });
+
+  it('reproduces an older release', async () => {
+    const io = memoryIO();
+    await runCompileLinkerd(['-p', '4143', '-o', '4140', '--upstream-version', 'v2.3.0', '--timestamp', '1681263857', '--ipv6=false', '--format', 'commands'], io);
+    expect(io.out.split('\n')[2]).toBe('iptables-legacy -t nat -A PROXY_INIT_REDIRECT -p tcp -j REDIRECT --to-port 4143 -m comment --comment proxy-init/redirect-all-incoming-to-proxy-port/1681263857');
+  });
+
+  it('reports an unreadable --existing file', async () => {
+    const io = memoryIO();
+    expect(await runCompileLinkerd(['-p', '1', '-o', '2', '--existing', '/nonexistent/nat.txt'], io)).toBe(1);
+    expect(io.err).toMatch(/cannot read \/nonexistent\/nat.txt/);
+  });
+});
+
+function cniFiles(c: (typeof cniCases)[number]): Record<string, string> {
+  const input = cniInput(c);
+  const files: Record<string, string> = {
+    'conf.json': JSON.stringify(input.conf),
+    'pod.json': JSON.stringify(input.pod),
+    'ns.json': JSON.stringify(input.namespace),
+  };
+  if (input.kubernetesService) files['svc.json'] = JSON.stringify(input.kubernetesService);
+  return files;
+}
+
+function cniArgs(c: (typeof cniCases)[number]): string[] {
+  return ['--conf', 'conf.json', '--pod', 'pod.json', '--namespace', 'ns.json', ...(c.kubernetesService ? ['--kubernetes-service', 'svc.json'] : [])];
+}
+
+describe('compile linkerd-cni', () => {
+  it.each(cniCases.map((c) => [c.name, c] as const))('%s: commands', async (_name, c) => {
+    const io = memoryIO(cniFiles(c));
+    const code = await runCompileLinkerdCni([...cniArgs(c), '--format', 'commands'], io);
+    expect(code).toBe(c.expectedError ? 1 : 0);
+    expect(io.out).toBe(expectedCommands(c));
+    if (c.cniSkipped) expect(io.err).toBe(`${c.cniSkipped}\n`);
+    if (c.expectedError) expect(io.err).toBe(`linkerd-cni: ${c.expectedError.message}\n`);
+  });
+
+  it.each(cniCases.filter((c) => !c.expectedError).map((c) => [c.name, c] as const))('%s: save', async (_name, c) => {
+    const io = memoryIO(cniFiles(c));
+    expect(await runCompileLinkerdCni(cniArgs(c), io)).toBe(0);
+    expect(io.out).toBe(expectedSave(c));
+  });
+
+  it('needs --conf and --pod', async () => {
+    const io = memoryIO();
+    expect(await runCompileLinkerdCni(['--pod', 'x'], io)).toBe(2);
+    expect(io.err).toMatch(/--conf FILE is required/);
+  });
+
+  it('reports a broken configuration', async () => {
+    const io = memoryIO({ 'conf.json': '{"linkerd": {"proxy-uid": "2102"}}', 'pod.yaml': 'kind: Pod\nspec: {containers: [{name: linkerd-proxy}]}\n' });
+    expect(await runCompileLinkerdCni(['--conf', 'conf.json', '--pod', 'pod.yaml'], io)).toBe(1);
+    expect(io.err).toMatch(/cannot unmarshal string into Go struct field ProxyInit.linkerd.proxy-uid of type int/);
+  });
+
+  it('prints help', async () => {
+    const io = memoryIO();
+    expect(await runCompileLinkerdCni(['-h'], io)).toBe(0);
+    expect(io.out).toMatch(/^Usage: netfilter-sim compile linkerd-cni/);
+  });
+});

@@ -1,0 +1,116 @@
+/**
+ * The linkerd-init arguments the injector writes (charts/partials/templates/_proxy-init.tpl,
+ * pkg/inject/inject.go), and their explanation back from rule comments.
+ */
+import { describe, expect, it } from 'vitest';
+import { explainProxyInitComment } from '../../../src/mesh/linkerd/comments.js';
+import { parseProxyInitArgs } from '../../../src/mesh/linkerd/config.js';
+import { injectProxyInitArgs } from '../../../src/mesh/linkerd/injector.js';
+import { compileProxyInit } from '../../../src/mesh/linkerd/proxy-init.js';
+import { expectedCommands, proxyInitCases } from './fixtures.js';
+
+const pod = (annotations: Record<string, string>, labels: Record<string, string> = {}) => ({
+  kind: 'Pod',
+  metadata: { name: 'web', annotations, labels },
+  spec: { containers: [{ name: 'web' }] },
+});
+const flag = (args: readonly string[] | null, name: string): string | undefined => {
+  const i = args?.indexOf(name) ?? -1;
+  return i >= 0 ? args![i + 1] : undefined;
+};
+
+describe('injectProxyInitArgs', () => {
+  it('compiles to the injected-default commands', () => {
+    const parsed = parseProxyInitArgs(injectProxyInitArgs({ pod: pod({}) }).args!);
+    if (!parsed.ok) throw new Error(parsed.error);
+    const c = proxyInitCases.find((x) => x.name === 'injected-default')!;
+    expect(compileProxyInit(parsed.config).commands.map((l) => `${l}\n`).join('')).toBe(expectedCommands(c));
+  });
+
+  it('admin-port, skip-inbound-ports and skip-outbound-ports overrides (inject_emojivoto_deployment_config_overrides)', () => {
+    const args = injectProxyInitArgs({
+      pod: pod({ 'config.linkerd.io/admin-port': '9998', 'config.linkerd.io/skip-inbound-ports': '7777,8888', 'config.linkerd.io/skip-outbound-ports': '9999' }),
+    }).args;
+    expect(flag(args, '--inbound-ports-to-ignore')).toBe('4190,9998,7777,8888');
+    expect(flag(args, '--outbound-ports-to-ignore')).toBe('9999');
+  });
+
+  it('passes ranges through raw (inject_emojivoto_deployment_proxyignores)', () => {
+    const args = injectProxyInitArgs({ pod: pod({ 'config.linkerd.io/skip-inbound-ports': '22,8100-8102' }) }).args;
+    expect(flag(args, '--inbound-ports-to-ignore')).toBe('4190,4191,22,8100-8102');
+  });
+
+  it('an empty override removes the defaults (and the outbound flag)', () => {
+    const args = injectProxyInitArgs({ pod: pod({ 'config.linkerd.io/skip-inbound-ports': '', 'config.linkerd.io/skip-outbound-ports': '' }) }).args;
+    expect(flag(args, '--inbound-ports-to-ignore')).toBe('4190,4191');
+    expect(args).not.toContain('--outbound-ports-to-ignore');
+  });
+
+  it('reads namespace annotations the pod does not set (webhook), not with linkerd inject', () => {
+    const namespace = { kind: 'Namespace', metadata: { name: 'n', annotations: { 'config.linkerd.io/skip-outbound-ports': '3306', 'config.linkerd.io/proxy-uid': '3000' } } };
+    const webhook = injectProxyInitArgs({ pod: pod({ 'config.linkerd.io/proxy-uid': '2500' }), namespace }).args;
+    expect(flag(webhook, '--outbound-ports-to-ignore')).toBe('3306');
+    expect(flag(webhook, '--proxy-uid')).toBe('2500');
+    const cli = injectProxyInitArgs({ pod: pod({}), namespace, origin: 'cli' }).args;
+    expect(flag(cli, '--outbound-ports-to-ignore')).toBe('4567,4568');
+  });
+
+  it('proxy-gid, skip-subnets, log flags, close-wait', () => {
+    const r = injectProxyInitArgs({
+      pod: pod({ 'config.linkerd.io/proxy-gid': '2102', 'config.linkerd.io/skip-subnets': '10.0.0.0/8', 'config.linkerd.io/close-wait-timeout': '1h0m30s' }),
+      values: { proxyInit: { runAsRoot: true, logLevel: 'debug', logFormat: 'json' } },
+    });
+    expect(r.args!.slice(r.args!.indexOf('--proxy-gid'))).toEqual([
+      '--proxy-gid', '2102', '--inbound-ports-to-ignore', '4190,4191,4567,4568', '--outbound-ports-to-ignore', '4567,4568',
+      '--timeout-close-wait-secs', '3630', '--log-format', 'json', '--log-level', 'debug', '--subnets-to-ignore', '10.0.0.0/8',
+    ]);
+    expect(injectProxyInitArgs({ pod: pod({ 'config.linkerd.io/close-wait-timeout': '10s' }) }).error).toMatch(/runAsRoot/);
+  });
+
+  it('ignores unparsable values with a warning', () => {
+    const r = injectProxyInitArgs({ pod: pod({ 'config.linkerd.io/proxy-uid': 'proxy', 'config.linkerd.io/inbound-port': '1e3' }) });
+    expect(flag(r.args, '--proxy-uid')).toBe('2102');
+    expect(flag(r.args, '--incoming-proxy-port')).toBe('4143');
+    expect(r.warnings).toHaveLength(2);
+  });
+
+  it('control-plane pods skip the kube-apiserver ports and ignore annotations', () => {
+    const r = injectProxyInitArgs({ pod: pod({ 'config.linkerd.io/skip-outbound-ports': '1' }, { 'linkerd.io/control-plane-component': 'identity' }) });
+    expect(flag(r.args, '--outbound-ports-to-ignore')).toBe('443,6443');
+  });
+
+  it('native sidecars go first, classic init containers last; CNI swaps in the network validator', () => {
+    expect(injectProxyInitArgs({}).placement).toBe('first');
+    const classic = injectProxyInitArgs({ pod: pod({ 'config.linkerd.io/proxy-enable-native-sidecar': 'false' }) });
+    expect([classic.nativeSidecar, classic.placement]).toEqual([false, 'last']);
+    const cni = injectProxyInitArgs({ values: { cniEnabled: true } });
+    expect([cni.args, cni.container]).toEqual([null, 'linkerd-network-validator']);
+  });
+
+  it('fails the template for an iptablesMode it does not know', () => {
+    expect(injectProxyInitArgs({ values: { proxyInit: { iptablesMode: 'plain' } } }).error).toBe('Unsupported value "plain" for proxyInit.iptablesMode\nValid values: ["nft", "legacy"]');
+  });
+});
+
+describe('explainProxyInitComment', () => {
+  it('maps comments to the setting behind them', () => {
+    expect(explainProxyInitComment('proxy-init/ignore-port-4567,4568', 'PROXY_INIT_OUTPUT')).toMatchObject({
+      kind: 'ignore-port', direction: 'outbound', option: '--outbound-ports-to-ignore', annotation: 'config.linkerd.io/skip-outbound-ports', value: '4567,4568',
+    });
+    expect(explainProxyInitComment('proxy-init/ignore-port-4190,4191', 'PROXY_INIT_REDIRECT')).toMatchObject({ direction: 'inbound', option: '--inbound-ports-to-ignore' });
+    expect(explainProxyInitComment('proxy-init/ignore-subnet-10.0.0.0/8')).toMatchObject({ kind: 'ignore-subnet', value: '10.0.0.0/8' });
+    expect(explainProxyInitComment('proxy-init/redirect-port-8080-to-proxy-port')).toMatchObject({ option: '--ports-to-redirect', value: '8080' });
+    expect(explainProxyInitComment('proxy-init/ignore-proxy-user-id')).toMatchObject({ option: '--proxy-uid', chartValue: 'proxy.uid' });
+    expect(explainProxyInitComment('proxy-init/install-proxy-init-output/1681263857')).toMatchObject({ kind: 'install-proxy-init-output', timestamp: 1681263857 });
+    expect(explainProxyInitComment('proxy-init/ignore-subnet-10.0.0.0/8/1681263857')).toMatchObject({ value: '10.0.0.0/8', timestamp: 1681263857 });
+    expect(explainProxyInitComment('istio/whatever')).toBeUndefined();
+  });
+
+  it('explains every comment the vectors contain', () => {
+    for (const c of proxyInitCases) {
+      for (const m of expectedCommands(c).matchAll(/-A (\S+) .*--comment (\S+)/g)) {
+        expect(explainProxyInitComment(m[2]!, m[1]), m[2]).toBeDefined();
+      }
+    }
+  });
+});
