@@ -21,3 +21,8 @@ export { applyIptablesCommands, type ApplyOptions } from './syntax/apply.js';
 export { printIptablesSave, printRule, type PrintOptions } from './print/save.js';
 export { formatIptablesSave, type FormatOptions } from './fmt.js';
 export { parseCidr, formatCidr, parseAddress, formatAddress } from './syntax/address.js';
+export * from './mesh/istio/index.js';
+export * from './mesh/linkerd/index.js';
+export { compileProxyInit as compileLinkerd } from './mesh/linkerd/index.js';
+export { renderLinkerd, linkerdRulesets } from './mesh/linkerd/output.js';
+export { readPod, readNamespace, readService, type Pod, type Namespace } from './mesh/pod.js';
