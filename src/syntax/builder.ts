@@ -107,7 +107,8 @@ export class RulesetBuilder {
         if (!chain) return noChain();
         const n = cmd.ruleNumber ?? 1;
         if (n > chain.rules.length + 1) return diagnostic('BAD_RULE_NUMBER', `index of insertion too big: chain ${chainName} has ${chain.rules.length} rules, cannot insert at ${n}`, cmd.span);
-        chain.rules.splice(n - 1, 0, ...cmd.rules);
+        // Each expanded rule (-s a,b) is inserted at the same position in turn, so they end up reversed.
+        chain.rules.splice(n - 1, 0, ...[...cmd.rules].reverse());
         return undefined;
       }
       case 'replace': {
