@@ -17,6 +17,11 @@ export interface NatRange {
   readonly addrMin?: readonly number[];
   readonly addrMax?: readonly number[];
   readonly ports?: PortRange;
+  /**
+   * `…:a-b/base` (DNAT revision 2, `NF_NAT_RANGE_PROTO_OFFSET`): ports are shifted so that `base`
+   * maps to `a`, instead of being picked from the range. SNAT saves it as 0 (see `nat-range.ts`).
+   */
+  readonly baseport?: number;
 }
 
 /** `-j REDIRECT [--to-ports p[-q]] [--random]`. */
@@ -43,6 +48,8 @@ export interface SnatOptions {
 /** `-j MASQUERADE [--to-ports …]`. */
 export interface MasqueradeOptions {
   readonly toPorts?: PortRange;
+  /** `--to-ports a-b/base`: iptables 1.8.9 keeps the offset flag but saves the base as 0. */
+  readonly baseport?: number;
   readonly random: boolean;
   readonly randomFully: boolean;
 }

@@ -23,6 +23,12 @@ export interface OptionDef {
   readonly family?: Family;
   /** Whether it may be given more than once in one match (`XTOPT_MULTI`). */
   readonly multi?: boolean;
+  /**
+   * Further arguments the option consumes after the first one, as getopt's callers do by hand
+   * (`--tcp-flags mask comp` takes one more). The dispatcher passes them in
+   * {@link OptionOccurrence.extra}; iptables refuses a further argument that starts with `-` or `!`.
+   */
+  readonly extraArgs?: number;
 }
 
 /** One occurrence of an option on a rule line. */
@@ -35,6 +41,8 @@ export interface OptionOccurrence {
   readonly negated: boolean;
   readonly span: Span;
   readonly argSpan: Span | undefined;
+  /** The further arguments of an option with {@link OptionDef.extraArgs}, in order. */
+  readonly extra?: readonly { readonly text: string; readonly span: Span }[];
 }
 
 /** What an extension's parser may know about the rule it is part of. */
@@ -47,6 +55,27 @@ export interface ExtensionContext {
   readonly mode: 'strict' | 'lenient';
   /** The span of the `-m NAME` / `-j NAME` token, for errors about the extension as a whole. */
   readonly span: Span;
+  /**
+   * User and group names for `owner --uid-owner NAME` (iptables asks `getpwnam`/`getgrnam` of the
+   * machine it runs on). Absent: the small Debian base table in `values.ts` (`root` = 0, …).
+   */
+  readonly accounts?: Accounts;
+}
+
+/** Name-to-id tables standing in for `/etc/passwd` and `/etc/group`. */
+export interface Accounts {
+  readonly users: ReadonlyMap<string, number>;
+  readonly groups: ReadonlyMap<string, number>;
+}
+
+/** What an extension's load-time check may know about where its rule sits. */
+export interface CheckContext {
+  readonly family: Family;
+  readonly protocol: Negatable<string> | undefined;
+  /** The rule's table, when known. */
+  readonly table?: string;
+  /** The hooks the rule's chain is reachable from, when known (`xt_check_*` `hook_mask`). */
+  readonly hooks?: readonly HookName[];
 }
 
 /** Where an extension may be used. Absent fields mean "anywhere". */
@@ -61,7 +90,11 @@ export interface Placement {
 /** Common to matches and targets. */
 interface ExtensionBase<O> {
   readonly name: string;
-  /** Other names for the same module (`NOTRACK` has none; `state` is its own module). */
+  /**
+   * Other names that load the same module (`-m icmpv6` and `-m ipv6-icmp` load `icmp6`, as
+   * `xtables_find_match` maps them). The registry maps them too; iptables-save prints {@link name}.
+   */
+  readonly aliases?: readonly string[];
   readonly family: 'both' | Family;
   readonly options: readonly OptionDef[];
   readonly placement?: Placement;
@@ -75,8 +108,12 @@ interface ExtensionBase<O> {
    * trailing space (`--dports 80,443`, `! --uid-owner 1337`); empty when there are none.
    */
   save(options: O, family: Family): string;
-  /** Load-time checks beyond placement; returns diagnostics (empty when fine). */
-  check?(options: O, ctx: { family: Family; protocol: Negatable<string> | undefined }): Diagnostic[];
+  /**
+   * Load-time checks beyond the static {@link Placement} (option-dependent hooks, protocol needs
+   * of one option); returns diagnostics (empty when fine). `checkExtension` in `placement.ts`
+   * runs the placement and this together.
+   */
+  check?(options: O, ctx: CheckContext): Diagnostic[];
 }
 
 /** A match module (`-m NAME`). */
@@ -87,6 +124,18 @@ export interface MatchExtension<O = any> extends ExtensionBase<O> {
    * no allocation, no string comparison of names, no map lookup.
    */
   lower(options: O, family: Family): (packet: PacketView) => boolean;
+  /**
+   * How faithfully {@link lower} decides: `exact` (default), or `assumed` when the match reads
+   * state the simulator does not model (L2 addresses, rate limits, `recent` lists, IPsec…) and
+   * lower() follows a documented rule instead. The engine reports such matches in traces.
+   */
+  readonly evaluates?: 'exact' | 'assumed';
+  /**
+   * The rule lower() follows for this instance when it is not evaluated exactly (for traces:
+   * "assumed: …"), or undefined when it is exact. Present on every `assumed` match and on exact
+   * ones with an option we cannot evaluate (`tcp --tcp-option`, `conntrack --ctexpire`).
+   */
+  assumption?(options: O): string | undefined;
 }
 
 /** A target module (`-j NAME`). Its effect is applied by the engine, which knows its name. */

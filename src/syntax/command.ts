@@ -48,6 +48,8 @@ export interface CommandOptions {
   readonly restoreTable?: string;
   /** The original text of the rule line, kept on the rule. */
   readonly text?: string;
+  /** Receives warnings (lenient mode's dropped options). */
+  readonly onWarning?: (d: Diagnostic) => void;
 }
 
 interface MainOpt {
@@ -97,6 +99,8 @@ interface Loaded {
   readonly span: Span;
   readonly implicit: boolean;
   readonly occurrences: OptionOccurrence[];
+  /** `-p` as it stood when the extension's first option was parsed (modules read it then). */
+  protocolAtFirst?: Negatable<string> | undefined | null;
 }
 
 /** An option candidate for getopt matching. */
@@ -155,16 +159,23 @@ export function parseCommandTokens(tokens: readonly Token[], options: CommandOpt
     commandSpan = t.span;
   };
 
-  const ctxFor = (span: Span): ExtensionContext => ({
-    family, protocol, table, chain, mode: options.mode, span,
+  const ctxFor = (l: Loaded): ExtensionContext => ({
+    family, protocol: l.protocolAtFirst === null ? protocol : l.protocolAtFirst, table, chain, mode: options.mode, span: l.span,
   });
 
-  const loadMatch = (name: string, span: Span, implicit: boolean): Loaded => {
+  const loadMatch = (name: string, span: Span, implicit: boolean): Loaded | undefined => {
     const ext = MATCHES.get(name);
     if (!ext || (ext.family !== 'both' && ext.family !== family)) {
-      fail('UNKNOWN_MATCH', `unknown match "${name}"${suggest(name, [...MATCHES.keys()])}`, span, name);
+      const d = ext
+        ? diagnostic('UNKNOWN_MATCH', `match "${name}" exists only in ${ext.family === 4 ? 'iptables' : 'ip6tables'}, not ${family === 4 ? 'iptables' : 'ip6tables'}`, span, name)
+        : diagnostic('UNKNOWN_MATCH', `unknown match "${name}"${suggest(name, [...MATCHES.keys()])}`, span, name);
+      if (options.mode === 'lenient' && options.onWarning) {
+        options.onWarning({ ...d, message: d.message + ' (ignored)' });
+        return undefined;
+      }
+      throw new NetfilterSimError(d);
     }
-    const l: Loaded = { kind: 'match', ext, name, span, implicit, occurrences: [] };
+    const l: Loaded = { kind: 'match', ext, name: ext.name, span, implicit, occurrences: [], protocolAtFirst: null };
     loaded.push(l);
     return l;
   };
@@ -229,6 +240,12 @@ export function parseCommandTokens(tokens: readonly Token[], options: CommandOpt
             continue;
           }
         }
+        if (options.mode === 'lenient' && options.onWarning) {
+          // Lenient: the option is dropped with a warning, as fake parsers ignore what they don't know.
+          options.onWarning(diagnostic('UNKNOWN_OPTION', `unknown option "${text}" ignored (iptables would refuse it)`, t.span, text));
+          if (inlineArg === undefined && isNonOption(tokens[i])) i++;
+          continue;
+        }
         fail('UNKNOWN_OPTION', `unknown option "${text}"${protocolHint(name, protocol)}`, t.span, text);
       }
       if ('main' in cand) shortOpt = cand.main.short;
@@ -262,7 +279,18 @@ export function parseCommandTokens(tokens: readonly Token[], options: CommandOpt
       if (!def.multi && l.occurrences.some((o) => o.name === canonical)) {
         fail('DUPLICATE_OPTION', `option "--${canonical}" can only be used once`, t.span, text);
       }
-      l.occurrences.push({ name: canonical, written: text, arg: arg.value, negated: invert, span: t.span, argSpan: arg.span });
+      const extra: { text: string; span: Span }[] = [];
+      for (let k = 0; k < (def.extraArgs ?? 0); k++) {
+        const nt = tokens[i];
+        if (!isNonOption(nt)) break;
+        extra.push({ text: nt!.text, span: nt!.span });
+        i++;
+      }
+      if (l.occurrences.length === 0) l.protocolAtFirst = protocol;
+      const occ: OptionOccurrence = def.extraArgs
+        ? { name: canonical, written: text, arg: arg.value, negated: invert, span: t.span, argSpan: arg.span, extra }
+        : { name: canonical, written: text, arg: arg.value, negated: invert, span: t.span, argSpan: arg.span };
+      l.occurrences.push(occ);
       invert = false;
       continue;
     }
@@ -382,7 +410,7 @@ export function parseCommandTokens(tokens: readonly Token[], options: CommandOpt
         }
         const ext = TARGETS.get(name);
         if (ext && (ext.family === 'both' || ext.family === family)) {
-          targetLoaded = { kind: 'target', ext, name, span: a.span!, implicit: false, occurrences: [] };
+          targetLoaded = { kind: 'target', ext, name: ext.name, span: a.span!, implicit: false, occurrences: [], protocolAtFirst: null };
         } else {
           target = { kind: 'jump', chain: name, span: a.span! };
         }
@@ -436,13 +464,13 @@ export function parseCommandTokens(tokens: readonly Token[], options: CommandOpt
 
   // Build matches (x6_fcheck runs for every loaded extension).
   const matches: Match[] = loaded.map((l) => {
-    const opts = l.ext.parse(l.occurrences, ctxFor(l.span)) as Readonly<Record<string, unknown>>;
+    const opts = l.ext.parse(l.occurrences, ctxFor(l)) as Readonly<Record<string, unknown>>;
     const m: { -readonly [K in keyof Match]: Match[K] } = { name: l.name, options: opts, span: l.span };
     if (l.implicit) m.implicit = true;
     return m;
   });
   if (targetLoaded) {
-    const opts = targetLoaded.ext.parse(targetLoaded.occurrences, ctxFor(targetLoaded.span)) as Readonly<Record<string, unknown>>;
+    const opts = targetLoaded.ext.parse(targetLoaded.occurrences, ctxFor(targetLoaded)) as Readonly<Record<string, unknown>>;
     target = { kind: 'extension', name: targetLoaded.name, options: opts, span: targetLoaded.span };
   }
 

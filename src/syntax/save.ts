@@ -152,7 +152,7 @@ export function parseIptablesSave(text: string, options: SaveParseOptions = {}):
       }
     }
     try {
-      const cmd = parseCommandTokens(tokens, { family, mode, restoreTable: table, text: line });
+      const cmd = parseCommandTokens(tokens, { family, mode, restoreTable: table, text: line, onWarning: (d) => diagnostics.push({ ...d, severity: 'warning' }) });
       const withCounters = counters && (options.counters ?? false) ? { ...cmd, rules: cmd.rules.map((r) => ({ ...r, counters })) } : { ...cmd, rules: cmd.rules.map((r) => stripCounters(r, options.counters ?? false)) };
       if (cmd.command === 'new-chain' && cmd.chain !== undefined) checkChainName(cmd.chain, cmd.chainSpan!);
       const refusal = builder.apply(withCounters, table);

@@ -1,0 +1,50 @@
+/**
+ * `-m comment` (`libxt_comment.c`, kernel `xt_comment.c`): a note that always matches. At most
+ * 255 characters (`XT_MAX_COMMENT_LEN` 256 with the NUL): iptables 1.8.11 refuses longer ones
+ * (strict mode does too), 1.8.9 cuts them (lenient mode does too). iptables-save quotes it as
+ * `xtables_save_string` does.
+ *
+ * @module
+ */
+import { fail } from '../../errors.js';
+import type { ExtensionContext, MatchExtension, OptionOccurrence } from '../types.js';
+import { argOf, missing, saveString, unknownOption } from '../values.js';
+
+/** `XT_MAX_COMMENT_LEN` - 1 (include/uapi/linux/netfilter/xt_comment.h). */
+export const MAX_COMMENT_LENGTH = 255;
+
+/** Options of `-m comment`. */
+export interface CommentOptions {
+  readonly comment: string;
+}
+
+function parse(occurrences: readonly OptionOccurrence[], ctx: ExtensionContext): CommentOptions {
+  let comment: string | undefined;
+  for (const o of occurrences) {
+    if (o.name !== 'comment') unknownOption('comment', o);
+    const text = argOf(o);
+    if (text.length > MAX_COMMENT_LENGTH && ctx.mode === 'strict') {
+      fail('COMMENT_TOO_LONG', `comment is ${text.length} characters long; at most ${MAX_COMMENT_LENGTH} are allowed`, o.argSpan ?? o.span, text);
+    }
+    // iptables 1.8.9 cuts a longer comment to 255 characters without a word (1.8.11 refuses
+    // it); strict mode refuses, lenient mode cuts as 1.8.9 does.
+    comment = text.slice(0, MAX_COMMENT_LENGTH);
+  }
+  if (comment === undefined) missing(ctx, 'comment', 'option "--comment" must be specified');
+  return { comment };
+}
+
+/** `-m comment`. */
+export const comment: MatchExtension<CommentOptions> = {
+  kind: 'match',
+  name: 'comment',
+  family: 'both',
+  options: [{ name: 'comment', arg: true }],
+  parse,
+  save(o) {
+    return `--comment ${saveString(o.comment)}`;
+  },
+  lower() {
+    return () => true;
+  },
+};

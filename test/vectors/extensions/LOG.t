@@ -1,0 +1,19 @@
+:INPUT,FORWARD,OUTPUT
+-j LOG;=;OK
+-j LOG --log-prefix "[portscan] ";=;OK
+-j LOG --log-prefix drop_;=;OK
+-j LOG --log-prefix "!#*~%&/()=?" --log-level 6;=;OK
+-j LOG --log-level 4 --log-prefix x;-j LOG --log-prefix x;OK
+-j LOG --log-level warning;-j LOG;OK
+-j LOG --log-level debug;-j LOG --log-level 7;OK
+-j LOG --log-level error;-j LOG --log-level 3;OK
+-j LOG --log-level panic;-j LOG --log-level 0;OK
+-j LOG --log-level 0x6;-j LOG --log-level 6;OK
+-j LOG --log-level err;;FAIL
+-j LOG --log-level DEBUG;;FAIL
+-j LOG --log-uid --log-tcp-options --log-ip-options --log-macdecode --log-tcp-sequence;-j LOG --log-tcp-sequence --log-tcp-options --log-ip-options --log-uid --log-macdecode;OK
+-j LOG --log-prefix abcdefghijklmnopqrstuvwxyz0123456789;-j LOG --log-prefix abcdefghijklmnopqrstuvwxyz012;OK
+-j LOG --log-level 8;;FAIL
+-j LOG --log-level loud;;FAIL
+-j LOG --log-prefix "";;FAIL
+-m limit --limit 5/min -j LOG --log-prefix "iptables denied: " --log-level 7;=;OK

@@ -1,0 +1,15 @@
+:INPUT,FORWARD,OUTPUT
+-m comment --comment plain_word-1;=;OK
+-m comment --comment "proxy-init/ignore-loopback";=;OK
+-m comment --comment proxy-init/ignore-loopback;-m comment --comment "proxy-init/ignore-loopback";OK
+-m comment --comment "two words";=;OK
+-m comment --comment "ns2/svc2:p80";=;OK
+-m comment --comment "say \"hi\"";=;OK
+-m comment --comment "it's";-m comment --comment "it\'s";OK
+-m comment --comment "back\\slash";=;OK
+-m comment --comment "";=;OK
+-m comment --comment "!";=;OK
+-m comment --comment a -m comment --comment b;=;OK
+-m comment --comment a --comment b;;FAIL
+-m comment;;FAIL
+-m comment --comment xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx;;FAIL

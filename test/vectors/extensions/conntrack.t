@@ -1,0 +1,35 @@
+:INPUT,FORWARD,OUTPUT
+-m conntrack --ctstate RELATED,ESTABLISHED;=;OK
+-m conntrack --ctstate ESTABLISHED,RELATED;-m conntrack --ctstate RELATED,ESTABLISHED;OK
+-m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT;=;OK
+-m conntrack --ctstate dnat,snat,untracked,established,related,new,invalid;-m conntrack --ctstate INVALID,NEW,RELATED,ESTABLISHED,UNTRACKED,SNAT,DNAT;OK
+-m conntrack --ctstate N,E;-m conntrack --ctstate NEW,ESTABLISHED;OK
+-m conntrack --ctstate NEW,;;FAIL
+-m conntrack --ctstate ,NEW;;FAIL
+-m conntrack --ctstate BORKED;;FAIL
+-m conntrack --ctproto udp;-m conntrack --ctproto 17;OK
+-m conntrack ! --ctproto icmp;-m conntrack ! --ctproto 1;OK
+-m conntrack --ctproto all;-m conntrack --ctproto 0;OK
+-m conntrack --ctorigdst 10.96.0.10;=;OK
+-m conntrack ! --ctorigdst 10.96.0.0/12;=;OK
+-m conntrack --ctreplsrc 10.0.0.0/8 --ctorigsrc 192.168.1.1;-m conntrack --ctorigsrc 192.168.1.1 --ctreplsrc 10.0.0.0/8;OK
+-m conntrack --ctorigsrc 10.1.2.3/8;=;OK
+-m conntrack --ctorigsrc 10.1.2.3/33;-m conntrack --ctorigsrc 10.1.2.3;OK
+-m conntrack --ctorigsrc 10.1.2.3/255.0.0.0;-m conntrack --ctorigsrc 10.1.2.3/8;OK
+-m conntrack --ctorigsrc 10.1.2.3/255.0.255.0;-m conntrack --ctorigsrc 10.1.2.3;OK
+-m conntrack --ctorigsrc 10.1.2.3/0x10;-m conntrack --ctorigsrc 10.1.2.3/16;OK
+-m conntrack --ctorigsrc 10.1.2.3/abc;;FAIL
+-m conntrack --ctorigsrc 10.1.2.3/;;FAIL
+-m conntrack --ctorigdstport 90:80;=;OK
+-m conntrack --ctorigdstport 80;=;OK
+-m conntrack --ctorigdstport 80:90 --ctorigdst 1.2.3.4;-m conntrack --ctorigdst 1.2.3.4 --ctorigdstport 80:90;OK
+-m conntrack ! --ctreplsrcport http;-m conntrack ! --ctreplsrcport 80;OK
+-m conntrack --ctstatus SEEN_REPLY,ASSURED;=;OK
+-m conntrack --ctstatus confirmed,expected;-m conntrack --ctstatus EXPECTED,CONFIRMED;OK
+-m conntrack --ctexpire 10:20;=;OK
+-m conntrack --ctexpire 7:;-m conntrack --ctexpire 7:4294967295;OK
+-m conntrack --ctdir reply;-m conntrack --ctdir REPLY;OK
+-m conntrack ! --ctdir REPLY;;FAIL
+-m conntrack --ctdir SIDEWAYS;;FAIL
+-m conntrack --ctdir ORIGINAL --ctstate NEW --ctstatus ASSURED;-m conntrack --ctstate NEW --ctstatus ASSURED --ctdir ORIGINAL;OK
+-m conntrack --ctstate NEW --ctstate ESTABLISHED;;FAIL

@@ -1,0 +1,20 @@
+:INPUT,FORWARD,OUTPUT
+-p icmp -m icmp --icmp-type 8;=;OK
+-p icmp -m icmp --icmp-type echo-request;-p icmp -m icmp --icmp-type 8;OK
+-p icmp -m icmp --icmp-type ping;-p icmp -m icmp --icmp-type 8;OK
+-p icmp -m icmp ! --icmp-type echo-reply;-p icmp -m icmp ! --icmp-type 0;OK
+-p icmp -m icmp --icmp-type port-unreachable;-p icmp -m icmp --icmp-type 3/3;OK
+-p icmp -m icmp --icmp-type fragmentation-needed;-p icmp -m icmp --icmp-type 3/4;OK
+-p icmp -m icmp --icmp-type network-unreachable;-p icmp -m icmp --icmp-type 3/0;OK
+-p icmp -m icmp --icmp-type 3/4;=;OK
+-p icmp -m icmp --icmp-type any;=;OK
+-p icmp -m icmp --icmp-type TIME-EXCEEDED;-p icmp -m icmp --icmp-type 11;OK
+-p icmp -m icmp --icmp-type time-ex;-p icmp -m icmp --icmp-type 11;OK
+-p icmp -m icmp --icmp-type time;;FAIL
+-p icmp --icmp-type 0;-p icmp -m icmp --icmp-type 0;OK
+-p icmp -m icmp --icmp-type echo;;FAIL
+-p icmp -m icmp --icmp-type 256;;FAIL
+-p icmp -m icmp --icmp-type 3/256;;FAIL
+-p icmp -m icmp --icmp-type nope;;FAIL
+-p icmp -m icmp;;FAIL
+-p tcp -m icmp --icmp-type 8;;FAIL

@@ -1,0 +1,13 @@
+:INPUT,FORWARD,OUTPUT
+-p ipv6-icmp -m icmp6 --icmpv6-type 133;=;OK
+-p ipv6-icmp -m icmp6 --icmpv6-type router-solicitation;-p ipv6-icmp -m icmp6 --icmpv6-type 133;OK
+-p icmpv6 -m icmp6 --icmpv6-type neighbor-solicitation;-p ipv6-icmp -m icmp6 --icmpv6-type 135;OK
+-p icmpv6 -m icmp6 --icmpv6-type echo-request;-p ipv6-icmp -m icmp6 --icmpv6-type 128;OK
+-p icmpv6 -m icmp6 ! --icmpv6-type port-unreachable;-p ipv6-icmp -m icmp6 ! --icmpv6-type 1/4;OK
+-p icmpv6 -m icmp6 --icmpv6-type 1/3;-p ipv6-icmp -m icmp6 --icmpv6-type 1/3;OK
+-p icmpv6 -m icmpv6 --icmpv6-type 2;-p ipv6-icmp -m icmp6 --icmpv6-type 2;OK
+-p icmpv6 --icmpv6-type 134;-p ipv6-icmp -m icmp6 --icmpv6-type 134;OK
+-p icmpv6 -m icmp6 --icmpv6-type neighbour;;FAIL
+-p icmpv6 -m icmp6 --icmpv6-type any;;FAIL
+-p icmpv6 -m icmp --icmp-type 8;;FAIL
+-p tcp -m icmp6 --icmpv6-type 1;;FAIL

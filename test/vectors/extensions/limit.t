@@ -1,0 +1,16 @@
+:INPUT,FORWARD,OUTPUT
+-m limit --limit 5/min;=;OK
+-m limit --limit 5/minute;-m limit --limit 5/min;OK
+-m limit --limit 1/s;-m limit --limit 1/sec;OK
+-m limit --limit 10000/sec --limit-burst 100;=;OK
+-m limit --limit 100/min --limit-burst 5;-m limit --limit 100/min;OK
+-m limit --limit 60/min;-m limit --limit 1/sec;OK
+-m limit --limit 3/hour;=;OK
+-m limit --limit 2/day;=;OK
+-m limit --limit 7;-m limit --limit 7/sec;OK
+-m limit;-m limit --limit 3/hour;OK
+-m limit --limit-burst 10;-m limit --limit 3/hour --limit-burst 10;OK
+-m limit --limit 20000/sec;;FAIL
+-m limit --limit 0/sec;;FAIL
+-m limit --limit 5/fortnight;;FAIL
+-m limit --limit-burst 10001;;FAIL

@@ -1,0 +1,14 @@
+:INPUT,FORWARD
+-m recent --set --name ratessh --rsource;-m recent --set --name ratessh --mask 255.255.255.255 --rsource;OK
+-m recent --set --name TCP-PORTSCAN --mask 255.255.255.255 --rsource;=;OK
+-m recent --update --seconds 60 --hitcount 41 --name ratessh --rsource;-m recent --update --seconds 60 --hitcount 41 --name ratessh --mask 255.255.255.255 --rsource;OK
+-m recent --hitcount 3 --update --seconds 60;-m recent --update --seconds 60 --hitcount 3 --name DEFAULT --mask 255.255.255.255 --rsource;OK
+-m recent ! --rcheck --rdest --mask 255.255.255.0;-m recent ! --rcheck --name DEFAULT --mask 255.255.255.0 --rdest;OK
+-m recent --remove;-m recent --remove --name DEFAULT --mask 255.255.255.255 --rsource;OK
+-m recent --rcheck --seconds 10 --reap --rttl;-m recent --rcheck --seconds 10 --reap --rttl --name DEFAULT --mask 255.255.255.255 --rsource;OK
+-m recent --set --rcheck;;FAIL
+-m recent --name foo;;FAIL
+-m recent --rcheck --reap;;FAIL
+-m recent --set --rttl;;FAIL
+-m recent --rcheck --seconds 0;;FAIL
+-m recent --set --name "";;FAIL

@@ -1,0 +1,21 @@
+:PREROUTING,OUTPUT
+*nat
+-m statistic --mode random --probability 0.5;-m statistic --mode random --probability 0.50000000000;OK
+-m statistic --mode random --probability 0.33333333349;-m statistic --mode random --probability 0.33333333349;OK
+-m statistic --mode random --probability 0.3333333333;-m statistic --mode random --probability 0.33333333349;OK
+-m statistic --mode random --probability 0.25;-m statistic --mode random --probability 0.25000000000;OK
+-m statistic --mode random --probability 1;-m statistic --mode random --probability 1.00000000000;OK
+-m statistic --mode random --probability 0;-m statistic --mode random --probability 0.00000000000;OK
+-m statistic --mode random --probability 0.000244140625;-m statistic --mode random --probability 0.00024414062;OK
+-m statistic --mode random ! --probability 0.1;-m statistic --mode random ! --probability 0.10000000009;OK
+-m statistic --mode random --probability -0.1;;FAIL
+-m statistic --mode random --probability half;;FAIL
+-m statistic --mode random;;FAIL
+-m statistic --mode nth --every 3 --packet 0;=;OK
+-m statistic --mode nth --every 3 --packet 2;=;OK
+-m statistic --mode nth ! --every 2 --packet 1;=;OK
+-m statistic --mode nth --every 3 --packet 3;;FAIL
+-m statistic --mode nth --packet 1;;FAIL
+-m statistic --mode nth --every 0 --packet 0;;FAIL
+-m statistic --mode random --probability 0.5 --every 2 --packet 0;;FAIL
+-m statistic --mode sometimes;;FAIL
