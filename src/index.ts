@@ -26,3 +26,14 @@ export * from './mesh/linkerd/index.js';
 export { compileProxyInit as compileLinkerd } from './mesh/linkerd/index.js';
 export { renderLinkerd, linkerdRulesets } from './mesh/linkerd/output.js';
 export { readPod, readNamespace, readService, type Pod, type Namespace } from './mesh/pod.js';
+export { Netns, needsConntrack, parsePacketSpec, parseEndpoint } from './engine/index.js';
+export type {
+  NetnsOptions, ListenerSpec, ConnectSpec, LocalConnectSpec, RemoteConnectSpec, ConnectResult, ConnectStep, CallOptions,
+  PacketSpec, Endpoint, InterfaceSpec, RouteSpec, RuleSpec, ConntrackSnapshot, ExtensionRegistry, RuleCounter, TraceEvent,
+} from './engine/index.js';
+export { check, reachableHooks, MAX_CHAIN_NAME_LENGTH, NFT_JUMP_STACK_SIZE, type CheckOptions } from './check/index.js';
+export {
+  renderTrace, renderTraceText, renderTraceTree, renderTraceJson, renderTraceMermaid, renderTraceDot, renderOutcome,
+  type RenderOptions, type TraceFormat,
+} from './trace/index.js';
+export type { CommandName } from './syntax/command.js';

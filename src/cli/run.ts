@@ -4,7 +4,9 @@
  */
 import { NetfilterSimError, formatDiagnostic } from '../errors.js';
 import { runCompile } from './commands/compile.js';
+import { runConnect } from './commands/connect.js';
 import { runDemo } from './commands/demo.js';
+import { runTrace } from './commands/trace.js';
 import { runFmt } from './commands/fmt.js';
 import { EXIT_INPUT, EXIT_USAGE, UsageError, type CliIO } from './io.js';
 
@@ -12,6 +14,8 @@ type Command = (args: string[], io: CliIO) => Promise<number>;
 
 const COMMANDS: Record<string, { run: Command; summary: string }> = {
   compile: { run: runCompile, summary: 'print the rules a mesh component writes (linkerd, istio, …)' },
+  connect: { run: runConnect, summary: 'simulate a TCP connection (or UDP datagram) through a pod\'s rules' },
+  trace: { run: runTrace, summary: 'trace one packet through every hook it visits' },
   demo: { run: runDemo, summary: 'the main job on built-in defaults' },
   fmt: { run: runFmt, summary: 'print iptables-save text in canonical form' },
 };

@@ -1,0 +1,285 @@
+/**
+ * `netfilter-sim connect`: a connection attempt through a modelled pod namespace.
+ *
+ * @module
+ */
+import { parseArgs } from 'node:util';
+import type { ParseArgsConfig } from 'node:util';
+import { NetfilterSimError, formatDiagnostic } from '../../errors.js';
+import { Netns } from '../../engine/netns.js';
+import type { ConnectResult, ConnectSpec, NetnsOptions } from '../../engine/netns.js';
+import { renderOutcome, renderTrace } from '../../trace/render.js';
+import type { TraceFormat } from '../../trace/render.js';
+import { EXIT_INPUT, EXIT_OK, EXIT_USAGE, UsageError } from '../io.js';
+import type { CliIO } from '../io.js';
+
+const CONNECT_HELP = `Usage: netfilter-sim connect --rules FILE|- --dst IP:PORT [options]
+
+Simulates a TCP connection attempt (SYN, the answer, the ACK) or one UDP datagram in a
+modelled pod network namespace, through every hook, table and chain it crosses.
+
+Rules and namespace:
+  --rules FILE|-          iptables-save text for IPv4 (- reads standard input)
+  --rules6 FILE           iptables-save text for IPv6
+  --listen LIST           listening sockets: 4140,4143,8080 (0.0.0.0 and [::]),
+                          127.0.0.1:15001, [::1]:15001, 53/udp; repeatable
+  --iface NAME=ADDRS      interface addresses, e.g. eth0=10.0.0.2/24,fd00::2/64; repeatable
+                          (default eth0=10.0.0.2/24,fd00::2/64; lo always has 127.0.0.1/8, ::1/128)
+  --gateway IP            default gateway (default 10.0.0.1 and fd00::1); repeatable
+  --route-localnet        net.ipv4.conf.all.route_localnet=1
+  --ip-forward            net.ipv4.ip_forward=1 (forward packets not addressed to the pod)
+  --peer IP=PORTS         a remote host that listens only on PORTS (others accept everything)
+
+The connection:
+  --from local|remote     a process of the namespace (default with --uid) or a remote client
+  --uid N [--gid N] [--groups A,B]   the local process's credentials (gid defaults to uid)
+  --src IP                the remote client's address (or the local socket's bound address)
+  --sport N               source port
+  --dst IP:PORT           destination ([IPv6]:PORT)
+  --proto tcp|udp         default tcp
+  --mark N                SO_MARK of the local socket
+
+Output:
+  --json                  one JSON object: outcome, address, port, originalDestination, steps
+  --format FMT            text | tree | json | mermaid | dot (the trace; default tree)
+  --enumerate             follow every branch of statistic --mode random (one result each)
+  --seed N                seed of statistic --mode random (default 1)
+  --evaluator NAME        lowered (default) | reference
+  --color / --no-color
+
+Examples:
+  netfilter-sim connect --rules linkerd.rules --listen 4140,4143,8080 --uid 1000 --dst 10.96.0.10:80
+  netfilter-sim connect --rules istio.rules --listen 15001,15006 --from remote --src 10.0.0.5 --dst 10.0.0.2:8080 --json
+  iptables-save | netfilter-sim connect --rules - --uid 1337 --dst 127.0.0.6:15002 --format text
+`;
+
+/** The options common to `connect` and `trace`. @internal */
+export const NETNS_OPTIONS = {
+  rules: { type: 'string' },
+  rules6: { type: 'string' },
+  listen: { type: 'string', multiple: true },
+  iface: { type: 'string', multiple: true },
+  gateway: { type: 'string', multiple: true },
+  'route-localnet': { type: 'boolean' },
+  'ip-forward': { type: 'boolean' },
+  peer: { type: 'string', multiple: true },
+  format: { type: 'string' },
+  json: { type: 'boolean' },
+  seed: { type: 'string' },
+  evaluator: { type: 'string' },
+  color: { type: 'boolean' },
+  'no-color': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsConfig['options'];
+
+type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+function str(v: Values, k: string): string | undefined {
+  const x = v[k];
+  return typeof x === 'string' ? x : undefined;
+}
+
+function list(v: Values, k: string): string[] {
+  const x = v[k];
+  if (x === undefined) return [];
+  const arr = Array.isArray(x) ? x : [x];
+  return arr.filter((s): s is string => typeof s === 'string');
+}
+
+function int(v: Values, k: string): number | undefined {
+  const s = str(v, k);
+  if (s === undefined) return undefined;
+  if (!/^(0x[0-9a-f]+|\d+)$/i.test(s)) throw new UsageError(`--${k} needs a number, not "${s}"`);
+  return Number(s);
+}
+
+/** Reads the files and builds the namespace options. @internal */
+export function netnsOptions(values: Values, io: CliIO): { options: NetnsOptions; sources: Map<string, string> } {
+  const sources = new Map<string, string>();
+  const read = (file: string): string => {
+    try {
+      const text = io.readFile(file);
+      sources.set(file, text);
+      return text;
+    } catch (e) {
+      throw new NetfilterSimError({ code: 'BAD_CONFIG', severity: 'error', message: `cannot read ${file === '-' ? 'standard input' : file}: ${(e as Error).message}` });
+    }
+  };
+  const rulesFile = str(values, 'rules');
+  const rules6File = str(values, 'rules6');
+  const listen = list(values, 'listen').flatMap((l) => splitList(l));
+  let interfaces: Record<string, string[]> | undefined;
+  for (const spec of list(values, 'iface')) {
+    const eq = spec.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--iface needs NAME=ADDR[,ADDR…], not "${spec}"`);
+    interfaces ??= {};
+    interfaces[spec.slice(0, eq)] = splitList(spec.slice(eq + 1));
+  }
+  const gateways = list(values, 'gateway').flatMap((g) => splitList(g));
+  let peers: Record<string, number[]> | undefined;
+  for (const spec of list(values, 'peer')) {
+    const eq = spec.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--peer needs IP=PORT[,PORT…], not "${spec}"`);
+    peers ??= {};
+    peers[spec.slice(0, eq)] = splitList(spec.slice(eq + 1)).map((p) => {
+      if (!/^\d+$/.test(p)) throw new UsageError(`bad port "${p}" in --peer ${spec}`);
+      return Number(p);
+    });
+  }
+  const evaluator = str(values, 'evaluator');
+  if (evaluator !== undefined && evaluator !== 'lowered' && evaluator !== 'reference') throw new UsageError(`--evaluator is lowered or reference, not "${evaluator}"`);
+  const seed = int(values, 'seed');
+  const options: { -readonly [K in keyof NetnsOptions]: NetnsOptions[K] } = {
+    listen,
+    routeLocalnet: values['route-localnet'] === true,
+    ipForward: values['ip-forward'] === true,
+  };
+  if (rulesFile !== undefined) options.rules = read(rulesFile);
+  if (rules6File !== undefined) options.rules6 = read(rules6File);
+  if (interfaces) options.interfaces = interfaces;
+  if (gateways.length > 0) options.gateway = gateways;
+  if (peers) options.peers = peers;
+  if (evaluator) options.evaluator = evaluator;
+  if (seed !== undefined) options.seed = seed;
+  return { options, sources };
+}
+
+function splitList(s: string): string[] {
+  return s.split(',').map((x) => x.trim()).filter((x) => x !== '');
+}
+
+/** `--format`, checked. @internal */
+export function traceFormat(values: Values, fallback: TraceFormat): TraceFormat {
+  const f = str(values, 'format') ?? fallback;
+  if (f !== 'text' && f !== 'tree' && f !== 'json' && f !== 'mermaid' && f !== 'dot') throw new UsageError(`--format is text, tree, json, mermaid or dot, not "${f}"`);
+  return f;
+}
+
+/** Whether to colour: `--color`/`--no-color`, else what the I/O allows. @internal */
+export function useColor(values: Values, io: CliIO): boolean {
+  if (values['no-color'] === true) return false;
+  if (values['color'] === true) return true;
+  return io.color;
+}
+
+/** Prints an error the way every command does; returns the exit code. @internal */
+export function reportError(e: unknown, io: CliIO, sources: Map<string, string>, files: { rules?: string | undefined; rules6?: string | undefined }, help: string): number {
+  if (e instanceof UsageError) {
+    io.stderr(`netfilter-sim: ${e.message}\n\n${help}`);
+    return EXIT_USAGE;
+  }
+  if (e instanceof NetfilterSimError) {
+    for (const d of e.diagnostics) {
+      // Diagnostics with a position come from a rules file: the IPv4 one unless only IPv6 was given.
+      const file = d.span ? (files.rules ?? files.rules6) : undefined;
+      const source = file !== undefined ? sources.get(file) : undefined;
+      io.stderr(`${d.span ? formatDiagnostic(d, source, file === '-' ? '<stdin>' : file) : `netfilter-sim: ${d.message}`}\n`);
+    }
+    return EXIT_INPUT;
+  }
+  throw e;
+}
+
+function connectSpec(values: Values): ConnectSpec {
+  const dst = str(values, 'dst');
+  if (dst === undefined) throw new UsageError('--dst IP:PORT is required');
+  const uid = int(values, 'uid');
+  const src = str(values, 'src');
+  let from = str(values, 'from');
+  if (from === undefined) from = uid !== undefined || src === undefined ? 'local' : 'remote';
+  const proto = str(values, 'proto');
+  if (proto !== undefined && proto !== 'tcp' && proto !== 'udp') throw new UsageError(`--proto is tcp or udp, not "${proto}"`);
+  const sport = int(values, 'sport');
+  if (from === 'local') {
+    if (uid === undefined) throw new UsageError('--from local needs --uid N');
+    const gid = int(values, 'gid');
+    const groups = str(values, 'groups');
+    const mark = int(values, 'mark');
+    return {
+      from: 'local', uid, dst,
+      ...(gid !== undefined ? { gid } : {}),
+      ...(groups !== undefined ? { groups: splitList(groups).map(Number) } : {}),
+      ...(sport !== undefined ? { sport } : {}),
+      ...(proto !== undefined ? { proto } : {}),
+      ...(src !== undefined ? { src } : {}),
+      ...(mark !== undefined ? { mark } : {}),
+    };
+  }
+  if (from !== 'remote') throw new UsageError(`--from is local or remote, not "${from}"`);
+  if (src === undefined) throw new UsageError('--from remote needs --src IP');
+  const iface = str(values, 'in');
+  return {
+    from: 'remote', src, dst,
+    ...(sport !== undefined ? { sport } : {}),
+    ...(proto !== undefined ? { proto } : {}),
+    ...(iface !== undefined ? { iface } : {}),
+  };
+}
+
+function jsonResult(r: ConnectResult): Omit<ConnectResult, 'trace'> {
+  const { trace: _trace, ...rest } = r;
+  return rest;
+}
+
+/**
+ * Runs `netfilter-sim connect ARGS`. Exit 0 when the simulation ran (whatever its outcome),
+ * 1 on bad input (rules, addresses), 2 on a usage error.
+ *
+ * @example
+ * ```ts
+ * const code = await runConnect(['--rules', 'pod.rules', '--uid', '1000', '--dst', '10.96.0.10:80', '--json'], processIO());
+ * ```
+ */
+export async function runConnect(args: string[], io: CliIO): Promise<number> {
+  let sources = new Map<string, string>();
+  let files: { rules?: string | undefined; rules6?: string | undefined } = {};
+  try {
+    const { values } = parseArgs({
+      args,
+      options: {
+        ...NETNS_OPTIONS,
+        from: { type: 'string' },
+        uid: { type: 'string' },
+        gid: { type: 'string' },
+        groups: { type: 'string' },
+        src: { type: 'string' },
+        sport: { type: 'string' },
+        dst: { type: 'string' },
+        proto: { type: 'string' },
+        mark: { type: 'string' },
+        in: { type: 'string' },
+        enumerate: { type: 'boolean' },
+      },
+      allowPositionals: false,
+      strict: true,
+    });
+    if (values.help) {
+      io.stdout(CONNECT_HELP);
+      return EXIT_OK;
+    }
+    const format = traceFormat(values, 'tree');
+    const spec = connectSpec(values);
+    files = { rules: values.rules, rules6: values.rules6 };
+    const built = netnsOptions(values, io);
+    sources = built.sources;
+    const ns = new Netns(built.options);
+    const color = useColor(values, io);
+    const results = values.enumerate ? ns.connectAll(spec) : [ns.connect(spec)];
+    if (values.json) {
+      io.stdout(JSON.stringify(values.enumerate ? results.map(jsonResult) : jsonResult(results[0]!), null, 2) + '\n');
+      return EXIT_OK;
+    }
+    results.forEach((r, i) => {
+      if (results.length > 1) io.stdout(`${i > 0 ? '\n' : ''}branch ${i + 1} of ${results.length} (probability ${(r.probability ?? 1).toFixed(4)})\n`);
+      io.stdout(renderTrace(r.trace ?? [], format, { color }));
+      if (format === 'tree' || format === 'text') io.stdout(renderOutcome(r, { color }));
+    });
+    return EXIT_OK;
+  } catch (e) {
+    if (e instanceof TypeError && (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      io.stderr(`netfilter-sim connect: ${e.message}\n\n${CONNECT_HELP}`);
+      return EXIT_USAGE;
+    }
+    return reportError(e, io, sources, files, CONNECT_HELP);
+  }
+}

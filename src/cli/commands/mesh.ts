@@ -1,0 +1,205 @@
+/**
+ * `netfilter-sim mesh linkerd|istio`: a connection between two meshed pods, end to end, with a
+ * verdict, the hops and a diagnosis.
+ *
+ * @module
+ */
+import { parseArgs } from 'node:util';
+import { NetfilterSimError, formatDiagnostic } from '../../errors.js';
+import { readNamespace, readPod, type Namespace, type Pod } from '../../mesh/pod.js';
+import { parseServices } from '../../mesh/scenario/address.js';
+import { MESH_FORMATS, renderMesh, type MeshFormat } from '../../mesh/scenario/render.js';
+import { simulateMesh } from '../../mesh/scenario/simulate.js';
+import type { MeshName, MeshScenarioOptions, MeshService } from '../../mesh/scenario/types.js';
+import { EXIT_INPUT, EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from '../io.js';
+
+/** `netfilter-sim mesh --help`. @internal */
+export const MESH_HELP = `Usage: netfilter-sim mesh linkerd|istio [--client POD] [--server POD] [--dst ADDR:PORT] [options]
+
+Simulates a connection between two pods of a service mesh, end to end: from the client's
+application (or one of its init containers, at its point of the pod's start-up) through the
+client's iptables rules and proxy, across the network, through the server's rules and proxy, to
+the server's application. Prints every hop with the rule that moved it, a verdict and, unless
+the verdict is "meshed", a diagnosis: the rule or missing rule, the setting behind it and the
+usual fix.
+
+POD is a Kubernetes Pod manifest (YAML or JSON; a Deployment's pod template works too), as it
+runs (already injected: the rules come from its linkerd-init / istio-init arguments, or with
+--cni from its annotations) or as written (with linkerd.io/inject: enabled or
+sidecar.istio.io/inject: "true", injected here with the mesh's defaults). Addresses come from
+status.podIPs. Without --client/--server, built-in pods are used: client 10.0.0.2 (container web,
+uid 1000) and server 10.0.1.5 (container api, port 8080), both written with the inject annotation.
+
+Pods and install:
+  --client FILE              the client pod
+  --server FILE              the server pod
+  --namespace FILE           a Namespace whose annotations (and injection labels) apply to both
+  --cni                      the mesh's CNI plugin writes the rules (linkerd-cni, istio-cni)
+  --native-sidecars on|off   proxies as native sidecars (default: on, both meshes' current default)
+  --cni-not-ready            the CNI plugin was not ready when the pods started (no rules)
+
+The connection:
+  --dst ADDR:PORT            destination ([IPv6]:PORT); default: the server's first address and port
+  --phase app|init:NAME      connect from the application (default) or from the client's init
+                             container NAME, at its point of the start-up (the server is running)
+  --container NAME           the connecting container (default: the first application container)
+  --uid N [--gid N]          run the connecting process as this UID (and GID)
+  --proto tcp|udp            default tcp
+  --service VIP:PORT=ADDR:PORT,…   ClusterIP Services (repeat a VIP to add endpoints); the
+                             outbound proxy resolves them, without a proxy the node's DNAT does
+
+Output:
+  --format text|json|mermaid|dot   default text (a tree of the hops)
+  --json                     the same as --format json: { verdict, hops, diagnosis }
+  --color / --no-color
+
+Verdicts: meshed, plaintext, client-bypass, server-bypass, refused, dropped, loop.
+Exit status: 0 when a verdict was computed (whatever it is), 1 bad input, 2 usage error.
+
+Examples:
+  netfilter-sim mesh linkerd
+  netfilter-sim mesh linkerd --client web.yaml --server api.yaml --dst 10.96.0.10:80 \\
+      --service 10.96.0.10:80=10.0.1.5:8080
+  netfilter-sim mesh linkerd --client web.yaml --server api.yaml --cni --native-sidecars off \\
+      --phase init:fetch-config
+  netfilter-sim mesh istio --client web.yaml --server api.yaml --dst '[fd00::1:5]:8080' --json
+  netfilter-sim mesh istio --format mermaid > hops.mmd
+`;
+
+type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+function str(v: Values, k: string): string | undefined {
+  const x = v[k];
+  return typeof x === 'string' ? x : undefined;
+}
+
+function int(v: Values, k: string): number | undefined {
+  const s = str(v, k);
+  if (s === undefined) return undefined;
+  if (!/^\d+$/.test(s)) throw new UsageError(`--${k} needs a number, not "${s}"`);
+  return Number(s);
+}
+
+/** Reads a manifest file, naming it in any error. */
+function readManifest<T>(io: CliIO, file: string, read: (text: string) => T, sources: Map<string, string>): T {
+  let text: string;
+  try {
+    text = io.readFile(file);
+  } catch (e) {
+    throw new NetfilterSimError({ code: 'BAD_MANIFEST', severity: 'error', message: `cannot read ${file === '-' ? 'standard input' : file}: ${(e as Error).message}` });
+  }
+  sources.set(file, text);
+  try {
+    return read(text);
+  } catch (e) {
+    // The error names no file of its own: remember which manifest it came from.
+    if (e instanceof NetfilterSimError) Object.assign(e, { file });
+    throw e;
+  }
+}
+
+/**
+ * Runs `netfilter-sim mesh ARGS`: exit 0 when a verdict was computed (the verdict is the answer,
+ * whatever it is), 1 on bad input (manifests, addresses, an unknown init container), 2 on a usage
+ * error.
+ *
+ * @example
+ * ```ts
+ * const code = await runMesh(['linkerd', '--json'], processIO());
+ * ```
+ */
+export async function runMesh(args: string[], io: CliIO): Promise<number> {
+  const sources = new Map<string, string>();
+  try {
+    const { values, positionals } = parseArgs({
+      args,
+      options: {
+        client: { type: 'string' },
+        server: { type: 'string' },
+        namespace: { type: 'string' },
+        dst: { type: 'string' },
+        cni: { type: 'boolean' },
+        'native-sidecars': { type: 'string' },
+        'cni-not-ready': { type: 'boolean' },
+        phase: { type: 'string' },
+        container: { type: 'string' },
+        uid: { type: 'string' },
+        gid: { type: 'string' },
+        proto: { type: 'string' },
+        service: { type: 'string', multiple: true },
+        format: { type: 'string' },
+        json: { type: 'boolean' },
+        color: { type: 'boolean' },
+        'no-color': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      allowPositionals: true,
+      strict: true,
+    });
+    if (values.help) {
+      io.stdout(MESH_HELP);
+      return EXIT_OK;
+    }
+    const [mesh, ...extra] = positionals;
+    if (mesh === undefined) throw new UsageError('which mesh? netfilter-sim mesh linkerd|istio …');
+    if (mesh !== 'linkerd' && mesh !== 'istio') throw new UsageError(`unknown mesh "${mesh}" (linkerd or istio)`);
+    if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
+    let format: MeshFormat = 'text';
+    const f = str(values, 'format');
+    if (f !== undefined) {
+      if (!(MESH_FORMATS as readonly string[]).includes(f)) throw new UsageError(`--format is ${MESH_FORMATS.join(', ')}, not "${f}"`);
+      format = f as MeshFormat;
+    }
+    if (values.json) format = 'json';
+    const native = str(values, 'native-sidecars');
+    if (native !== undefined && native !== 'on' && native !== 'off') throw new UsageError(`--native-sidecars is on or off, not "${native}"`);
+    const proto = str(values, 'proto');
+    if (proto !== undefined && proto !== 'tcp' && proto !== 'udp') throw new UsageError(`--proto is tcp or udp, not "${proto}"`);
+    const phase = str(values, 'phase');
+    if (phase !== undefined && phase !== 'app' && !/^init:.+/.test(phase)) throw new UsageError(`--phase is app or init:NAME, not "${phase}"`);
+    const uid = int(values, 'uid');
+    const gid = int(values, 'gid');
+
+    const clientFile = str(values, 'client');
+    const serverFile = str(values, 'server');
+    const nsFile = str(values, 'namespace');
+    const client: Pod | undefined = clientFile !== undefined ? readManifest(io, clientFile, readPod, sources) : undefined;
+    const server: Pod | undefined = serverFile !== undefined ? readManifest(io, serverFile, readPod, sources) : undefined;
+    const namespace: Namespace | undefined = nsFile !== undefined ? readManifest(io, nsFile, readNamespace, sources) : undefined;
+    const services: MeshService[] = (values.service ?? []).flatMap((s) => parseServices(s));
+
+    const options: MeshScenarioOptions = {
+      mesh: mesh as MeshName,
+      ...(client ? { client } : {}),
+      ...(server ? { server } : {}),
+      ...(namespace ? { namespace } : {}),
+      ...(str(values, 'dst') !== undefined ? { dst: str(values, 'dst')! } : {}),
+      ...(values.cni ? { cni: true } : {}),
+      ...(native !== undefined ? { nativeSidecars: native === 'on' } : {}),
+      ...(values['cni-not-ready'] ? { cniNotReady: true } : {}),
+      ...(phase !== undefined ? { phase } : {}),
+      ...(str(values, 'container') !== undefined ? { container: str(values, 'container')! } : {}),
+      ...(uid !== undefined ? { uid } : {}),
+      ...(gid !== undefined ? { gid } : {}),
+      ...(proto !== undefined ? { proto } : {}),
+      services,
+    };
+    const result = simulateMesh(options);
+    const color = values['no-color'] === true ? false : values.color === true ? true : io.color;
+    io.stdout(renderMesh(result, format, { color }));
+    return EXIT_OK;
+  } catch (e) {
+    if (e instanceof UsageError || (e instanceof TypeError && String((e as { code?: unknown }).code ?? '').startsWith('ERR_PARSE_ARGS'))) {
+      io.stderr(`netfilter-sim mesh: ${e.message}\nRun "netfilter-sim mesh --help" for usage.\n`);
+      return EXIT_USAGE;
+    }
+    if (e instanceof NetfilterSimError) {
+      const file = (e as { file?: string }).file;
+      for (const d of e.diagnostics) {
+        io.stderr(`${file !== undefined ? formatDiagnostic(d, sources.get(file), file) : `netfilter-sim mesh: ${d.message}`}\n`);
+      }
+      return EXIT_INPUT;
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,227 @@
+/**
+ * The fast evaluator: `ipt_do_table` over a {@link LoweredRuleset}, step for step with the kernel
+ * (net/ipv4/netfilter/ip_tables.c). Per chain, rules in order; a rule matches when the base IP
+ * match and every extension match hold; `-j` pushes a return point, `-g` does not; RETURN pops,
+ * and an empty stack means the built-in chain's policy (`underflow`).
+ *
+ * @module
+ */
+import { HOOK_BY_INDEX } from './constants.js';
+import type { LoweredRule, LoweredRuleset, LoweredTable } from './lower.js';
+import { VERDICT } from './lower.js';
+import type { PacketState } from './packet-state.js';
+import { NF_DROP, XT_CONTINUE, applyTarget } from './targets.js';
+import type { TargetHost, TargetSite } from './targets.js';
+import type { TraceRecorder } from './trace-events.js';
+
+/** Something that runs one table at one hook. @internal */
+export interface TableEvaluator {
+  /** Whether the rule set has this table (by index in `TABLE_NAMES`). */
+  hasTable(table: number): boolean;
+  /** Packet counters of the rules and policies that counted something, in rule-set order. */
+  counters(): RuleCounter[];
+  /** Runs the table's chain for the hook; returns NF_ACCEPT or NF_DROP. */
+  doTable(table: number, hook: number, p: PacketState, host: TargetHost, tr: TraceRecorder | null): number;
+}
+
+/**
+ * `ip_packet_match` / `ip6_packet_match`: addresses with masks, interfaces, protocol, fragment.
+ * @internal
+ */
+export function ipPacketMatch(r: LoweredRule, p: PacketState, n: number): boolean {
+  if (r.hasSrc) {
+    let hit = true;
+    const src = p.src;
+    for (let i = 0; i < n; i++) {
+      if (((src[i]! ^ r.src[i]!) & r.smsk[i]!) !== 0) {
+        hit = false;
+        break;
+      }
+    }
+    if (hit === r.invSrc) return false;
+  }
+  if (r.hasDst) {
+    let hit = true;
+    const dst = p.dst;
+    for (let i = 0; i < n; i++) {
+      if (((dst[i]! ^ r.dst[i]!) & r.dmsk[i]!) !== 0) {
+        hit = false;
+        break;
+      }
+    }
+    if (hit === r.invDst) return false;
+  }
+  if (r.inIf !== null && (r.inIf[p.inIndex] === 1) === r.invIn) return false;
+  if (r.outIf !== null && (r.outIf[p.outIndex] === 1) === r.invOut) return false;
+  if (r.proto !== 0 && (p.proto === r.proto) === r.invProto) return false;
+  if (r.frag !== 0 && p.fragment !== (r.frag === 1)) return false;
+  return true;
+}
+
+function extensionMatch(r: LoweredRule, p: PacketState, tr: TraceRecorder | null, t: LoweredTable, chain: string): boolean {
+  const ms = r.matches;
+  if (tr === null || !r.anyAssumed) {
+    for (let i = 0; i < ms.length; i++) if (!ms[i]!(p)) return false;
+    return true;
+  }
+  for (let i = 0; i < ms.length; i++) {
+    const ok = ms[i]!(p);
+    const name = r.assumed[i];
+    if (name !== null && name !== undefined) {
+      tr.push({ type: 'assumed', hook: p.hook, table: t.name, chain, rule: r.number, match: name, result: ok, assumption: r.assumptions[i] ?? null });
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
+/** Where a target fires; one reused instance per evaluator. @internal */
+export class Site implements TargetSite {
+  hook = HOOK_BY_INDEX[0]!;
+  table: TargetSite['table'] = 'raw';
+  chain = '';
+  rule = 0;
+  name = '';
+}
+
+/** Runs one lowered table (the fast path). @internal */
+export function doLoweredTable(t: LoweredTable, hook: number, p: PacketState, host: TargetHost, tr: TraceRecorder | null, site: Site): number {
+  const entry = t.hookEntry[hook]!;
+  if (entry < 0) return 1;
+  const chains = t.chains;
+  const jumpStack = t.jumpStack;
+  const n = p.family === 4 ? 1 : 4;
+  let chainIdx = entry;
+  let chain = chains[entry]!;
+  let i = 0;
+  let stackidx = 0;
+  for (;;) {
+    const rules = chain.rules;
+    if (i >= rules.length) {
+      if (chain.builtin) {
+        chain.policyPackets++;
+        if (tr !== null) tr.push({ type: 'policy', hook: p.hook, table: t.name, chain: chain.name, rule: rules.length + 1, policy: chain.policyName });
+        return chain.policy;
+      }
+      // The end of a user chain is an unconditional RETURN (TRACE says `return`).
+      if (tr !== null) tr.push({ type: 'return', hook: p.hook, table: t.name, chain: chain.name, rule: rules.length + 1 });
+      if (stackidx === 0) {
+        // underflow: the hook's built-in chain policy
+        const b = chains[entry]!;
+        b.policyPackets++;
+        if (tr !== null) tr.push({ type: 'policy', hook: p.hook, table: t.name, chain: b.name, rule: b.rules.length + 1, policy: b.policyName });
+        return b.policy;
+      }
+      stackidx--;
+      chainIdx = jumpStack[stackidx * 2]!;
+      i = jumpStack[stackidx * 2 + 1]!;
+      chain = chains[chainIdx]!;
+      continue;
+    }
+    const r = rules[i]!;
+    if (!ipPacketMatch(r, p, n) || !extensionMatch(r, p, tr, t, chain.name)) {
+      i++;
+      continue;
+    }
+    r.packets++;
+    if (tr !== null) {
+      tr.push({
+        type: 'rule', hook: p.hook, table: t.name, chain: chain.name, rule: r.number,
+        target: r.targetName, action: r.action, text: r.text, comment: r.comment, span: r.span,
+      });
+    }
+    switch (r.verdict) {
+      case VERDICT.CONTINUE:
+        i++;
+        continue;
+      case VERDICT.ACCEPT:
+        return 1;
+      case VERDICT.DROP:
+        return NF_DROP;
+      case VERDICT.RETURN:
+        if (stackidx === 0) {
+          const b = chains[entry]!;
+          b.policyPackets++;
+          if (tr !== null) tr.push({ type: 'policy', hook: p.hook, table: t.name, chain: b.name, rule: b.rules.length + 1, policy: b.policyName });
+          return b.policy;
+        }
+        stackidx--;
+        chainIdx = jumpStack[stackidx * 2]!;
+        i = jumpStack[stackidx * 2 + 1]!;
+        chain = chains[chainIdx]!;
+        continue;
+      case VERDICT.JUMP:
+        if (stackidx >= t.stackSize) {
+          // ip_tables.c: jump stack overflow is a DROP
+          p.dropReason = 'jump stack overflow';
+          return NF_DROP;
+        }
+        jumpStack[stackidx * 2] = chainIdx;
+        jumpStack[stackidx * 2 + 1] = i + 1;
+        stackidx++;
+        chainIdx = r.jumpTo;
+        chain = chains[chainIdx]!;
+        i = 0;
+        continue;
+      case VERDICT.GOTO:
+        // ip_tables.c: IPT_F_GOTO does not push a return point
+        chainIdx = r.jumpTo;
+        chain = chains[chainIdx]!;
+        i = 0;
+        continue;
+      default: {
+        site.hook = p.hook;
+        site.table = t.name;
+        site.chain = chain.name;
+        site.rule = r.number;
+        site.name = r.targetName;
+        const v = applyTarget(r.ext, r.extOptions, p, host, tr, site);
+        if (v === XT_CONTINUE) {
+          i++;
+          continue;
+        }
+        return v;
+      }
+    }
+  }
+}
+
+/** A rule's (or, with `rule` = length + 1, a policy's) packet counter. */
+export interface RuleCounter {
+  readonly table: string;
+  readonly chain: string;
+  /** 1-based; the chain's length + 1 for its policy. */
+  readonly rule: number;
+  readonly packets: number;
+}
+
+/** The lowered rule set as a {@link TableEvaluator}. @internal */
+export class LoweredEvaluator implements TableEvaluator {
+  private readonly site = new Site();
+  readonly program: LoweredRuleset;
+  constructor(program: LoweredRuleset) {
+    this.program = program;
+  }
+
+  hasTable(table: number): boolean {
+    return this.program.tables[table] !== null;
+  }
+
+  counters(): RuleCounter[] {
+    const out: RuleCounter[] = [];
+    for (const t of this.program.tables) {
+      if (t === null) continue;
+      for (const c of t.chains) {
+        for (const r of c.rules) if (r.packets > 0) out.push({ table: t.name, chain: c.name, rule: r.number, packets: r.packets });
+        if (c.builtin && c.policyPackets > 0) out.push({ table: t.name, chain: c.name, rule: c.rules.length + 1, packets: c.policyPackets });
+      }
+    }
+    return out;
+  }
+
+  doTable(table: number, hook: number, p: PacketState, host: TargetHost, tr: TraceRecorder | null): number {
+    const t = this.program.tables[table];
+    if (t === undefined || t === null) return 1;
+    return doLoweredTable(t, hook, p, host, tr, this.site);
+  }
+}

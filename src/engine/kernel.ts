@@ -1,0 +1,554 @@
+/**
+ * The packet path of one network namespace: hooks in priority order, conntrack, NAT once per
+ * connection and per manip type, routing and re-routing, loopback re-entry and socket lookup.
+ * Table traversal itself is delegated to a {@link TableEvaluator} (lowered or reference).
+ *
+ * Sources: net/netfilter/core.c `nf_hook_slow`; net/netfilter/nf_conntrack_core.c
+ * `nf_conntrack_in`; net/netfilter/nf_nat_core.c `nf_nat_inet_fn`, `nf_nat_setup_info`,
+ * `nf_nat_packet`; net/netfilter/nf_nat_proto.c (`nf_nat_ipv4_pre_routing`,
+ * `nf_nat_ipv4_local_fn`); net/ipv4/netfilter/iptable_mangle.c `ipt_mangle_out`;
+ * net/ipv4/ip_output.c `__ip_local_out` / `ip_output`; drivers/net/loopback.c.
+ *
+ * @module
+ */
+import { CT_STATE, CT_STATUS, TCP_FLAGS } from '../model/packet.js';
+import type { HookName } from '../model/types.js';
+import type { PortRange } from '../extensions/target-options.js';
+import { formatAddress } from '../syntax/address.js';
+import { HOOK_BY_INDEX, HOOK_STEPS, NF_INET, PROTO, hasPorts } from './constants.js';
+import {
+  addrKey,
+  IP_CT_DIR_ORIGINAL,
+  IP_CT_DIR_REPLY,
+  NF_NAT_MANIP_DST,
+  NF_NAT_MANIP_SRC,
+  formatEndpoint,
+  invertTuple,
+  sameAddr,
+  sameTuple,
+} from './conntrack.js';
+import type { ConntrackEntry, ConntrackTable, Tuple } from './conntrack.js';
+import type { TableEvaluator } from './evaluate.js';
+import { TABLE_INDEX } from './lower.js';
+import type { PacketState, SocketRecord } from './packet-state.js';
+import type { Iface, RouteResult, Routing } from './routing.js';
+import { isLoopback } from './routing.js';
+import { NF_ACCEPT, NF_DROP } from './targets.js';
+import type { TargetHost } from './targets.js';
+import type { RouteEvent, TraceRecorder } from './trace-events.js';
+
+/** Where a packet's journey ended. @internal */
+export type PathResult =
+  | { readonly kind: 'local'; readonly socket: SocketRecord; readonly p: PacketState }
+  | { readonly kind: 'refused'; readonly p: PacketState }
+  | { readonly kind: 'wire'; readonly dev: Iface; readonly p: PacketState }
+  | { readonly kind: 'dropped'; readonly p: PacketState; readonly reason: string; readonly reject: string | null };
+
+const STEP_CONNTRACK = -1;
+const STEP_CONFIRM = -2;
+const NAT = TABLE_INDEX.nat;
+const MANGLE = TABLE_INDEX.mangle;
+
+/** Per hook: table indices in priority order, with conntrack's own steps as negative codes. */
+const HOOK_PLAN: readonly Int32Array[] = HOOK_BY_INDEX.map(
+  (h) => Int32Array.from(HOOK_STEPS[h].map((s) => (s.kind === 'table' ? TABLE_INDEX[s.table] : s.kind === 'conntrack' ? STEP_CONNTRACK : STEP_CONFIRM))),
+);
+const TABLE_NAME = ['raw', 'mangle', 'nat', 'filter', 'security'] as const;
+
+/** The socket table: listeners and connections. @internal */
+export class SocketTable {
+  readonly listeners: SocketRecord[] = [];
+  private readonly connections = new Map<string, SocketRecord>();
+
+  private static key(family: number, proto: number, local: readonly number[], lport: number, remote: readonly number[], rport: number): string {
+    return `${family}/${proto}/${addrKey(local)}/${lport}/${addrKey(remote)}/${rport}`;
+  }
+
+  addConnection(s: SocketRecord): void {
+    this.connections.set(SocketTable.key(s.family, s.proto, s.local!, s.localPort, s.remote!, s.remotePort), s);
+  }
+
+  /** `__inet_lookup_established`. */
+  established(p: PacketState): SocketRecord | null {
+    return this.connections.get(SocketTable.key(p.family, p.proto, p.dst, p.dport, p.src, p.sport)) ?? null;
+  }
+
+  /** `__inet_lookup_listener`: a socket bound to the address beats one bound to the wildcard. */
+  listener(family: number, proto: number, addr: readonly number[], port: number): SocketRecord | null {
+    let wild: SocketRecord | null = null;
+    for (const l of this.listeners) {
+      if (l.family !== family || l.proto !== proto || l.localPort !== port) continue;
+      if (l.local === null) wild ??= l;
+      else if (sameAddr(l.local, addr)) return l;
+    }
+    return wild;
+  }
+
+  clone(): SocketTable {
+    const t = new SocketTable();
+    t.listeners.push(...this.listeners);
+    for (const [k, v] of this.connections) t.connections.set(k, v);
+    return t;
+  }
+}
+
+/** The per-namespace state and packet path. @internal */
+export class Kernel implements TargetHost {
+  forwarding: boolean;
+  private readonly scratchSrc = [0, 0, 0, 0];
+  private readonly scratchDst = [0, 0, 0, 0];
+
+  readonly routing: Routing;
+  conntrack: ConntrackTable;
+  sockets: SocketTable;
+  readonly ev4: TableEvaluator;
+  readonly ev6: TableEvaluator;
+  /**
+   * Whether conntrack runs for IPv4 / IPv6 in this namespace. Since Linux 4.10 conntrack hooks are
+   * registered per namespace and family only when something needs them (`nf_ct_netns_get`: NAT
+   * targets, conntrack/state/connmark matches, CT/CONNMARK targets…).
+   */
+  ctEnabled4 = true;
+  ctEnabled6 = true;
+
+  constructor(routing: Routing, conntrack: ConntrackTable, sockets: SocketTable, ev4: TableEvaluator, ev6: TableEvaluator, forwarding: boolean) {
+    this.routing = routing;
+    this.conntrack = conntrack;
+    this.sockets = sockets;
+    this.ev4 = ev4;
+    this.ev6 = ev6;
+    this.forwarding = forwarding;
+  }
+
+  // ---- hooks ---------------------------------------------------------------------------------
+
+  /** `nf_hook_slow`: every function registered at the hook, in priority order. */
+  runHook(hook: number, p: PacketState, tr: TraceRecorder | null): number {
+    const name = HOOK_BY_INDEX[hook]!;
+    p.hook = name;
+    const ev = p.family === 4 ? this.ev4 : this.ev6;
+    const plan = HOOK_PLAN[hook]!;
+    for (let i = 0; i < plan.length; i++) {
+      const step = plan[i]!;
+      if (step === STEP_CONNTRACK) {
+        if (p.family === 4 ? this.ctEnabled4 : this.ctEnabled6) this.conntrackIn(p, tr);
+        continue;
+      }
+      if (step === STEP_CONFIRM) {
+        this.confirm(p, tr);
+        continue;
+      }
+      if (!ev.hasTable(step)) continue;
+      p.table = TABLE_NAME[step]!;
+      let v: number;
+      if (step === NAT) v = this.natHook(ev, hook, p, tr);
+      else {
+        if (tr !== null) tr.push({ type: 'table', hook: name, table: p.table });
+        if (step === MANGLE && hook === NF_INET.LOCAL_OUT) v = this.mangleOut(ev, p, tr);
+        else v = ev.doTable(step, hook, p, this, tr);
+        if (tr !== null) this.traceVerdict(tr, p, v);
+      }
+      if (v !== NF_ACCEPT) return NF_DROP;
+    }
+    return NF_ACCEPT;
+  }
+
+  private traceVerdict(tr: TraceRecorder, p: PacketState, v: number): void {
+    tr.push({ type: 'verdict', hook: p.hook, table: p.table, verdict: v === NF_ACCEPT ? 'ACCEPT' : 'DROP', reason: v === NF_ACCEPT ? null : p.dropReason });
+  }
+
+  /** `ipt_mangle_out`: re-route when mangle OUTPUT changed the mark or the addresses. */
+  private mangleOut(ev: TableEvaluator, p: PacketState, tr: TraceRecorder | null): number {
+    const mark = p.mark;
+    const n = p.family === 4 ? 1 : 4;
+    for (let i = 0; i < n; i++) {
+      this.scratchSrc[i] = p.src[i]!;
+      this.scratchDst[i] = p.dst[i]!;
+    }
+    const v = ev.doTable(MANGLE, NF_INET.LOCAL_OUT, p, this, tr);
+    if (v !== NF_ACCEPT) return v;
+    let changed = mark !== p.mark;
+    for (let i = 0; i < n && !changed; i++) changed = this.scratchSrc[i] !== p.src[i] || this.scratchDst[i] !== p.dst[i];
+    if (changed) return this.rerouteOutput(p, tr);
+    return v;
+  }
+
+  /** `ip_route_me_harder`: a new route for a locally generated packet. */
+  rerouteOutput(p: PacketState, tr: TraceRecorder | null): number {
+    const src = this.routing.isLocalAddress(p.family, p.src) ? p.src : null;
+    const r = this.routing.routeOutput(p.family, p.dst, p.mark, src);
+    if (tr !== null) {
+      tr.push({
+        type: 'reroute', hook: p.hook, table: p.table, dst: formatAddress(p.dst, p.family), result: routeResultName(r.type, null),
+        dev: r.dev?.name ?? null, via: r.via ? formatAddress(r.via, p.family) : null,
+      });
+    }
+    if (r.type !== 'local' && r.type !== 'unicast') {
+      p.dropReason = `re-route failed: ${r.type}`;
+      return NF_DROP;
+    }
+    p.route = r;
+    return NF_ACCEPT;
+  }
+
+  // ---- conntrack -----------------------------------------------------------------------------
+
+  /** `nf_conntrack_in` at CONNTRACK priority (PREROUTING, OUTPUT). */
+  conntrackIn(p: PacketState, tr: TraceRecorder | null): void {
+    if (p.untracked) {
+      p.setConntrack(null, IP_CT_DIR_ORIGINAL, CT_STATE.UNTRACKED);
+      if (tr !== null) tr.push({ type: 'conntrack', hook: p.hook, action: 'untracked', state: 'UNTRACKED', direction: null, zone: p.zone, id: null });
+      return;
+    }
+    if (p.ctEntry !== null) {
+      // "Previously seen (loopback or untracked)?  Ignore."
+      if (tr !== null) {
+        tr.push({ type: 'conntrack', hook: p.hook, action: 'attached', state: stateName(p.ctState), direction: p.ctDir === 0 ? 'ORIGINAL' : 'REPLY', zone: p.ctEntry.zone, id: p.ctEntry.id });
+      }
+      return;
+    }
+    const hit = this.conntrack.lookup(p.zone, p.proto, p.src, p.sport, p.dst, p.dport);
+    if (hit !== null) {
+      const e = hit.entry;
+      let state: number;
+      if (hit.dir === IP_CT_DIR_REPLY) {
+        e.status |= CT_STATUS.SEEN_REPLY;
+        state = CT_STATE.ESTABLISHED;
+      } else {
+        state = e.status & CT_STATUS.SEEN_REPLY ? CT_STATE.ESTABLISHED : CT_STATE.NEW;
+        if (state === CT_STATE.ESTABLISHED && p.proto === PROTO.TCP && p.tcpFlags & TCP_FLAGS.ACK) e.status |= CT_STATUS.ASSURED;
+        if (state === CT_STATE.ESTABLISHED && p.proto !== PROTO.TCP) e.status |= CT_STATUS.ASSURED;
+      }
+      p.setConntrack(e, hit.dir, state);
+      if (tr !== null) {
+        tr.push({ type: 'conntrack', hook: p.hook, action: 'found', state: stateName(state), direction: hit.dir === 0 ? 'ORIGINAL' : 'REPLY', zone: e.zone, id: e.id });
+      }
+      return;
+    }
+    if (p.proto === PROTO.TCP) {
+      // tcp_new(): only a SYN (or, with nf_conntrack_tcp_loose, a bare ACK) starts a connection.
+      const f = p.tcpFlags & (TCP_FLAGS.SYN | TCP_FLAGS.ACK | TCP_FLAGS.RST | TCP_FLAGS.FIN);
+      if (f !== TCP_FLAGS.SYN && f !== TCP_FLAGS.ACK) {
+        p.setConntrack(null, IP_CT_DIR_ORIGINAL, CT_STATE.INVALID);
+        if (tr !== null) tr.push({ type: 'conntrack', hook: p.hook, action: 'invalid', state: 'INVALID', direction: null, zone: p.zone, id: null });
+        return;
+      }
+    }
+    const tuple: Tuple = { src: p.src, dst: p.dst, sport: p.sport, dport: p.dport };
+    const e = this.conntrack.create(p.family, p.proto, p.zone, tuple);
+    p.setConntrack(e, IP_CT_DIR_ORIGINAL, CT_STATE.NEW);
+    if (tr !== null) tr.push({ type: 'conntrack', hook: p.hook, action: 'new', state: 'NEW', direction: 'ORIGINAL', zone: e.zone, id: e.id });
+  }
+
+  /** `nf_conntrack_confirm` at the last priority of INPUT and POSTROUTING. */
+  confirm(p: PacketState, tr: TraceRecorder | null): void {
+    const e = p.ctEntry;
+    // __nf_conntrack_confirm: only a packet of the original direction confirms.
+    if (e === null || e.status & CT_STATUS.CONFIRMED || p.ctDir !== IP_CT_DIR_ORIGINAL) return;
+    this.conntrack.confirm(e);
+    if (tr !== null) tr.push({ type: 'conntrack', hook: p.hook, action: 'confirm', state: stateName(p.ctState), direction: 'ORIGINAL', zone: e.zone, id: e.id });
+  }
+
+  // ---- NAT -----------------------------------------------------------------------------------
+
+  /**
+   * `nf_nat_inet_fn` with the per-hook wrappers: nat rules run only for a connection's first
+   * packet and only while its binding of this manip type is not initialised; then the binding
+   * rewrites the packet (`nf_nat_packet`).
+   */
+  private natHook(ev: TableEvaluator, hook: number, p: PacketState, tr: TraceRecorder | null): number {
+    const manip = hook === NF_INET.PRE_ROUTING || hook === NF_INET.LOCAL_OUT ? NF_NAT_MANIP_DST : NF_NAT_MANIP_SRC;
+    const manipName = manip === NF_NAT_MANIP_DST ? 'DST' : 'SRC';
+    const ct = p.ctEntry;
+    if (ct === null) {
+      // "Can't track?  It's not due to stress, or conntrack would have dropped it."
+      if (tr !== null) tr.push({ type: 'nat', hook: p.hook, manip: manipName, action: 'skipped', from: '', to: '', reason: p.ctState === CT_STATE.UNTRACKED ? 'untracked: no NAT' : 'no conntrack entry: no NAT' });
+      return NF_ACCEPT;
+    }
+    if (p.ctState === CT_STATE.RELATED && (p.proto === PROTO.ICMP || p.proto === PROTO.ICMPV6)) {
+      // nf_nat_ipv4_fn: an ICMP error is only translated as a reply (nf_nat_icmp_reply_translation).
+      this.natPacket(ct, manip, p, tr);
+      return NF_ACCEPT;
+    }
+    // IP_CT_NEW, and IP_CT_RELATED(_REPLY) which falls through to it (nf_nat_inet_fn).
+    if ((p.ctDir === IP_CT_DIR_ORIGINAL && p.ctState === CT_STATE.NEW) || p.ctState === CT_STATE.RELATED) {
+      if (!(ct.natDone & manip)) {
+        if (tr !== null) tr.push({ type: 'table', hook: p.hook, table: 'nat' });
+        const v = ev.doTable(NAT, hook, p, this, tr);
+        if (tr !== null) this.traceVerdict(tr, p, v);
+        if (v !== NF_ACCEPT) return v;
+        if (!(ct.natDone & manip)) this.natSetup(p, manip, null, null, 'null-binding', tr);
+      } else if (tr !== null) {
+        tr.push({ type: 'nat', hook: p.hook, manip: manipName, action: 'skipped', from: '', to: '', reason: `the ${manipName} binding was made at ${manip === NF_NAT_MANIP_DST ? 'OUTPUT or PREROUTING' : 'POSTROUTING or INPUT'} already` });
+      }
+    } else if (tr !== null) {
+      tr.push({ type: 'nat', hook: p.hook, manip: manipName, action: 'skipped', from: '', to: '', reason: p.ctDir === IP_CT_DIR_REPLY ? 'reply direction: the binding applies' : 'not the first packet: the binding applies' });
+    }
+    const dstChanged = this.natPacket(ct, manip, p, tr);
+    if (hook === NF_INET.LOCAL_OUT) {
+      // nf_nat_ipv4_local_fn: re-route while DNAT is in effect for this direction.
+      const dir = p.ctDir;
+      if (!sameAddr(ct.tuple(dir).dst, ct.tuple(1 - dir).src)) return this.rerouteOutput(p, tr);
+    } else if (hook === NF_INET.PRE_ROUTING && dstChanged) {
+      // nf_nat_ipv4_pre_routing: a rewritten destination drops the route (skb_dst_drop).
+      p.route = null;
+    }
+    return NF_ACCEPT;
+  }
+
+  /** `nf_nat_packet`: rewrites the packet from the binding; returns whether the destination changed. */
+  private natPacket(ct: ConntrackEntry, manip: number, p: PacketState, tr: TraceRecorder | null): boolean {
+    let statusbit = manip === NF_NAT_MANIP_SRC ? CT_STATUS.SNAT : CT_STATUS.DNAT;
+    if (p.ctDir === IP_CT_DIR_REPLY) statusbit ^= CT_STATUS.SNAT | CT_STATUS.DNAT;
+    if (!(ct.status & statusbit)) return false;
+    // nf_nat_manip_pkt: the target is the inverse of the other direction's tuple.
+    const other = ct.tuple(1 - p.ctDir);
+    const ports = hasPorts(p.proto);
+    if (manip === NF_NAT_MANIP_SRC) {
+      const from = tr !== null ? formatEndpoint(p.src, p.sport, p.family) : '';
+      const changed = !sameAddr(p.src, other.dst) || (ports && p.sport !== other.dport);
+      copyInto(p.src, other.dst);
+      if (ports) p.sport = other.dport;
+      if (tr !== null && changed) tr.push({ type: 'nat', hook: p.hook, manip: 'SRC', action: 'apply', from, to: formatEndpoint(p.src, p.sport, p.family), reason: null });
+      return false;
+    }
+    const from = tr !== null ? formatEndpoint(p.dst, p.dport, p.family) : '';
+    const changed = !sameAddr(p.dst, other.src) || (ports && p.dport !== other.sport);
+    copyInto(p.dst, other.src);
+    if (ports) p.dport = other.sport;
+    if (tr !== null && changed) tr.push({ type: 'nat', hook: p.hook, manip: 'DST', action: 'apply', from, to: formatEndpoint(p.dst, p.dport, p.family), reason: null });
+    return changed;
+  }
+
+  /** `nf_nat_setup_info` with `get_unique_tuple`. */
+  natSetup(p: PacketState, manip: number, addr: readonly number[] | null, ports: PortRange | null, by: string, tr: TraceRecorder | null): number {
+    const ct = p.ctEntry;
+    if (ct === null) return NF_ACCEPT;
+    const curr = invertTuple(ct.reply);
+    const next: Tuple = { src: curr.src.slice(), dst: curr.dst.slice(), sport: curr.sport, dport: curr.dport };
+    const src = manip === NF_NAT_MANIP_SRC;
+    if (addr !== null) copyInto(src ? next.src : next.dst, addr);
+    const hasPorts = p.proto === PROTO.TCP || p.proto === PROTO.UDP || p.proto === PROTO.SCTP || p.proto === PROTO.DCCP || p.proto === PROTO.UDPLITE;
+    if (hasPorts) this.uniquePort(ct, next, src, ports);
+    if (!sameTuple(next, curr)) {
+      ct.reply = invertTuple(next);
+      ct.status |= src ? CT_STATUS.SNAT : CT_STATUS.DNAT;
+    }
+    ct.natDone |= manip;
+    if (src) ct.srcNatBy = by;
+    else ct.dstNatBy = by;
+    if (tr !== null) {
+      tr.push({
+        type: 'nat', hook: p.hook, manip: src ? 'SRC' : 'DST', action: by as 'DNAT',
+        from: src ? formatEndpoint(curr.src, curr.sport, p.family) : formatEndpoint(curr.dst, curr.dport, p.family),
+        to: src ? formatEndpoint(next.src, next.sport, p.family) : formatEndpoint(next.dst, next.dport, p.family),
+        reason: null,
+      });
+    }
+    return NF_ACCEPT;
+  }
+
+  /** The port part of `get_unique_tuple`: keep the port when it is in range and unique. */
+  private uniquePort(ct: ConntrackEntry, t: Tuple, src: boolean, ports: PortRange | null): void {
+    const get = () => (src ? t.sport : t.dport);
+    const set = (v: number) => {
+      if (src) t.sport = v;
+      else t.dport = v;
+    };
+    const taken = () => this.conntrack.replyTupleTaken(ct, invertTuple(t));
+    if (ports !== null) {
+      const cur = get();
+      if (cur >= ports.min && cur <= ports.max && (ports.min === ports.max || !taken())) return;
+      for (let v = ports.min; v <= ports.max; v++) {
+        set(v);
+        if (!taken()) return;
+      }
+      set(ports.min);
+      return;
+    }
+    if (!taken()) return;
+    // nf_nat_l4proto_unique_tuple: a destination port is never changed without a range.
+    if (!src) return;
+    const cur = get();
+    const [lo, hi] = cur < 512 ? [1, 511] : cur < 1024 ? [600, 1023] : [1024, 65535];
+    for (let v = cur + 1; v !== cur; v = v >= hi ? lo : v + 1) {
+      set(v);
+      if (!taken()) return;
+    }
+  }
+
+  redirectAddress(p: PacketState): readonly number[] | null {
+    if (p.hook === 'OUTPUT') return p.family === 4 ? [0x7f000001] : [0, 0, 0, 1];
+    const dev = p.inIndex > 0 ? this.routing.ifaceByIndex(p.inIndex) : null;
+    const list = dev ? (p.family === 4 ? dev.addrs4 : dev.addrs6) : [];
+    return list[0]?.addr ?? null;
+  }
+
+  masqueradeAddress(p: PacketState): readonly number[] | null {
+    const dev = p.outIndex > 0 ? this.routing.ifaceByIndex(p.outIndex) : null;
+    if (!dev) return null;
+    return this.routing.selectSource(p.family, dev, p.dst);
+  }
+
+  tproxyLookup(p: PacketState, onIp: readonly number[] | undefined, onPort: number): SocketRecord | null {
+    // An established connection on the packet's own addresses first (the redirect happened before).
+    const est = this.sockets.established(p);
+    if (est !== null) return est.transparent ? est : null;
+    let laddr: readonly number[] | null = onIp && onIp.some((w) => w !== 0) ? onIp : null;
+    if (laddr === null) {
+      // nf_tproxy_laddr4/6: the first address of the incoming device, else the destination.
+      const dev = p.inIndex > 0 ? this.routing.ifaceByIndex(p.inIndex) : null;
+      const list = dev ? (p.family === 4 ? dev.addrs4 : dev.addrs6) : [];
+      laddr = list[0]?.addr ?? p.dst;
+    }
+    const lport = onPort === 0 ? p.dport : onPort;
+    const l = this.sockets.listener(p.family, p.proto, laddr, lport);
+    return l !== null && l.transparent ? l : null;
+  }
+
+  // ---- paths ---------------------------------------------------------------------------------
+
+  /** A locally generated packet: route, OUTPUT, POSTROUTING, then `lo` or the wire. */
+  sendLocal(p: PacketState, tr: TraceRecorder | null): PathResult {
+    let r: RouteResult | null = p.route;
+    if (r === null) {
+      r = this.routing.routeOutput(p.family, p.dst, p.mark, p.src);
+      p.route = r;
+    }
+    if (tr !== null) traceRoute(tr, p, null, r, null);
+    if (r.type !== 'local' && r.type !== 'unicast' && r.type !== 'broadcast') return dropped(p, tr, null, `no route to ${formatAddress(p.dst, p.family)} (${r.type})`);
+    // __ip_local_out: the OUTPUT hook gets the device of the route found before it.
+    const out = r.dev!;
+    p.inIface = null;
+    p.inIndex = 0;
+    p.outIface = out.name;
+    p.outIndex = out.index;
+    if (this.runHook(NF_INET.LOCAL_OUT, p, tr) !== NF_ACCEPT) return dropped(p, tr, 'OUTPUT', null);
+    // ip_output: POSTROUTING gets the device of the current route.
+    const now = p.route!;
+    const dev = now.dev!;
+    p.outIface = dev.name;
+    p.outIndex = dev.index;
+    if (this.runHook(NF_INET.POST_ROUTING, p, tr) !== NF_ACCEPT) return dropped(p, tr, 'POSTROUTING', null);
+    if (dev.loopback) {
+      if (tr !== null) tr.push({ type: 'loopback' });
+      return this.receive(p, dev, true, tr);
+    }
+    if (tr !== null) tr.push({ type: 'wire', dev: dev.name, src: formatAddress(p.src, p.family), sport: p.sport, dst: formatAddress(p.dst, p.family), dport: p.dport });
+    return { kind: 'wire', dev, p };
+  }
+
+  /** An arriving packet: PREROUTING, routing, then INPUT and a socket, or FORWARD and POSTROUTING. */
+  receive(p: PacketState, dev: Iface, loopback: boolean, tr: TraceRecorder | null): PathResult {
+    p.inIface = dev.name;
+    p.inIndex = dev.index;
+    p.outIface = null;
+    p.outIndex = 0;
+    // loopback_xmit: skb_orphan; the conntrack entry, the mark and the route stay with the skb.
+    p.socket = null;
+    if (!loopback) {
+      p.route = null;
+      if (p.family === 6 && (isLoopback(p.src, 6) || isLoopback(p.dst, 6))) {
+        // ip6_rcv_core drops ::1 on a device other than lo before any hook.
+        return dropped(p, tr, null, '::1 on a non-loopback device');
+      }
+    }
+    if (this.runHook(NF_INET.PRE_ROUTING, p, tr) !== NF_ACCEPT) return dropped(p, tr, 'PREROUTING', null);
+    let r = p.route;
+    if (r === null || !loopback) {
+      const ri = this.routing.routeInput(p.family, p.src, p.dst, p.mark, dev, this.forwarding);
+      if (tr !== null) traceRoute(tr, p, 'PREROUTING', ri, ri.reason);
+      if (ri.type !== 'local' && ri.type !== 'unicast') return dropped(p, tr, null, ri.reason ?? ri.type);
+      r = ri;
+      p.route = ri;
+    }
+    if (r.type === 'local' || r.type === 'broadcast') {
+      if (this.runHook(NF_INET.LOCAL_IN, p, tr) !== NF_ACCEPT) return dropped(p, tr, 'INPUT', null);
+      return this.socketLookup(p, tr);
+    }
+    const out = r.dev!;
+    p.outIface = out.name;
+    p.outIndex = out.index;
+    if (this.runHook(NF_INET.FORWARD, p, tr) !== NF_ACCEPT) return dropped(p, tr, 'FORWARD', null);
+    if (this.runHook(NF_INET.POST_ROUTING, p, tr) !== NF_ACCEPT) return dropped(p, tr, 'POSTROUTING', null);
+    if (tr !== null) tr.push({ type: 'wire', dev: out.name, src: formatAddress(p.src, p.family), sport: p.sport, dst: formatAddress(p.dst, p.family), dport: p.dport });
+    return { kind: 'wire', dev: out, p };
+  }
+
+  /** Local delivery: the socket TPROXY assigned, an established connection, or a listener. */
+  private socketLookup(p: PacketState, tr: TraceRecorder | null): PathResult {
+    let s: SocketRecord | null = p.assignedSocket;
+    let how = 'tproxy';
+    if (s === null || s.kind === 'listener') {
+      const est = this.sockets.established(p);
+      if (est !== null) {
+        s = est;
+        how = 'connection';
+      }
+    }
+    if (s === null) {
+      const syn = p.proto !== PROTO.TCP || (p.tcpFlags & (TCP_FLAGS.SYN | TCP_FLAGS.ACK | TCP_FLAGS.RST)) === TCP_FLAGS.SYN;
+      if (syn) {
+        s = this.sockets.listener(p.family, p.proto, p.dst, p.dport);
+        how = 'listener';
+      }
+    }
+    if (s === null) {
+      if (tr !== null) tr.push({ type: 'socket', result: 'refused', address: formatAddress(p.dst, p.family), port: p.dport, socket: null });
+      return { kind: 'refused', p };
+    }
+    if (tr !== null) tr.push({ type: 'socket', result: 'delivered', address: formatAddress(p.dst, p.family), port: p.dport, socket: describeSocket(s, how) });
+    return { kind: 'local', socket: s, p };
+  }
+}
+
+function copyInto(dst: number[], src: readonly number[]): void {
+  for (let i = 0; i < src.length; i++) dst[i] = src[i]!;
+}
+
+function stateName(bit: number): 'NEW' | 'ESTABLISHED' | 'RELATED' | 'INVALID' | 'UNTRACKED' {
+  switch (bit) {
+    case CT_STATE.NEW:
+      return 'NEW';
+    case CT_STATE.ESTABLISHED:
+      return 'ESTABLISHED';
+    case CT_STATE.RELATED:
+      return 'RELATED';
+    case CT_STATE.UNTRACKED:
+      return 'UNTRACKED';
+    default:
+      return 'INVALID';
+  }
+}
+
+function routeResultName(t: RouteResult['type'], hook: HookName | null): RouteEvent['result'] {
+  if (t === 'local' || t === 'broadcast') return 'local';
+  if (t === 'unicast') return hook === null || hook === 'OUTPUT' ? 'unicast' : 'forward';
+  if (t === 'throw') return 'unreachable';
+  return t;
+}
+
+function traceRoute(tr: TraceRecorder, p: PacketState, hook: HookName | null, r: RouteResult, reason: string | null): void {
+  const result = routeResultName(r.type, hook);
+  tr.push({
+    type: 'route', hook, dst: formatAddress(p.dst, p.family), result: reason?.startsWith('martian') ? 'martian' : result,
+    dev: r.dev?.name ?? null, via: r.via ? formatAddress(r.via, p.family) : null,
+    src: r.src ? formatAddress(r.src, p.family) : null, table: r.table || null, reason,
+  });
+}
+
+function dropped(p: PacketState, tr: TraceRecorder | null, hook: HookName | null, reason: string | null): PathResult {
+  const why = reason ?? p.dropReason ?? (hook ? `dropped in ${hook} (${p.table})` : 'dropped');
+  if (tr !== null) tr.push({ type: 'drop', hook, reason: why, reject: p.rejectWith });
+  return { kind: 'dropped', p, reason: why, reject: p.rejectWith };
+}
+
+/** `listener 0.0.0.0:4140 uid 2102`. */
+export function describeSocket(s: SocketRecord, how: string): string {
+  if (s.kind === 'listener') {
+    const a = s.local === null ? (s.family === 4 ? '0.0.0.0' : '::') : formatAddress(s.local, s.family);
+    const addr = s.family === 6 ? `[${a}]:${s.localPort}` : `${a}:${s.localPort}`;
+    return `${how === 'tproxy' ? 'transparent ' : ''}listener ${addr}${s.transparent && how !== 'tproxy' ? ' (IP_TRANSPARENT)' : ''} uid ${s.owner.uid}`;
+  }
+  return `connection ${formatEndpoint(s.local!, s.localPort, s.family)} ↔ ${formatEndpoint(s.remote!, s.remotePort, s.family)}`;
+}

@@ -1,0 +1,831 @@
+/**
+ * `Netns`: a modelled network namespace (a pod by default) that evaluates connections and packets
+ * with the kernel's semantics and reports what `netfilter-sim connect --json` prints.
+ *
+ * @module
+ */
+import { CT_STATE, TCP_FLAGS } from '../model/packet.js';
+import type { SocketView } from '../model/packet.js';
+import type { Family, Ruleset } from '../model/types.js';
+import { NetfilterSimError, diagnostic } from '../errors.js';
+import type { Diagnostic } from '../errors.js';
+import { check } from '../check/check.js';
+import type { CheckOptions } from '../check/check.js';
+import { formatAddress, prefixMask } from '../syntax/address.js';
+import { parseIptablesSave } from '../syntax/save.js';
+import { PROTO } from './constants.js';
+import { ConntrackTable, formatEndpoint, sameAddr } from './conntrack.js';
+import type { ConntrackSnapshot } from './conntrack.js';
+import { LoweredEvaluator } from './evaluate.js';
+import type { RuleCounter, TableEvaluator } from './evaluate.js';
+import { ReferenceInterpreter } from './interpret.js';
+import { Kernel, SocketTable } from './kernel.js';
+import type { PathResult } from './kernel.js';
+import { lowerRuleset } from './lower.js';
+import { PacketState } from './packet-state.js';
+import type { PacketHost, SocketRecord } from './packet-state.js';
+import { parseEndpoint, parsePacketSpec } from './probe.js';
+import type { PacketSpec } from './probe.js';
+import { defaultRegistry } from './registry.js';
+import type { ExtensionRegistry } from './registry.js';
+import { Routing, parseAnyAddress, parseIfaceAddress } from './routing.js';
+import type { InterfaceSpec, RouteSpec, RuleSpec } from './routing.js';
+import { TraceRecorder } from './trace-events.js';
+import type { TraceEvent } from './trace-events.js';
+
+/** A listening socket. */
+export interface ListenerSpec {
+  /** Bound address; absent: the wildcard of each family (0.0.0.0 and [::]). */
+  readonly address?: string;
+  readonly port: number;
+  /** Absent: TCP and UDP. */
+  readonly proto?: 'tcp' | 'udp';
+  readonly uid?: number;
+  readonly gid?: number;
+  /** `IP_TRANSPARENT`, needed for TPROXY. */
+  readonly transparent?: boolean;
+}
+
+/** Options of {@link Netns}. */
+export interface NetnsOptions {
+  /** IPv4 rules: iptables-save text (parsed leniently) or a parsed rule set. */
+  readonly rules?: string | Ruleset;
+  /** IPv6 rules. */
+  readonly rules6?: string | Ruleset;
+  /**
+   * Listeners: a port (bound to 0.0.0.0 and [::], TCP and UDP), `ADDR:PORT`, `[V6]:PORT`, with an
+   * optional `/tcp` or `/udp` suffix, or a {@link ListenerSpec}.
+   */
+  readonly listen?: readonly (number | string | ListenerSpec)[];
+  /**
+   * Interfaces other than `lo` (which always has 127.0.0.1/8 and ::1/128): name → addresses with
+   * prefix, in the order they are added. Default: `{ eth0: ['10.0.0.2/24', 'fd00::2/64'] }`.
+   */
+  readonly interfaces?: Readonly<Record<string, readonly string[]>> | readonly InterfaceSpec[];
+  /** Default gateways (one per family). Default: the first host of eth0's networks (10.0.0.1, fd00::1). */
+  readonly gateway?: string | readonly string[];
+  /** Extra routes (`ip route add …`), e.g. `{ dst: '0.0.0.0/0', dev: 'lo', type: 'local', table: 133 }`. */
+  readonly routes?: readonly RouteSpec[];
+  /** Policy routing rules (`ip rule add fwmark M lookup T`). */
+  readonly ipRules?: readonly RuleSpec[];
+  /** `net.ipv4.conf.all.route_localnet` (default false). */
+  readonly routeLocalnet?: boolean;
+  /** `net.ipv4.ip_forward` (default false, as in a new namespace). */
+  readonly ipForward?: boolean;
+  /**
+   * What hosts outside answer: address → listening ports. Addresses not listed accept every
+   * connection (the default assumption: "anything not local is reached and accepts").
+   */
+  readonly peers?: Readonly<Record<string, readonly number[]>>;
+  /** `lowered` (default, fast) or `reference` (the interpreter over the model). */
+  readonly evaluator?: 'lowered' | 'reference';
+  /** Seed of the RNG behind `statistic --mode random` (default 1). */
+  readonly seed?: number;
+  /** Extension modules (default: the built-in registry). */
+  readonly registry?: ExtensionRegistry;
+  /** Options for the load-time check. */
+  readonly check?: CheckOptions;
+  /**
+   * Whether conntrack runs. Default: as the kernel decides per family, only when the rule set
+   * needs it (NAT targets, conntrack/state/connmark matches, CT/CONNMARK targets).
+   */
+  readonly conntrack?: boolean;
+}
+
+/** Matches whose `checkentry` calls `nf_ct_netns_get`. */
+const CONNTRACK_MATCHES: ReadonlySet<string> = new Set(['conntrack', 'state', 'connmark', 'connbytes', 'connlimit', 'connlabel', 'helper', 'cluster']);
+/** Targets whose `checkentry` calls `nf_ct_netns_get`. */
+const CONNTRACK_TARGETS: ReadonlySet<string> = new Set(['CT', 'CONNMARK', 'CONNSECMARK', 'DNAT', 'SNAT', 'MASQUERADE', 'REDIRECT', 'NETMAP']);
+
+/**
+ * Whether loading the rule set turns conntrack on for its family: some match or target whose
+ * `checkentry` takes a reference (`nf_ct_netns_get`). The nat table itself does not: without a
+ * NAT target in it, packets stay untracked and nat chains are never traversed.
+ */
+export function needsConntrack(rs: Ruleset): boolean {
+  for (const t of rs.tables) {
+    for (const c of t.chains) {
+      for (const r of c.rules) {
+        if (r.matches.some((m) => CONNTRACK_MATCHES.has(m.name))) return true;
+        const t = r.target;
+        // xt_ct_tg_check: `--notrack` (and NOTRACK) take no reference on conntrack.
+        if (t?.kind === 'extension' && CONNTRACK_TARGETS.has(t.name) && !(t.name === 'CT' && t.options['notrack'] === true)) return true;
+      }
+    }
+  }
+  return false;
+}
+
+/** A connection attempt from a process of the namespace. */
+export interface LocalConnectSpec {
+  readonly from: 'local';
+  readonly uid: number;
+  /** Default: the uid. */
+  readonly gid?: number;
+  readonly groups?: readonly number[];
+  /** `IP:PORT` or `[V6]:PORT`. */
+  readonly dst: string;
+  readonly sport?: number;
+  readonly proto?: 'tcp' | 'udp';
+  /** Source address the socket binds (default: chosen by routing). */
+  readonly src?: string;
+  /** `SO_MARK` of the socket. */
+  readonly mark?: number;
+}
+
+/** A connection attempt arriving from outside. */
+export interface RemoteConnectSpec {
+  readonly from: 'remote';
+  readonly src: string;
+  readonly dst: string;
+  readonly sport?: number;
+  /** Interface it arrives on (default: the one whose network holds `src`, else eth0). */
+  readonly iface?: string;
+  readonly proto?: 'tcp' | 'udp';
+}
+
+/** What {@link Netns.connect} simulates. */
+export type ConnectSpec = LocalConnectSpec | RemoteConnectSpec;
+
+/** One kernel TRACE line: a rule that matched, the end of a user chain, or a policy. */
+export interface ConnectStep {
+  readonly hook: string;
+  readonly table: string;
+  readonly chain: string;
+  readonly rule: number;
+  readonly event: 'rule' | 'return' | 'policy';
+  readonly target: string;
+  readonly text: string | null;
+  /** Which packet of the exchange (`SYN`, `SYN-ACK`, `ACK`, `RST`, `UDP`). */
+  readonly packet: string;
+}
+
+/** The result of {@link Netns.connect}: exactly what `connect --json` prints. */
+export interface ConnectResult {
+  readonly outcome: 'local' | 'remote' | 'refused' | 'dropped';
+  /** `local`: the accepting socket's local address; `remote`: the destination after NAT; else null. */
+  readonly address: string | null;
+  readonly port: number | null;
+  /** `local`: what `SO_ORIGINAL_DST` reports on the accepted socket (null without conntrack); else null. */
+  readonly originalDestination: string | null;
+  readonly steps: readonly ConnectStep[];
+  /** Why the attempt ended as it did, in words. */
+  readonly reason: string;
+  /** The full event list (only when tracing). */
+  readonly trace?: readonly TraceEvent[];
+  /** With {@link Netns.connectAll}: the probability of this branch of `statistic` draws. */
+  readonly probability?: number;
+}
+
+/** Options of a call. */
+export interface CallOptions {
+  /** Record steps and events (default true). */
+  readonly trace?: boolean;
+}
+
+/**
+ * The kernel's own control socket (`ipv4.tcp_sk`, the ICMP socket), which sends RSTs for ports
+ * without a listener: it exists, but has no file, so xt_owner finds no uid or gid (a positive
+ * `--uid-owner` fails, a negated one passes, `--socket-exists` holds). INVALID_UID (-1) can never
+ * be inside a parsed owner range, which gives exactly that.
+ */
+const KERNEL_SOCKET: SocketView = { uid: 0xffffffff, gid: 0xffffffff, groups: [] };
+
+const DEFAULT_INTERFACES: readonly InterfaceSpec[] = [{ name: 'eth0', addresses: ['10.0.0.2/24', 'fd00::2/64'] }];
+const EPHEMERAL_FIRST = 41000;
+const REMOTE_FIRST = 40000;
+const MAX_BRANCHES = 4096;
+
+function bad(code: 'BAD_PROBE' | 'BAD_CONFIG', message: string): never {
+  throw new NetfilterSimError(diagnostic(code, message));
+}
+
+/** mulberry32: small, seedable, good enough for `statistic --mode random`. */
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return (t ^ (t >>> 14)) >>> 0;
+  };
+}
+
+function loadRules(rules: string | Ruleset | undefined, family: Family, registry: ExtensionRegistry, options: CheckOptions | undefined): Ruleset {
+  if (rules === undefined) return { family, tables: [] };
+  let ruleset: Ruleset;
+  if (typeof rules === 'string') {
+    const r = parseIptablesSave(rules, { family, mode: 'lenient' });
+    const errors = r.diagnostics.filter((d) => d.severity === 'error');
+    if (errors.length > 0) throw new NetfilterSimError(errors);
+    ruleset = r.ruleset;
+  } else ruleset = rules;
+  if (ruleset.family !== family) bad('BAD_CONFIG', `the IPv${family} rules are an IPv${ruleset.family} rule set`);
+  const diags: Diagnostic[] = check(ruleset, { ...options, registry });
+  const errors = diags.filter((d) => d.severity === 'error');
+  if (errors.length > 0) throw new NetfilterSimError(errors);
+  return ruleset;
+}
+
+function gatewayFor(spec: InterfaceSpec | undefined, family: Family): string | null {
+  const a = spec?.addresses.map(parseIfaceAddress).find((x) => x.family === family);
+  if (!a || a.prefix >= (family === 4 ? 31 : 127)) return null;
+  const mask = prefixMask(a.prefix, family);
+  const words = a.addr.map((w, i) => (w & mask[i]!) >>> 0);
+  // The first host of the network (10.0.0.1 for 10.0.0.2/24), or the next one if that is ours.
+  words[words.length - 1] = (words[words.length - 1]! + 1) >>> 0;
+  if (sameAddr(words, a.addr)) words[words.length - 1] = (words[words.length - 1]! + 1) >>> 0;
+  return formatAddress(words, family);
+}
+
+/** Where the exchange's second end lives. */
+type ServerEnd =
+  | { readonly kind: 'socket'; readonly socket: SocketRecord }
+  | { readonly kind: 'peer'; readonly dev: string; readonly family: Family; readonly addr: number[]; readonly port: number; readonly clientAddr: number[]; readonly clientPort: number };
+
+/** Where the exchange's first end lives. */
+type ClientEnd =
+  | { readonly kind: 'socket'; readonly socket: SocketRecord }
+  | { readonly kind: 'remote'; readonly dev: string; readonly family: Family; readonly addr: number[]; readonly port: number; readonly dstAddr: number[]; readonly dstPort: number };
+
+/**
+ * A network namespace: interfaces, routes, listeners, rule sets and a conntrack table kept
+ * across calls.
+ *
+ * @example
+ * ```ts
+ * const ns = new Netns({ rules: saveText, listen: [4140, 4143, 8080] });
+ * ns.connect({ from: 'local', uid: 1000, gid: 1000, dst: '10.96.0.10:80' });
+ * // → { outcome: 'local', address: '127.0.0.1', port: 4140, originalDestination: '10.96.0.10:80', steps: [...] }
+ * ```
+ */
+export class Netns {
+  /** The IPv4 and IPv6 rule sets in use. */
+  readonly ruleset4: Ruleset;
+  readonly ruleset6: Ruleset;
+  /** @internal */
+  readonly routing: Routing;
+  private kernel: Kernel;
+  private readonly peers = new Map<string, readonly number[]>();
+  private readonly rng: () => number;
+  private nextLocalPort = EPHEMERAL_FIRST;
+  private nextRemotePort = REMOTE_FIRST;
+  /** Enumeration state of `statistic` draws (connectAll). */
+  private branch: { script: boolean[]; pos: number; taken: boolean[]; free: boolean[]; p: number } | null = null;
+  private readonly host: PacketHost;
+
+  constructor(options: NetnsOptions = {}) {
+    const registry = options.registry ?? defaultRegistry();
+    this.ruleset4 = loadRules(options.rules, 4, registry, options.check);
+    this.ruleset6 = loadRules(options.rules6, 6, registry, options.check);
+    const ifaces: InterfaceSpec[] = options.interfaces === undefined
+      ? [...DEFAULT_INTERFACES]
+      : Array.isArray(options.interfaces)
+        ? [...(options.interfaces as readonly InterfaceSpec[])]
+        : Object.entries(options.interfaces as Record<string, readonly string[]>).map(([name, addresses]) => ({ name, addresses }));
+    const eth = ifaces.find((i) => i.name === 'eth0') ?? ifaces.find((i) => i.name !== 'lo');
+    let gateways: string[];
+    if (options.gateway !== undefined) gateways = typeof options.gateway === 'string' ? [options.gateway] : [...options.gateway];
+    else gateways = [gatewayFor(eth, 4), gatewayFor(eth, 6)].filter((g): g is string => g !== null);
+    // A given v4 gateway does not remove the default v6 one, and vice versa.
+    if (options.gateway !== undefined) {
+      for (const fam of [4, 6] as const) {
+        if (!gateways.some((g) => parseAnyAddress(g)?.family === fam)) {
+          const g = gatewayFor(eth, fam);
+          if (g !== null) gateways.push(g);
+        }
+      }
+    }
+    this.routing = new Routing({
+      interfaces: ifaces,
+      gateways,
+      routes: options.routes ?? [],
+      rules: options.ipRules ?? [],
+      routeLocalnet: options.routeLocalnet ?? false,
+    });
+    for (const [addr, ports] of Object.entries(options.peers ?? {})) {
+      const a = parseAnyAddress(addr);
+      if (!a) bad('BAD_CONFIG', `bad peer address "${addr}"`);
+      this.peers.set(formatAddress(a.addr, a.family), ports);
+    }
+    const sockets = new SocketTable();
+    for (const l of options.listen ?? []) sockets.listeners.push(...parseListener(l));
+    const names = this.routing.ifaces.map((i) => i.name);
+    const evaluator = (rs: Ruleset): TableEvaluator =>
+      options.evaluator === 'reference' ? new ReferenceInterpreter(rs, registry) : new LoweredEvaluator(lowerRuleset(rs, names, registry));
+    this.rng = mulberry32(options.seed ?? 1);
+    this.host = {
+      addressType: (family, addr, iface) => this.routing.addressType(family, addr, iface),
+      statisticRandom: (probability) => this.statisticRandom(probability),
+    };
+    this.kernel = new Kernel(this.routing, new ConntrackTable(), sockets, evaluator(this.ruleset4), evaluator(this.ruleset6), options.ipForward ?? false);
+    this.kernel.ctEnabled4 = options.conntrack ?? needsConntrack(this.ruleset4);
+    this.kernel.ctEnabled6 = options.conntrack ?? needsConntrack(this.ruleset6);
+  }
+
+  /** The conntrack table, compact. */
+  conntrack(): ConntrackSnapshot[] {
+    return this.kernel.conntrack.snapshot();
+  }
+
+  /**
+   * Packet counters of the rules (and built-in policies) that counted something, as
+   * `iptables -L -v` shows them; `rule` is the chain's length + 1 for its policy.
+   */
+  counters(family: Family = 4): RuleCounter[] {
+    return (family === 4 ? this.kernel.ev4 : this.kernel.ev6).counters();
+  }
+
+  /** Forgets every connection (`conntrack -F`) and accepted socket. */
+  flushConntrack(): void {
+    this.kernel.conntrack.flush();
+    const fresh = new SocketTable();
+    fresh.listeners.push(...this.kernel.sockets.listeners);
+    this.kernel.sockets = fresh;
+  }
+
+  private statisticRandom(probability: number): boolean {
+    // xt_statistic: (get_random_u32() & 0x7FFFFFFF) < probability
+    if (probability <= 0) return false;
+    if (probability >= 0x80000000) return true;
+    const b = this.branch;
+    if (b === null) return (this.rng() & 0x7fffffff) < probability;
+    const q = probability / 0x80000000;
+    let v: boolean;
+    if (b.pos < b.script.length) v = b.script[b.pos]!;
+    else v = true;
+    b.pos++;
+    b.taken.push(v);
+    b.free.push(true);
+    b.p *= v ? q : 1 - q;
+    return v;
+  }
+
+  /**
+   * Simulates a connection attempt: for TCP the SYN, the answer (SYN-ACK or RST) and the ACK, each
+   * through every hook it crosses; for UDP one datagram. The result is what `connect --json`
+   * prints.
+   */
+  connect(spec: ConnectSpec, options: CallOptions = {}): ConnectResult {
+    const tr = options.trace === false ? null : new TraceRecorder();
+    return this.run(spec, tr);
+  }
+
+  /**
+   * Like {@link connect}, but explores every outcome of `statistic --mode random` draws instead of
+   * drawing, each branch on a copy of the conntrack table (the namespace is left unchanged).
+   * Results carry the probability of their branch.
+   */
+  connectAll(spec: ConnectSpec, options: CallOptions = {}): ConnectResult[] {
+    const out: ConnectResult[] = [];
+    const saved = this.kernel;
+    const ports = [this.nextLocalPort, this.nextRemotePort] as const;
+    let script: boolean[] = [];
+    try {
+      for (let n = 0; n < MAX_BRANCHES; n++) {
+        this.kernel = new Kernel(saved.routing, saved.conntrack.clone(), saved.sockets.clone(), saved.ev4, saved.ev6, saved.forwarding);
+        this.kernel.ctEnabled4 = saved.ctEnabled4;
+        this.kernel.ctEnabled6 = saved.ctEnabled6;
+        [this.nextLocalPort, this.nextRemotePort] = ports;
+        this.branch = { script, pos: 0, taken: [], free: [], p: 1 };
+        const tr = options.trace === false ? null : new TraceRecorder();
+        const r = this.run(spec, tr);
+        const b = this.branch;
+        out.push({ ...r, probability: b.p });
+        let i = b.taken.length - 1;
+        while (i >= 0 && !(b.taken[i] && b.free[i])) i--;
+        if (i < 0) break;
+        script = [...b.taken.slice(0, i), false];
+      }
+    } finally {
+      this.kernel = saved;
+      this.branch = null;
+      [this.nextLocalPort, this.nextRemotePort] = ports;
+    }
+    return out;
+  }
+
+  /**
+   * Traces one packet: `tcp 10.0.0.5:40000 > 10.0.0.2:8080 in eth0` (arriving) or
+   * `tcp > 10.96.0.10:80 uid 1000` (sent by a local process). See {@link parsePacketSpec}.
+   */
+  trace(packet: string | PacketSpec, options: CallOptions = {}): ConnectResult {
+    const spec = typeof packet === 'string' ? parsePacketSpec(packet) : packet;
+    const tr = options.trace === false ? null : new TraceRecorder();
+    const family = spec.family;
+    const proto = spec.proto;
+    if (spec.origin === 'local') {
+      const owner: SocketView | null = spec.uid === null ? null : { uid: spec.uid, gid: spec.gid ?? spec.uid, groups: spec.groups };
+      const route = this.routing.routeOutput(family, spec.dst, spec.mark, spec.src);
+      const src = spec.src ?? (route.src ? route.src.slice() : family === 4 ? [0] : [0, 0, 0, 0]);
+      const p = this.packet(family, proto, src.slice(), spec.sport ?? this.ephemeral(proto, src, spec.dst, spec.dport), spec.dst.slice(), spec.dport, spec.flags);
+      p.route = route;
+      p.mark = spec.mark;
+      p.socket = owner;
+      p.icmpType = spec.icmpType;
+      p.icmpCode = spec.icmpCode;
+      p.fragment = spec.fragment;
+      this.startPacket(tr, 0, spec.label, p, 'local', null);
+      return this.single(this.kernel.sendLocal(p, tr), tr);
+    }
+    const dev = this.routing.byName.get(spec.iface ?? this.defaultIface(family, spec.src!));
+    if (!dev) bad('BAD_PROBE', `no interface "${spec.iface}"`);
+    const p = this.packet(family, proto, spec.src!.slice(), spec.sport ?? this.nextRemote(proto, spec.src!, spec.dst, spec.dport), spec.dst.slice(), spec.dport, spec.flags);
+    p.mark = spec.mark;
+    p.icmpType = spec.icmpType;
+    p.icmpCode = spec.icmpCode;
+    p.fragment = spec.fragment;
+    this.startPacket(tr, 0, spec.label, p, 'remote', dev.name);
+    return this.single(this.kernel.receive(p, dev, false, tr), tr);
+  }
+
+  // ---- internals -----------------------------------------------------------------------------
+
+  /** `inet_hash_connect`: the next source port whose tuple no connection uses yet. */
+  private ephemeral(proto: number, src: readonly number[], dst: readonly number[], dport: number): number {
+    for (let n = 0; n < 20000; n++) {
+      const p = this.nextLocalPort;
+      this.nextLocalPort = p >= 60999 ? EPHEMERAL_FIRST : p + 1;
+      if (this.kernel.conntrack.lookup(0, proto, src, p, dst, dport) === null) return p;
+    }
+    return this.nextLocalPort;
+  }
+
+  /** A remote client's source port, likewise unused (a real client's stack picks one). */
+  private nextRemote(proto: number, src: readonly number[], dst: readonly number[], dport: number): number {
+    for (let n = 0; n < 20000; n++) {
+      const p = this.nextRemotePort;
+      this.nextRemotePort = p >= 40999 + 20000 ? REMOTE_FIRST : p + 1;
+      if (this.kernel.conntrack.lookup(0, proto, src, p, dst, dport) === null) return p;
+    }
+    return this.nextRemotePort;
+  }
+
+  private defaultIface(family: Family, src: readonly number[]): string {
+    const dev = this.routing.connectedDevice(family, src);
+    if (dev && !dev.loopback) return dev.name;
+    return this.routing.byName.has('eth0') ? 'eth0' : (this.routing.ifaces[1]?.name ?? 'lo');
+  }
+
+  private packet(family: Family, proto: number, src: number[], sport: number, dst: number[], dport: number, flags: number): PacketState {
+    return new PacketState(this.host, family, proto, src, sport, dst, dport, proto === PROTO.TCP ? flags : 0);
+  }
+
+  private startPacket(tr: TraceRecorder | null, index: number, label: string, p: PacketState, origin: 'local' | 'remote', iface: string | null): void {
+    if (tr === null) return;
+    tr.packet = index;
+    tr.label = label;
+    tr.push({
+      type: 'packet', family: p.family, proto: protoName(p.proto), src: formatAddress(p.src, p.family), sport: p.sport,
+      dst: formatAddress(p.dst, p.family), dport: p.dport, flags: flagNames(p.tcpFlags), origin, iface,
+      uid: p.socket === KERNEL_SOCKET ? null : (p.socket?.uid ?? null), gid: p.socket === KERNEL_SOCKET ? null : (p.socket?.gid ?? null), mark: p.mark,
+    });
+  }
+
+  private single(r: PathResult, tr: TraceRecorder | null): ConnectResult {
+    const p = r.p;
+    switch (r.kind) {
+      case 'local':
+        return this.result('local', p.dst, p.dport, p.family, origDst(p), `delivered to a socket (${r.socket.kind})`, tr);
+      case 'wire':
+        return this.result('remote', p.dst, p.dport, p.family, null, `left through ${r.dev.name}`, tr);
+      case 'refused':
+        return this.result('refused', p.dst, p.dport, p.family, null, `no socket at ${formatEndpoint(p.dst, p.dport, p.family)}`, tr);
+      case 'dropped':
+        return this.result(r.reject ? 'refused' : 'dropped', p.dst, p.dport, p.family, null, r.reason, tr);
+    }
+  }
+
+  private result(outcome: ConnectResult['outcome'], addr: readonly number[] | null, port: number | null, family: Family, original: string | null, reason: string, tr: TraceRecorder | null): ConnectResult {
+    // As connect --json: address and port only for an accepted (local) or departed (remote) attempt.
+    const placed = outcome === 'local' || outcome === 'remote';
+    const r: { -readonly [K in keyof ConnectResult]: ConnectResult[K] } = {
+      outcome,
+      address: placed && addr ? formatAddress(addr, family) : null,
+      port: placed ? port : null,
+      originalDestination: original,
+      steps: tr === null ? [] : stepsOf(tr.events),
+      reason,
+    };
+    if (tr !== null) r.trace = tr.events;
+    return r;
+  }
+
+  private peerAccepts(addr: readonly number[], family: Family, port: number): boolean {
+    const ports = this.peers.get(formatAddress(addr, family));
+    return ports === undefined || ports.includes(port);
+  }
+
+  private run(spec: ConnectSpec, tr: TraceRecorder | null): ConnectResult {
+    const proto = spec.proto === 'udp' ? PROTO.UDP : spec.proto === undefined || spec.proto === 'tcp' ? PROTO.TCP : bad('BAD_PROBE', `unknown protocol "${String(spec.proto)}"`);
+    const dst = parseEndpoint(spec.dst, true);
+    const family = dst.family;
+    let client: ClientEnd;
+    let first: PathResult;
+    const label = proto === PROTO.TCP ? 'SYN' : 'UDP';
+    const flags = proto === PROTO.TCP ? TCP_FLAGS.SYN : 0;
+    if (spec.from === 'local') {
+      if (!Number.isInteger(spec.uid) || spec.uid < 0) bad('BAD_PROBE', `bad uid "${spec.uid}"`);
+      const owner: SocketView = { uid: spec.uid, gid: spec.gid ?? spec.uid, groups: spec.groups ?? [] };
+      let src: number[] | null = null;
+      if (spec.src !== undefined) {
+        const a = parseAnyAddress(spec.src);
+        if (!a || a.family !== family) bad('BAD_PROBE', `bad source address "${spec.src}"`);
+        src = a.addr;
+      }
+      const mark = (spec.mark ?? 0) >>> 0;
+      // connect(): ip_route_connect picks the source address from the route.
+      const route = this.routing.routeOutput(family, dst.addr, mark, src);
+      const srcAddr = src ?? (route.src ? route.src.slice() : null);
+      if (srcAddr === null) {
+        if (tr !== null) {
+          tr.packet = 0;
+          tr.label = label;
+          tr.push({ type: 'route', hook: null, dst: formatAddress(dst.addr, family), result: 'unreachable', dev: null, via: null, src: null, table: null, reason: 'no route' });
+        }
+        return this.result('dropped', dst.addr, dst.port, family, null, `no route to ${formatAddress(dst.addr, family)}`, tr);
+      }
+      const sport = spec.sport ?? this.ephemeral(proto, srcAddr, dst.addr, dst.port);
+      const sock: SocketRecord = { kind: 'connection', family, proto, local: srcAddr, localPort: sport, remote: dst.addr, remotePort: dst.port, owner, transparent: false, listener: null };
+      this.kernel.sockets.addConnection(sock);
+      client = { kind: 'socket', socket: sock };
+      const p = this.packet(family, proto, srcAddr.slice(), sport, dst.addr.slice(), dst.port, flags);
+      p.route = route;
+      p.mark = mark;
+      p.socket = owner;
+      p.sender = sock;
+      this.startPacket(tr, 0, label, p, 'local', null);
+      first = this.kernel.sendLocal(p, tr);
+    } else {
+      const s = parseAnyAddress(spec.src);
+      if (!s || s.family !== family) bad('BAD_PROBE', `bad source address "${spec.src}"`);
+      const devName = spec.iface ?? this.defaultIface(family, s.addr);
+      const dev = this.routing.byName.get(devName);
+      if (!dev) bad('BAD_PROBE', `no interface "${devName}"`);
+      const sport = spec.sport ?? this.nextRemote(proto, s.addr, dst.addr, dst.port);
+      client = { kind: 'remote', dev: dev.name, family, addr: s.addr, port: sport, dstAddr: dst.addr, dstPort: dst.port };
+      const p = this.packet(family, proto, s.addr.slice(), sport, dst.addr.slice(), dst.port, flags);
+      this.startPacket(tr, 0, label, p, 'remote', dev.name);
+      first = this.kernel.receive(p, dev, false, tr);
+    }
+    if (proto === PROTO.UDP) return this.finishUdp(client, first, tr);
+    return this.finishTcp(client, first, tr);
+  }
+
+  private finishUdp(client: ClientEnd, first: PathResult, tr: TraceRecorder | null): ConnectResult {
+    const p = first.p;
+    switch (first.kind) {
+      case 'local':
+        return this.result('local', p.dst, p.dport, p.family, origDst(p), `delivered to ${describe(first.socket)}`, tr);
+      case 'refused':
+        return this.answer(client, p, 'icmp-port-unreachable', `no socket at ${formatEndpoint(p.dst, p.dport, p.family)}: ICMP port unreachable`, tr);
+      case 'dropped':
+        if (first.reject) return this.answer(client, p, first.reject, `rejected (${first.reject})`, tr);
+        return this.result('dropped', p.dst, p.dport, p.family, null, first.reason, tr);
+      case 'wire':
+        if (isMartianOnWire(p)) return this.result('dropped', p.dst, p.dport, p.family, null, 'the receiver drops a loopback source (martian)', tr);
+        if (!this.peerAccepts(p.dst, p.family, p.dport)) return this.result('refused', p.dst, p.dport, p.family, null, `${formatEndpoint(p.dst, p.dport, p.family)} has no listener: ICMP port unreachable`, tr);
+        return this.result('remote', p.dst, p.dport, p.family, null, `left through ${first.dev.name}`, tr);
+    }
+  }
+
+  /**
+   * The answer to a rejected or undeliverable packet: a TCP RST (`nf_send_reset`) or an ICMP
+   * error (`icmp_send`), attached to the packet's connection as RELATED in the reply direction
+   * (`nf_ct_attach`), sent through OUTPUT and POSTROUTING like any local packet. The attempt is
+   * `refused` when it reaches the client, `dropped` when a rule or the route loses it.
+   */
+  private answer(client: ClientEnd, orig: PacketState, kind: string, why: string, tr: TraceRecorder | null): ConnectResult {
+    const family = orig.family;
+    let a: PacketState;
+    let label: string;
+    if (kind === 'tcp-reset' && orig.proto === PROTO.TCP) {
+      a = this.packet(family, PROTO.TCP, orig.dst.slice(), orig.dport, orig.src.slice(), orig.sport, TCP_FLAGS.RST | TCP_FLAGS.ACK);
+      // nf_send_reset/nf_send_reset6 build the RST in a fresh, unowned skb.
+      a.socket = null;
+      label = 'RST';
+    } else {
+      // icmp_send: the error comes from the destination when it is ours, else from the address
+      // routing picks towards the sender.
+      const from = this.routing.isLocalAddress(family, orig.dst) ? orig.dst.slice() : this.routing.routeOutput(family, orig.src, 0, null).src?.slice() ?? orig.dst.slice();
+      a = this.packet(family, family === 4 ? PROTO.ICMP : PROTO.ICMPV6, from, 0, orig.src.slice(), 0, 0);
+      const [type, code] = icmpError(family, kind);
+      a.icmpType = type;
+      a.icmpCode = code;
+      // icmp_send / icmpv6_send: the per-namespace ICMP socket owns the error (no file).
+      a.socket = KERNEL_SOCKET;
+      label = 'ICMP';
+    }
+    if (orig.ctEntry !== null) a.setConntrack(orig.ctEntry, 1 - orig.ctDir, CT_STATE.RELATED);
+    this.startPacket(tr, 1, label, a, 'local', null);
+    const r = this.kernel.sendLocal(a, tr);
+    const p = r.p;
+    let reached: boolean;
+    if (client.kind === 'socket') {
+      const c = client.socket;
+      reached = (r.kind === 'local' || r.kind === 'refused') && sameAddr(p.dst, c.local!) && (label !== 'RST' || p.dport === c.localPort);
+    } else {
+      reached = r.kind === 'wire' && sameAddr(p.dst, client.addr) && (label !== 'RST' || p.dport === client.port);
+    }
+    if (reached) return this.result('refused', orig.dst, orig.dport, family, null, why, tr);
+    return this.failure(r, tr, `the ${label === 'RST' ? 'RST' : 'ICMP error'} answering it`);
+  }
+
+  /** Sends a packet from one end of the exchange. */
+  private sendFrom(end: ClientEnd | ServerEnd, p: PacketState, owner: SocketView | null, sender: SocketRecord | null, index: number, label: string, tr: TraceRecorder | null): PathResult {
+    if (end.kind === 'socket') {
+      p.socket = owner;
+      p.sender = sender;
+      this.startPacket(tr, index, label, p, 'local', null);
+      return this.kernel.sendLocal(p, tr);
+    }
+    const dev = this.routing.byName.get(end.dev)!;
+    this.startPacket(tr, index, label, p, 'remote', dev.name);
+    return this.kernel.receive(p, dev, false, tr);
+  }
+
+  /** Whether a packet's journey ended at the given end of the exchange. */
+  private arrived(r: PathResult, end: ClientEnd | ServerEnd): boolean {
+    if (end.kind === 'socket') return r.kind === 'local' && r.socket === end.socket;
+    if (r.kind !== 'wire') return false;
+    const p = r.p;
+    if (end.kind === 'remote') {
+      return sameAddr(p.dst, end.addr) && p.dport === end.port && sameAddr(p.src, end.dstAddr) && p.sport === end.dstPort;
+    }
+    return sameAddr(p.dst, end.addr) && p.dport === end.port;
+  }
+
+  private failure(r: PathResult, tr: TraceRecorder | null, what: string): ConnectResult {
+    const p = r.p;
+    if (r.kind === 'dropped') return this.result(r.reject ? 'refused' : 'dropped', p.dst, p.dport, p.family, null, `${what}: ${r.reason}`, tr);
+    return this.result('dropped', p.dst, p.dport, p.family, null, `${what} did not reach the other end`, tr);
+  }
+
+  private finishTcp(client: ClientEnd, first: PathResult, tr: TraceRecorder | null): ConnectResult {
+    const syn = first.p;
+    const family = syn.family;
+    let server: ServerEnd;
+    let origin: string | null = null;
+    switch (first.kind) {
+      case 'dropped':
+        if (first.reject) return this.answer(client, syn, first.reject, `rejected (${first.reject})`, tr);
+        return this.result('dropped', syn.dst, syn.dport, family, null, first.reason, tr);
+      case 'refused': {
+        // tcp_v4_send_reset: the RST leaves from the kernel's control socket, which owns it (a
+        // socket without a file); tcp_v6_send_response leaves it unowned.
+        const rst = this.packet(family, PROTO.TCP, syn.dst.slice(), syn.dport, syn.src.slice(), syn.sport, TCP_FLAGS.RST | TCP_FLAGS.ACK);
+        rst.socket = family === 4 ? KERNEL_SOCKET : null;
+        this.startPacket(tr, 1, 'RST', rst, 'local', null);
+        const r = this.kernel.sendLocal(rst, tr);
+        if (this.arrived(r, client)) return this.result('refused', syn.dst, syn.dport, family, null, `no listener at ${formatEndpoint(syn.dst, syn.dport, family)}: connection reset`, tr);
+        return this.failure(r, tr, 'the RST');
+      }
+      case 'local': {
+        const l = first.socket;
+        if (l.kind !== 'listener') return this.result('dropped', syn.dst, syn.dport, family, null, 'the SYN reached an established connection', tr);
+        const req: SocketRecord = {
+          kind: 'connection', family, proto: PROTO.TCP, local: syn.dst.slice(), localPort: syn.dport, remote: syn.src.slice(), remotePort: syn.sport,
+          owner: l.owner, transparent: l.transparent, listener: l,
+        };
+        this.kernel.sockets.addConnection(req);
+        server = { kind: 'socket', socket: req };
+        origin = origDst(syn);
+        break;
+      }
+      case 'wire': {
+        if (isMartianOnWire(syn)) return this.result('dropped', syn.dst, syn.dport, family, null, 'the receiver drops a loopback source (martian)', tr);
+        server = { kind: 'peer', dev: first.dev.name, family, addr: syn.dst.slice(), port: syn.dport, clientAddr: syn.src.slice(), clientPort: syn.sport };
+        if (!this.peerAccepts(syn.dst, family, syn.dport)) {
+          const rst = this.packet(family, PROTO.TCP, syn.dst.slice(), syn.dport, syn.src.slice(), syn.sport, TCP_FLAGS.RST | TCP_FLAGS.ACK);
+          const r = this.sendFrom(server, rst, null, null, 1, 'RST', tr);
+          if (this.arrived(r, client)) return this.result('refused', syn.dst, syn.dport, family, null, `${formatEndpoint(syn.dst, syn.dport, family)} refused the connection`, tr);
+          return this.failure(r, tr, 'the RST');
+        }
+        break;
+      }
+    }
+    // SYN-ACK from the server end to what it saw as the client.
+    let synack: PacketState;
+    if (server.kind === 'socket') {
+      const s = server.socket;
+      synack = this.packet(family, PROTO.TCP, s.local!.slice(), s.localPort, s.remote!.slice(), s.remotePort, TCP_FLAGS.SYN | TCP_FLAGS.ACK);
+      // The SYN-ACK belongs to the request socket; owner matches see its listener (skb_to_full_sk).
+      const r2 = this.sendFrom(server, synack, s.owner, s, 1, 'SYN-ACK', tr);
+      if (!this.arrived(r2, client)) return this.failure(r2, tr, 'the SYN-ACK');
+    } else {
+      synack = this.packet(family, PROTO.TCP, server.addr.slice(), server.port, server.clientAddr.slice(), server.clientPort, TCP_FLAGS.SYN | TCP_FLAGS.ACK);
+      const r2 = this.sendFrom(server, synack, null, null, 1, 'SYN-ACK', tr);
+      if (!this.arrived(r2, client)) return this.failure(r2, tr, 'the SYN-ACK');
+    }
+    // ACK from the client.
+    let ack: PacketState;
+    if (client.kind === 'socket') {
+      const c = client.socket;
+      ack = this.packet(family, PROTO.TCP, c.local!.slice(), c.localPort, c.remote!.slice(), c.remotePort, TCP_FLAGS.ACK);
+      const r3 = this.sendFrom(client, ack, c.owner, c, 2, 'ACK', tr);
+      if (!this.arrived(r3, server)) return this.failure(r3, tr, 'the ACK');
+    } else {
+      ack = this.packet(family, PROTO.TCP, client.addr.slice(), client.port, client.dstAddr.slice(), client.dstPort, TCP_FLAGS.ACK);
+      const r3 = this.sendFrom(client, ack, null, null, 2, 'ACK', tr);
+      if (!this.arrived(r3, server)) return this.failure(r3, tr, 'the ACK');
+    }
+    if (server.kind === 'socket') {
+      const s = server.socket;
+      return this.result('local', s.local, s.localPort, family, origin, `accepted by ${describe(s.listener ?? s)}`, tr);
+    }
+    return this.result('remote', server.addr, server.port, family, null, `connected through ${server.dev}`, tr);
+  }
+}
+
+function describe(s: SocketRecord): string {
+  const a = s.local === null ? (s.family === 4 ? '0.0.0.0' : '::') : formatAddress(s.local, s.family);
+  return `${s.kind === 'listener' ? 'the listener' : 'the socket'} ${s.family === 6 ? `[${a}]` : a}:${s.localPort}${s.transparent ? ' (IP_TRANSPARENT)' : ''}`;
+}
+
+/** `SO_ORIGINAL_DST` on the socket that received `p`: the original tuple's destination (default zone only). */
+function origDst(p: PacketState): string | null {
+  const e = p.ctEntry;
+  if (e === null || e.zone !== 0 || p.ctState === CT_STATE.UNTRACKED) return null;
+  return formatEndpoint(e.orig.dst, e.orig.dport, e.family);
+}
+
+/** A loopback source on the wire: the receiver drops it (martian / ip6_rcv_core). */
+function isMartianOnWire(p: PacketState): boolean {
+  if (p.family === 4) return p.src[0]! >>> 24 === 127;
+  return p.src[0] === 0 && p.src[1] === 0 && p.src[2] === 0 && p.src[3] === 1;
+}
+
+/** ICMP type and code of a REJECT answer (`--reject-with`). */
+function icmpError(family: Family, kind: string): [number, number] {
+  if (family === 4) {
+    const codes: Record<string, number> = {
+      'icmp-net-unreachable': 0, 'icmp-host-unreachable': 1, 'icmp-proto-unreachable': 2, 'icmp-port-unreachable': 3,
+      'icmp-net-prohibited': 9, 'icmp-host-prohibited': 10, 'icmp-admin-prohibited': 13,
+    };
+    return [3, codes[kind] ?? 3];
+  }
+  const codes: Record<string, number> = {
+    'icmp6-no-route': 0, 'icmp6-adm-prohibited': 1, 'icmp6-addr-unreachable': 3, 'icmp6-port-unreachable': 4,
+    'icmp6-policy-fail': 5, 'icmp6-reject-route': 6,
+  };
+  return [1, codes[kind] ?? 4];
+}
+
+function protoName(n: number): string {
+  return n === PROTO.TCP ? 'tcp' : n === PROTO.UDP ? 'udp' : n === PROTO.ICMP ? 'icmp' : n === PROTO.ICMPV6 ? 'ipv6-icmp' : String(n);
+}
+
+/** `SYN,ACK` style flag names. */
+export function flagNames(f: number): string {
+  const out: string[] = [];
+  for (const [name, bit] of Object.entries(TCP_FLAGS)) if (f & bit) out.push(name);
+  return out.join(',');
+}
+
+/** The kernel TRACE lines of an event list, as `connect --json` prints them. */
+export function stepsOf(events: readonly TraceEvent[]): ConnectStep[] {
+  const steps: ConnectStep[] = [];
+  for (const e of events) {
+    if (e.type === 'rule') steps.push({ hook: e.hook, table: e.table, chain: e.chain, rule: e.rule, event: 'rule', target: e.target, text: e.text, packet: e.label });
+    else if (e.type === 'return') steps.push({ hook: e.hook, table: e.table, chain: e.chain, rule: e.rule, event: 'return', target: 'RETURN', text: null, packet: e.label });
+    else if (e.type === 'policy') steps.push({ hook: e.hook, table: e.table, chain: e.chain, rule: e.rule, event: 'policy', target: e.policy, text: null, packet: e.label });
+  }
+  return steps;
+}
+
+function parseListener(l: number | string | ListenerSpec): SocketRecord[] {
+  const spec: ListenerSpec = typeof l === 'number' ? { port: l } : typeof l === 'string' ? listenerFromString(l) : l;
+  if (!Number.isInteger(spec.port) || spec.port < 1 || spec.port > 65535) bad('BAD_CONFIG', `bad listening port "${String(spec.port)}"`);
+  const owner: SocketView = { uid: spec.uid ?? 0, gid: spec.gid ?? spec.uid ?? 0, groups: [] };
+  const protos = spec.proto === undefined ? [PROTO.TCP, PROTO.UDP] : [spec.proto === 'udp' ? PROTO.UDP : PROTO.TCP];
+  const out: SocketRecord[] = [];
+  let binds: { family: Family; addr: number[] | null }[];
+  if (spec.address === undefined || spec.address === '*') binds = [{ family: 4, addr: null }, { family: 6, addr: null }];
+  else {
+    const a = parseAnyAddress(spec.address);
+    if (!a) bad('BAD_CONFIG', `bad listening address "${spec.address}"`);
+    const wildcard = a.addr.every((w) => w === 0);
+    binds = [{ family: a.family, addr: wildcard ? null : a.addr }];
+  }
+  for (const b of binds) {
+    for (const proto of protos) {
+      out.push({ kind: 'listener', family: b.family, proto, local: b.addr, localPort: spec.port, remote: null, remotePort: 0, owner, transparent: spec.transparent ?? false, listener: null });
+    }
+  }
+  return out;
+}
+
+function listenerFromString(text: string): ListenerSpec {
+  let t = text.trim();
+  let proto: 'tcp' | 'udp' | undefined;
+  const m = /\/(tcp|udp)$/i.exec(t);
+  if (m) {
+    proto = m[1]!.toLowerCase() as 'tcp' | 'udp';
+    t = t.slice(0, m.index);
+  }
+  if (/^\d+$/.test(t)) return proto ? { port: Number(t), proto } : { port: Number(t) };
+  const e = parseEndpoint(t, true);
+  const address = formatAddress(e.addr, e.family);
+  return proto ? { address, port: e.port, proto } : { address, port: e.port };
+}

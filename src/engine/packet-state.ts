@@ -1,0 +1,113 @@
+/**
+ * A packet while it crosses the namespace: the skb fields matches read ({@link PacketView}), plus
+ * what the engine keeps alongside (its conntrack entry, its route, a socket assigned by TPROXY).
+ *
+ * @module
+ */
+import type { PacketView, SocketView } from '../model/packet.js';
+import type { Family, HookName, TableName } from '../model/types.js';
+import { ConntrackViewImpl } from './conntrack.js';
+import type { ConntrackEntry } from './conntrack.js';
+import type { RouteResult } from './routing.js';
+
+/** What a packet needs from its namespace while matches run. @internal */
+export interface PacketHost {
+  addressType(family: Family, addr: readonly number[], iface: string | null): number;
+  statisticRandom(probability: number): boolean;
+}
+
+/** A socket of the namespace (listener, connecting or accepted). @internal */
+export interface SocketRecord {
+  readonly kind: 'listener' | 'connection';
+  readonly family: Family;
+  readonly proto: number;
+  /** Bound/local address; null for a wildcard listener. */
+  readonly local: readonly number[] | null;
+  readonly localPort: number;
+  readonly remote: readonly number[] | null;
+  readonly remotePort: number;
+  readonly owner: SocketView;
+  readonly transparent: boolean;
+  /** The listener an accepted connection came from. */
+  readonly listener: SocketRecord | null;
+}
+
+/** The packet state the engine threads through the hooks. @internal */
+export class PacketState implements PacketView {
+  family: Family;
+  proto: number;
+  src: number[];
+  dst: number[];
+  sport: number;
+  dport: number;
+  tcpFlags: number;
+  icmpType = -1;
+  icmpCode = -1;
+  fragment = false;
+  length = 60;
+  inIface: string | null = null;
+  outIface: string | null = null;
+  /** ifindex of inIface / outIface (0: none), for lowered interface tests. */
+  inIndex = 0;
+  outIndex = 0;
+  hook: HookName = 'PREROUTING';
+  table: TableName = 'raw';
+  mark = 0;
+  socket: SocketView | null = null;
+  ct: ConntrackViewImpl | null = null;
+
+  /** The conntrack entry and direction (engine side of {@link ct}). */
+  ctEntry: ConntrackEntry | null = null;
+  ctDir = 0;
+  /** `IP_CT_UNTRACKED`: set by NOTRACK / CT --notrack in raw. */
+  untracked = false;
+  /** `CT --zone` template set in raw. */
+  zone = 0;
+  /** The socket TPROXY assigned (`nf_tproxy_assign_sock`). */
+  assignedSocket: SocketRecord | null = null;
+  /** The socket that sent the packet (owner match reads {@link socket}). */
+  sender: SocketRecord | null = null;
+  /** The current route (`skb_dst`). */
+  route: RouteResult | null = null;
+  /** Set by REJECT: what it answers with. */
+  rejectWith: string | null = null;
+  /** Why the last table dropped the packet, when it was not a plain DROP. */
+  dropReason: string | null = null;
+
+  readonly host: PacketHost;
+  private readonly ctView = new ConntrackViewImpl();
+
+  constructor(host: PacketHost, family: Family, proto: number, src: number[], sport: number, dst: number[], dport: number, tcpFlags: number) {
+    this.host = host;
+    this.family = family;
+    this.proto = proto;
+    this.src = src;
+    this.sport = sport;
+    this.dst = dst;
+    this.dport = dport;
+    this.tcpFlags = tcpFlags;
+  }
+
+  /** Points {@link ct} at an entry (or at a state without one: INVALID, UNTRACKED). */
+  setConntrack(entry: ConntrackEntry | null, dir: number, state: number): void {
+    this.ctEntry = entry;
+    this.ctDir = dir;
+    this.ctView.entry = entry;
+    this.ctView.dir = dir;
+    this.ctView.state = state;
+    this.ct = this.ctView;
+  }
+
+  /** The state bit matches see (`XT_STATE_BIT(ctinfo)`), or 0 before conntrack. */
+  get ctState(): number {
+    return this.ct ? this.ct.state : 0;
+  }
+
+  addressType(addr: readonly number[], iface: string | null): number {
+    return this.host.addressType(this.family, addr, iface);
+  }
+
+  statisticRandom(probability: number): boolean {
+    return this.host.statisticRandom(probability);
+  }
+}

@@ -1,0 +1,500 @@
+/**
+ * The namespace's interfaces, addresses and routes: the local table (every local address, all of
+ * 127/8, ::1), the main table (connected routes, default routes), extra tables reached by
+ * `ip rule fwmark M lookup T`, and the lookups the packet path makes (`fib_lookup`,
+ * `ip_route_input_slow`'s martian checks, `inet_select_addr`).
+ *
+ * @module
+ */
+import { ADDR_TYPE } from '../model/packet.js';
+import type { Family } from '../model/types.js';
+import { NetfilterSimError, diagnostic } from '../errors.js';
+import { formatAddress, parseAddress, prefixMask } from '../syntax/address.js';
+
+/** One address on an interface. */
+export interface IfaceAddress {
+  readonly family: Family;
+  readonly addr: readonly number[];
+  readonly prefix: number;
+}
+
+/** An interface (`struct net_device` with its `in_device`/`inet6_dev`). */
+export interface Iface {
+  readonly name: string;
+  /** ifindex; `lo` is 1. */
+  readonly index: number;
+  readonly loopback: boolean;
+  /** IPv4 addresses in `ifa_list` order (primary addresses in the order they were added). */
+  readonly addrs4: readonly IfaceAddress[];
+  /** IPv6 addresses in `addr_list` order (see {@link orderIpv6}). */
+  readonly addrs6: readonly IfaceAddress[];
+  /** `net.ipv4.conf.IFACE.route_localnet`. */
+  readonly routeLocalnet: boolean;
+}
+
+/** `rtm_type` values the engine uses. */
+export type RouteType = 'unicast' | 'local' | 'broadcast' | 'blackhole' | 'unreachable' | 'prohibit' | 'throw';
+
+/** A route in one table. */
+export interface Route {
+  readonly family: Family;
+  readonly dst: readonly number[];
+  readonly mask: readonly number[];
+  readonly prefix: number;
+  readonly type: RouteType;
+  /** ifindex of the device, or 0 for none (blackhole…). */
+  readonly dev: number;
+  readonly via: readonly number[] | null;
+  /** Preferred source (`src`), or null. */
+  readonly prefsrc: readonly number[] | null;
+}
+
+/** `ip rule`: `[fwmark M[/mask]] lookup T`, ordered by priority. */
+export interface PolicyRule {
+  readonly family: Family;
+  readonly priority: number;
+  readonly fwmark: number | null;
+  readonly mask: number;
+  readonly table: number;
+}
+
+/** What a route lookup found. */
+export interface RouteResult {
+  readonly type: RouteType;
+  readonly dev: Iface | null;
+  readonly via: readonly number[] | null;
+  /** The source address the route would give a new connection. */
+  readonly src: readonly number[] | null;
+  readonly table: number;
+}
+
+/** `RT_TABLE_LOCAL`, `RT_TABLE_MAIN`, `RT_TABLE_DEFAULT`. */
+export const RT_TABLE = { LOCAL: 255, MAIN: 254, DEFAULT: 253 } as const;
+
+/** Route specification accepted by the namespace options. */
+export interface RouteSpec {
+  /** `10.96.0.0/12`, `default`, `0.0.0.0/0`, `::/0`. */
+  readonly dst: string;
+  readonly via?: string;
+  readonly dev?: string;
+  /** Table id; 254 (main) by default. */
+  readonly table?: number;
+  readonly type?: RouteType;
+  readonly src?: string;
+}
+
+/** `ip rule add fwmark M[/mask] lookup T [priority P]`. */
+export interface RuleSpec {
+  readonly fwmark: number;
+  readonly mask?: number;
+  readonly table: number;
+  readonly priority?: number;
+  /** 4, 6, or both (the default, as istio and TPROXY setups install both). */
+  readonly family?: Family;
+}
+
+function bad(message: string): never {
+  throw new NetfilterSimError(diagnostic('BAD_CONFIG', message));
+}
+
+/** Parses `addr` of either family. */
+export function parseAnyAddress(text: string): { family: Family; addr: number[] } | null {
+  const t = text.startsWith('[') && text.endsWith(']') ? text.slice(1, -1) : text;
+  if (t.includes(':')) {
+    const a = parseAddress(t, 6);
+    return a ? { family: 6, addr: a } : null;
+  }
+  if (!/^\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(t)) return null;
+  const a = parseAddress(t, 4);
+  return a ? { family: 4, addr: a } : null;
+}
+
+/** Parses `addr/prefix` of either family; no prefix means a host. */
+export function parseIfaceAddress(text: string): IfaceAddress {
+  const slash = text.indexOf('/');
+  const a = parseAnyAddress(slash < 0 ? text : text.slice(0, slash));
+  if (!a) bad(`bad interface address "${text}"`);
+  const max = a.family === 4 ? 32 : 128;
+  const prefix = slash < 0 ? max : Number(text.slice(slash + 1));
+  if (!Number.isInteger(prefix) || prefix < 0 || prefix > max) bad(`bad prefix length in "${text}"`);
+  return { family: a.family, addr: a.addr, prefix };
+}
+
+/** Whether `addr` is in `dst/mask`. */
+export function inPrefix(addr: readonly number[], dst: readonly number[], mask: readonly number[]): boolean {
+  for (let i = 0; i < dst.length; i++) if ((((addr[i] ?? 0) & mask[i]!) >>> 0) !== dst[i]) return false;
+  return true;
+}
+
+function network(addr: readonly number[], mask: readonly number[]): number[] {
+  return addr.map((w, i) => (w & mask[i]!) >>> 0);
+}
+
+/** IPv4 127/8. */
+export function isLoopback4(a: number): boolean {
+  return a >>> 24 === 127;
+}
+
+/** Whether an address of the family is loopback (127/8, ::1). */
+export function isLoopback(addr: readonly number[], family: Family): boolean {
+  if (family === 4) return isLoopback4(addr[0]!);
+  return addr[0] === 0 && addr[1] === 0 && addr[2] === 0 && addr[3] === 1;
+}
+
+function isMulticast(addr: readonly number[], family: Family): boolean {
+  if (family === 4) return addr[0]! >>> 28 === 0xe;
+  return addr[0]! >>> 24 === 0xff;
+}
+
+function isZero(addr: readonly number[]): boolean {
+  for (const w of addr) if (w !== 0) return false;
+  return true;
+}
+
+/** `ipv6_addr_src_scope`: link-local 0x2, loopback 0x1, everything else global (0xe). */
+function ipv6Scope(addr: readonly number[]): number {
+  if (addr[0]! >>> 22 === 0x3fa) return 0x2;
+  if (addr[0] === 0 && addr[1] === 0 && addr[2] === 0 && addr[3] === 1) return 0x1;
+  return 0xe;
+}
+
+/**
+ * The kernel's `addr_list` order for IPv6 addresses given in the order they were added:
+ * `ipv6_link_dev_addr` keeps the list "sorted in order of scope - global before linklocal",
+ * inserting each new address before the first one whose scope is not wider, so within one scope
+ * the newest address comes first.
+ */
+export function orderIpv6(added: readonly IfaceAddress[]): IfaceAddress[] {
+  const list: IfaceAddress[] = [];
+  for (const a of added) {
+    const s = ipv6Scope(a.addr);
+    let i = 0;
+    while (i < list.length && s < ipv6Scope(list[i]!.addr)) i++;
+    list.splice(i, 0, a);
+  }
+  return list;
+}
+
+/** Interface configuration accepted by the namespace options. */
+export interface InterfaceSpec {
+  readonly name: string;
+  /** Addresses with prefix, in the order `ip addr add` would add them. */
+  readonly addresses: readonly string[];
+  readonly routeLocalnet?: boolean;
+}
+
+/** Routing configuration of a namespace. */
+export interface RoutingConfig {
+  readonly interfaces: readonly InterfaceSpec[];
+  readonly gateways: readonly string[];
+  readonly routes: readonly RouteSpec[];
+  readonly rules: readonly RuleSpec[];
+  /** `net.ipv4.conf.all.route_localnet`. */
+  readonly routeLocalnet: boolean;
+}
+
+/** Interfaces, routing tables and policy rules, with the lookups the packet path needs. */
+export class Routing {
+  readonly ifaces: Iface[] = [];
+  readonly byName = new Map<string, Iface>();
+  readonly tables = new Map<number, Route[]>();
+  readonly rules: PolicyRule[] = [];
+  readonly routeLocalnetAll: boolean;
+
+  constructor(config: RoutingConfig) {
+    this.routeLocalnetAll = config.routeLocalnet;
+    const lo: InterfaceSpec = config.interfaces.find((i) => i.name === 'lo') ?? { name: 'lo', addresses: [] };
+    const loAddrs = ['127.0.0.1/8', '::1/128', ...lo.addresses.filter((a) => a !== '127.0.0.1/8' && a !== '::1/128')];
+    const specs = [{ ...lo, addresses: loAddrs }, ...config.interfaces.filter((i) => i.name !== 'lo')];
+    for (const spec of specs) {
+      if (this.byName.has(spec.name)) bad(`interface "${spec.name}" given twice`);
+      if (!/^[^\s/:]{1,15}$/.test(spec.name)) bad(`bad interface name "${spec.name}"`);
+      const addrs = spec.addresses.map(parseIfaceAddress);
+      const iface: Iface = {
+        name: spec.name,
+        index: this.ifaces.length + 1,
+        loopback: spec.name === 'lo',
+        addrs4: addrs.filter((a) => a.family === 4),
+        addrs6: orderIpv6(addrs.filter((a) => a.family === 6)),
+        routeLocalnet: spec.routeLocalnet ?? false,
+      };
+      this.ifaces.push(iface);
+      this.byName.set(iface.name, iface);
+    }
+    this.tables.set(RT_TABLE.LOCAL, []);
+    this.tables.set(RT_TABLE.MAIN, []);
+    this.tables.set(RT_TABLE.DEFAULT, []);
+    for (const iface of this.ifaces) this.addConnected(iface);
+    for (const gw of config.gateways) this.addDefault(gw);
+    for (const r of config.routes) this.addRoute(r);
+    for (const fam of [4, 6] as const) {
+      this.rules.push({ family: fam, priority: 0, fwmark: null, mask: 0, table: RT_TABLE.LOCAL });
+      this.rules.push({ family: fam, priority: 32766, fwmark: null, mask: 0, table: RT_TABLE.MAIN });
+      this.rules.push({ family: fam, priority: 32767, fwmark: null, mask: 0, table: RT_TABLE.DEFAULT });
+    }
+    let next = 32765;
+    for (const r of config.rules) {
+      const priority = r.priority ?? next--;
+      for (const fam of r.family ? [r.family] : ([4, 6] as const)) {
+        this.rules.push({ family: fam, priority, fwmark: r.fwmark >>> 0, mask: (r.mask ?? 0xffffffff) >>> 0, table: r.table });
+      }
+      if (!this.tables.has(r.table)) this.tables.set(r.table, []);
+    }
+    this.rules.sort((a, b) => a.priority - b.priority);
+  }
+
+  private table(id: number): Route[] {
+    let t = this.tables.get(id);
+    if (!t) {
+      t = [];
+      this.tables.set(id, t);
+    }
+    return t;
+  }
+
+  private addConnected(iface: Iface): void {
+    const local = this.table(RT_TABLE.LOCAL);
+    const main = this.table(RT_TABLE.MAIN);
+    for (const a of [...iface.addrs4, ...iface.addrs6]) {
+      const max = a.family === 4 ? 32 : 128;
+      const hostMask = prefixMask(max, a.family);
+      local.push({ family: a.family, dst: a.addr, mask: hostMask, prefix: max, type: 'local', dev: iface.index, via: null, prefsrc: a.addr });
+      const mask = prefixMask(a.prefix, a.family);
+      const net = network(a.addr, mask);
+      if (iface.loopback && a.family === 4 && isLoopback4(a.addr[0]!)) {
+        // fib_add_ifaddr: `local 127.0.0.0/8 dev lo src 127.0.0.1` and its broadcast.
+        local.push({ family: 4, dst: net, mask, prefix: a.prefix, type: 'local', dev: iface.index, via: null, prefsrc: a.addr });
+        if (a.prefix < 31) local.push({ family: 4, dst: [(net[0]! | ~mask[0]!) >>> 0], mask: hostMask, prefix: 32, type: 'broadcast', dev: iface.index, via: null, prefsrc: a.addr });
+        continue;
+      }
+      if (a.prefix < max) {
+        main.push({ family: a.family, dst: net, mask, prefix: a.prefix, type: 'unicast', dev: iface.index, via: null, prefsrc: a.family === 4 ? a.addr : null });
+        if (a.family === 4 && a.prefix < 31) {
+          local.push({ family: 4, dst: [(net[0]! | ~mask[0]!) >>> 0], mask: hostMask, prefix: 32, type: 'broadcast', dev: iface.index, via: null, prefsrc: a.addr });
+        }
+      }
+    }
+  }
+
+  private addDefault(gw: string): void {
+    const g = parseAnyAddress(gw);
+    if (!g) bad(`bad gateway "${gw}"`);
+    const dev = this.connectedDevice(g.family, g.addr);
+    if (!dev) bad(`gateway ${gw} is not on a connected network`);
+    this.table(RT_TABLE.MAIN).push({
+      family: g.family,
+      dst: g.family === 4 ? [0] : [0, 0, 0, 0],
+      mask: g.family === 4 ? [0] : [0, 0, 0, 0],
+      prefix: 0,
+      type: 'unicast',
+      dev: dev.index,
+      via: g.addr,
+      prefsrc: null,
+    });
+  }
+
+  private addRoute(r: RouteSpec): void {
+    let family: Family;
+    let dst: number[];
+    let prefix: number;
+    if (r.dst === 'default') {
+      const v = r.via ? parseAnyAddress(r.via) : null;
+      family = v ? v.family : 4;
+      dst = family === 4 ? [0] : [0, 0, 0, 0];
+      prefix = 0;
+    } else {
+      const a = parseIfaceAddress(r.dst);
+      family = a.family;
+      dst = a.addr.slice();
+      prefix = a.prefix;
+    }
+    const mask = prefixMask(prefix, family);
+    const via = r.via ? parseAnyAddress(r.via) : null;
+    if (r.via && (!via || via.family !== family)) bad(`bad gateway "${r.via}" for route ${r.dst}`);
+    let dev = r.dev ? this.byName.get(r.dev) : undefined;
+    if (r.dev && !dev) bad(`route ${r.dst}: no interface "${r.dev}"`);
+    if (!dev && via) dev = this.connectedDevice(family, via.addr) ?? undefined;
+    const type = r.type ?? 'unicast';
+    if (!dev && (type === 'unicast' || type === 'local')) bad(`route ${r.dst}: no device`);
+    const src = r.src ? parseAnyAddress(r.src) : null;
+    this.table(r.table ?? RT_TABLE.MAIN).push({
+      family,
+      dst: network(dst, mask),
+      mask,
+      prefix,
+      type,
+      dev: dev ? dev.index : 0,
+      via: via ? via.addr : null,
+      prefsrc: src ? src.addr : null,
+    });
+  }
+
+  /** The device whose connected network holds `addr`. */
+  connectedDevice(family: Family, addr: readonly number[]): Iface | null {
+    let best: Route | null = null;
+    for (const r of this.table(RT_TABLE.MAIN)) {
+      if (r.family !== family || r.via !== null || r.type !== 'unicast') continue;
+      if (inPrefix(addr, r.dst, r.mask) && (!best || r.prefix > best.prefix)) best = r;
+    }
+    return best ? this.ifaceByIndex(best.dev) : null;
+  }
+
+  /** The interface with this ifindex. */
+  ifaceByIndex(index: number): Iface | null {
+    return this.ifaces[index - 1] ?? null;
+  }
+
+  /** The loopback device. */
+  get lo(): Iface {
+    return this.ifaces[0]!;
+  }
+
+  private lookupTable(id: number, family: Family, dst: readonly number[]): Route | null {
+    const t = this.tables.get(id);
+    if (!t) return null;
+    let best: Route | null = null;
+    for (const r of t) {
+      if (r.family !== family) continue;
+      if (inPrefix(dst, r.dst, r.mask) && (!best || r.prefix > best.prefix)) best = r;
+    }
+    return best;
+  }
+
+  /** `fib_lookup`: walks the policy rules in priority order. */
+  fibLookup(family: Family, dst: readonly number[], mark: number): { route: Route; table: number } | null {
+    for (const rule of this.rules) {
+      if (rule.family !== family) continue;
+      if (rule.fwmark !== null && ((mark & rule.mask) >>> 0) !== rule.fwmark) continue;
+      const route = this.lookupTable(rule.table, family, dst);
+      if (!route || route.type === 'throw') continue;
+      return { route, table: rule.table };
+    }
+    return null;
+  }
+
+  /** `inet_select_addr` / `ipv6_dev_get_saddr`, simplified: the first address of the device. */
+  selectSource(family: Family, dev: Iface | null, dst: readonly number[]): readonly number[] | null {
+    const pick = (i: Iface | null) => (i ? (family === 4 ? i.addrs4 : i.addrs6.filter((a) => ipv6Scope(a.addr) !== 0x2 || ipv6Scope(dst) === 0x2)) : []);
+    const own = pick(dev);
+    if (own[0]) return own[0].addr;
+    for (const i of this.ifaces) {
+      const a = pick(i).find((x) => !isLoopback(x.addr, family));
+      if (a) return a.addr;
+    }
+    return null;
+  }
+
+  /**
+   * `ip_route_output_key`: the route for a locally generated packet. Local destinations leave
+   * through `lo` whatever device their local route names.
+   */
+  routeOutput(family: Family, dst: readonly number[], mark: number, src: readonly number[] | null): RouteResult {
+    const hit = this.fibLookup(family, dst, mark);
+    if (!hit) return { type: 'unreachable', dev: null, via: null, src: null, table: 0 };
+    const { route, table } = hit;
+    if (route.type === 'local') {
+      return { type: 'local', dev: this.lo, via: null, src: src ?? route.prefsrc ?? dst, table };
+    }
+    if (route.type === 'broadcast') {
+      return { type: 'broadcast', dev: this.ifaceByIndex(route.dev), via: null, src: src ?? route.prefsrc, table };
+    }
+    if (route.type !== 'unicast') return { type: route.type, dev: null, via: null, src: null, table };
+    const dev = this.ifaceByIndex(route.dev);
+    // __mkroute_output: a loopback source may not leave through another device unless
+    // route_localnet is set on it (-EINVAL).
+    if (family === 4 && dev && !dev.loopback && src !== null && isLoopback4(src[0]!) && !this.routeLocalnet(dev)) {
+      return { type: 'unreachable', dev: null, via: null, src: null, table };
+    }
+    return { type: 'unicast', dev, via: route.via, src: src ?? route.prefsrc ?? this.selectSource(family, dev, dst), table };
+  }
+
+  /** `IN_DEV_ROUTE_LOCALNET`: `all` or the device's own setting. */
+  routeLocalnet(dev: Iface): boolean {
+    return this.routeLocalnetAll || dev.routeLocalnet;
+  }
+
+  /**
+   * `ip_route_input_slow` (and `ip6_route_input`): the route for an arriving packet, with the
+   * martian checks that come before the lookup.
+   */
+  routeInput(
+    family: Family,
+    src: readonly number[],
+    dst: readonly number[],
+    mark: number,
+    dev: Iface,
+    forwarding: boolean,
+  ): RouteResult & { reason: string | null; martian: boolean } {
+    const none = (type: RouteType, reason: string, martian = false) => ({ type, dev: null, via: null, src: null, table: 0, reason, martian });
+    if (family === 4) {
+      if (isMulticast(src, 4) || src[0] === 0xffffffff) return none('unreachable', 'martian source', true);
+      if (isZero(src)) return none('unreachable', 'martian source', true);
+      if (isZero(dst)) return none('unreachable', 'martian destination', true);
+      if (!dev.loopback && isLoopback4(dst[0]!)) {
+        if (!this.routeLocalnet(dev)) return none('unreachable', 'martian destination (127/8 without route_localnet)', true);
+      } else if (!dev.loopback && isLoopback4(src[0]!)) {
+        if (!this.routeLocalnet(dev)) return none('unreachable', 'martian source (127/8 without route_localnet)', true);
+      }
+    }
+    if (family === 6 && !dev.loopback && isLoopback(dst, 6)) {
+      // rt6_need_strict: ::1 is looked up on the incoming device only, and only lo has it.
+      return none('unreachable', 'no route to ::1 from a device other than lo', true);
+    }
+    const hit = this.fibLookup(family, dst, mark);
+    if (!hit) return none('unreachable', 'no route');
+    const { route, table } = hit;
+    // fib_validate_source: a source that is one of our own addresses is martian off lo.
+    if (!dev.loopback && this.isLocalAddress(family, src)) return none('unreachable', 'martian source (a local address)', true);
+    if (route.type === 'local') return { type: 'local', dev: this.lo, via: null, src: null, table, reason: null, martian: false };
+    if (route.type === 'broadcast') return { type: 'local', dev: this.lo, via: null, src: null, table, reason: 'broadcast', martian: false };
+    if (route.type !== 'unicast') return { type: route.type, dev: null, via: null, src: null, table, reason: route.type, martian: false };
+    if (!forwarding) return none('unreachable', 'forwarding is disabled (net.ipv4.ip_forward=0)');
+    return { type: 'unicast', dev: this.ifaceByIndex(route.dev), via: route.via, src: null, table, reason: null, martian: false };
+  }
+
+  /** Whether the local table holds `addr` as a local address (all of 127/8, ::1, own addresses). */
+  isLocalAddress(family: Family, addr: readonly number[]): boolean {
+    const r = this.lookupTable(RT_TABLE.LOCAL, family, addr);
+    return r !== null && r.type === 'local';
+  }
+
+  /**
+   * `inet_dev_addr_type` / `xt_addrtype`'s IPv6 test: the route type of an address as an
+   * {@link ADDR_TYPE} bit, optionally limited to one device.
+   */
+  addressType(family: Family, addr: readonly number[], ifaceName: string | null): number {
+    if (family === 4) {
+      const a = addr[0]!;
+      if (a === 0 || a === 0xffffffff) return ADDR_TYPE.BROADCAST;
+      if (isMulticast(addr, 4)) return ADDR_TYPE.MULTICAST;
+      const r = this.lookupTable(RT_TABLE.LOCAL, 4, addr);
+      if (!r) return ADDR_TYPE.UNICAST;
+      if (ifaceName !== null) {
+        const dev = this.byName.get(ifaceName);
+        if (!dev || dev.index !== r.dev) return ADDR_TYPE.UNICAST;
+      }
+      return r.type === 'local' ? ADDR_TYPE.LOCAL : r.type === 'broadcast' ? ADDR_TYPE.BROADCAST : ADDR_TYPE.UNICAST;
+    }
+    if (isZero(addr)) return ADDR_TYPE.UNSPEC;
+    if (isMulticast(addr, 6)) return ADDR_TYPE.MULTICAST;
+    const r = this.lookupTable(RT_TABLE.LOCAL, 6, addr);
+    if (r && r.type === 'local') {
+      if (ifaceName !== null) {
+        const dev = this.byName.get(ifaceName);
+        if (!dev || (dev.index !== r.dev && !(r.dev === 1 && dev.loopback))) return ADDR_TYPE.UNICAST;
+      }
+      return ADDR_TYPE.LOCAL;
+    }
+    const hit = this.fibLookup(6, addr, 0);
+    if (hit && (hit.route.type === 'unreachable' || hit.route.type === 'prohibit')) return ADDR_TYPE.UNREACHABLE;
+    if (hit && hit.route.type === 'blackhole') return ADDR_TYPE.BLACKHOLE;
+    return ADDR_TYPE.UNICAST;
+  }
+
+  /** `ip addr`-style description of the interfaces, for messages. */
+  describe(): string {
+    return this.ifaces
+      .map((i) => `${i.name}: ${[...i.addrs4, ...i.addrs6].map((a) => `${formatAddress(a.addr, a.family)}/${a.prefix}`).join(' ')}`)
+      .join('\n');
+  }
+}

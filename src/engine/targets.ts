@@ -1,0 +1,222 @@
+/**
+ * The effect of each extension target the engine knows (`struct xt_target`'s `target` function),
+ * shared by the lowered evaluator and the reference interpreter so both apply exactly the same
+ * semantics.
+ *
+ * @module
+ */
+import type { HookName, TableName } from '../model/types.js';
+import type {
+  ConnmarkOptions,
+  CtOptions,
+  DnatOptions,
+  MarkOptions,
+  MasqueradeOptions,
+  PortRange,
+  RedirectOptions,
+  RejectOptions,
+  SnatOptions,
+  TproxyOptions,
+} from '../extensions/target-options.js';
+import { NF_NAT_MANIP_DST, NF_NAT_MANIP_SRC } from './conntrack.js';
+import type { PacketState, SocketRecord } from './packet-state.js';
+import type { TraceRecorder } from './trace-events.js';
+
+/** `XT_CONTINUE`: the rule's target lets traversal go on. */
+export const XT_CONTINUE = -1;
+/** `NF_DROP`. */
+export const NF_DROP = 0;
+/** `NF_ACCEPT`. */
+export const NF_ACCEPT = 1;
+
+/** Extension targets with an engine effect, by opcode. */
+export const EXT = {
+  OTHER_CONTINUE: 0,
+  OTHER_TERMINAL: 1,
+  REJECT: 2,
+  REDIRECT: 3,
+  DNAT: 4,
+  SNAT: 5,
+  MASQUERADE: 6,
+  MARK: 7,
+  CONNMARK: 8,
+  TPROXY: 9,
+  CT: 10,
+  NOTRACK: 11,
+  LOG: 12,
+  TRACE: 13,
+} as const;
+
+const EXT_BY_NAME: Readonly<Record<string, number>> = {
+  REJECT: EXT.REJECT,
+  REDIRECT: EXT.REDIRECT,
+  DNAT: EXT.DNAT,
+  SNAT: EXT.SNAT,
+  MASQUERADE: EXT.MASQUERADE,
+  MARK: EXT.MARK,
+  CONNMARK: EXT.CONNMARK,
+  TPROXY: EXT.TPROXY,
+  CT: EXT.CT,
+  NOTRACK: EXT.NOTRACK,
+  LOG: EXT.LOG,
+  TRACE: EXT.TRACE,
+};
+
+/** The opcode of a target name; targets the engine does not simulate continue or end the walk. */
+export function extOpcode(name: string, terminal: boolean): number {
+  const op = EXT_BY_NAME[name];
+  if (op !== undefined) return op;
+  return terminal ? EXT.OTHER_TERMINAL : EXT.OTHER_CONTINUE;
+}
+
+/** What targets need from the namespace. @internal */
+export interface TargetHost {
+  /** `nf_nat_setup_info` for the packet's connection; returns NF_ACCEPT or NF_DROP. */
+  natSetup(p: PacketState, manip: number, addr: readonly number[] | null, ports: PortRange | null, by: string, tr: TraceRecorder | null): number;
+  /** `nf_nat_redirect_ipv4/6`: 127.0.0.1/::1 in OUTPUT, else the in-device's first address. */
+  redirectAddress(p: PacketState): readonly number[] | null;
+  /** `nf_nat_masquerade_ipv4/6`: the source address for the out device. */
+  masqueradeAddress(p: PacketState): readonly number[] | null;
+  /** `tproxy_tg4/6`: the socket TPROXY would assign. */
+  tproxyLookup(p: PacketState, onIp: readonly number[] | undefined, onPort: number): SocketRecord | null;
+}
+
+/** Where the target fired, for trace events. */
+export interface TargetSite {
+  readonly hook: HookName;
+  readonly table: TableName;
+  readonly chain: string;
+  readonly rule: number;
+  readonly name: string;
+}
+
+function hex(n: number): string {
+  return `0x${(n >>> 0).toString(16)}`;
+}
+
+function effect(tr: TraceRecorder | null, site: TargetSite, detail: string): void {
+  if (tr !== null) {
+    tr.push({ type: 'effect', hook: site.hook, table: site.table, chain: site.chain, rule: site.rule, target: site.name, detail });
+  }
+}
+
+function notrack(p: PacketState, tr: TraceRecorder | null, site: TargetSite): void {
+  // xt_ct_target / notrack_tg: "Previously seen (loopback)? Ignore."
+  if (p.ctEntry !== null || p.untracked) {
+    effect(tr, site, 'ignored: the packet already has a conntrack entry');
+    return;
+  }
+  p.untracked = true;
+  effect(tr, site, 'untracked');
+}
+
+/**
+ * Applies an extension target. Returns {@link XT_CONTINUE}, {@link NF_ACCEPT} or {@link NF_DROP}.
+ */
+export function applyTarget(op: number, options: unknown, p: PacketState, host: TargetHost, tr: TraceRecorder | null, site: TargetSite): number {
+  switch (op) {
+    case EXT.MARK: {
+      const o = options as MarkOptions;
+      const before = p.mark;
+      p.mark = ((p.mark & ~o.mask) ^ o.value) >>> 0;
+      effect(tr, site, `mark ${hex(before)} → ${hex(p.mark)}`);
+      return XT_CONTINUE;
+    }
+    case EXT.CONNMARK: {
+      const o = options as ConnmarkOptions;
+      const ct = p.ctEntry;
+      if (ct === null) {
+        effect(tr, site, 'no conntrack entry: nothing to do');
+        return XT_CONTINUE;
+      }
+      switch (o.mode) {
+        case 'set':
+          ct.mark = ((ct.mark & ~o.mask) ^ o.value) >>> 0;
+          effect(tr, site, `ctmark → ${hex(ct.mark)}`);
+          break;
+        case 'save':
+          ct.mark = ((ct.mark & ~o.ctmask) ^ (p.mark & o.nfmask)) >>> 0;
+          effect(tr, site, `ctmark ← mark: ${hex(ct.mark)}`);
+          break;
+        case 'restore':
+          p.mark = ((p.mark & ~o.nfmask) ^ (ct.mark & o.ctmask)) >>> 0;
+          effect(tr, site, `mark ← ctmark: ${hex(p.mark)}`);
+          break;
+      }
+      return XT_CONTINUE;
+    }
+    case EXT.CT: {
+      const o = options as CtOptions;
+      if (o.notrack) notrack(p, tr, site);
+      else if (p.ctEntry !== null) effect(tr, site, 'ignored: the packet already has a conntrack entry');
+      else {
+        if (o.zone !== undefined) p.zone = o.zone;
+        effect(tr, site, o.zone !== undefined ? `zone ${o.zone}` : o.helper !== undefined ? `helper ${o.helper} (not simulated)` : 'template');
+      }
+      return XT_CONTINUE;
+    }
+    case EXT.NOTRACK:
+      notrack(p, tr, site);
+      return XT_CONTINUE;
+    case EXT.LOG:
+      effect(tr, site, 'logged');
+      return XT_CONTINUE;
+    case EXT.TRACE:
+      effect(tr, site, 'trace on');
+      return XT_CONTINUE;
+    case EXT.OTHER_CONTINUE:
+      effect(tr, site, 'not simulated; traversal continues');
+      return XT_CONTINUE;
+    case EXT.OTHER_TERMINAL:
+      p.dropReason = `${site.name} (not simulated)`;
+      effect(tr, site, 'not simulated; the packet is dropped');
+      return NF_DROP;
+    case EXT.REJECT: {
+      const o = options as RejectOptions;
+      p.rejectWith = o.rejectWith ?? 'icmp-port-unreachable';
+      p.dropReason = `REJECT --reject-with ${p.rejectWith}`;
+      return NF_DROP;
+    }
+    case EXT.REDIRECT: {
+      const o = options as RedirectOptions;
+      const addr = host.redirectAddress(p);
+      if (addr === null) {
+        p.dropReason = 'REDIRECT: the incoming interface has no address';
+        return NF_DROP;
+      }
+      return host.natSetup(p, NF_NAT_MANIP_DST, addr, o.toPorts ?? null, 'REDIRECT', tr);
+    }
+    case EXT.DNAT: {
+      const o = options as DnatOptions;
+      return host.natSetup(p, NF_NAT_MANIP_DST, o.to.addrMin ?? null, o.to.ports ?? null, 'DNAT', tr);
+    }
+    case EXT.SNAT: {
+      const o = options as SnatOptions;
+      return host.natSetup(p, NF_NAT_MANIP_SRC, o.to.addrMin ?? null, o.to.ports ?? null, 'SNAT', tr);
+    }
+    case EXT.MASQUERADE: {
+      const o = options as MasqueradeOptions;
+      const addr = host.masqueradeAddress(p);
+      if (addr === null) {
+        p.dropReason = 'MASQUERADE: the outgoing interface has no address';
+        return NF_DROP;
+      }
+      return host.natSetup(p, NF_NAT_MANIP_SRC, addr, o.toPorts ?? null, 'MASQUERADE', tr);
+    }
+    case EXT.TPROXY: {
+      const o = options as TproxyOptions;
+      const sock = host.tproxyLookup(p, o.onIp, o.onPort);
+      if (sock === null) {
+        p.dropReason = 'TPROXY: no transparent socket';
+        effect(tr, site, 'no transparent socket: drop');
+        return NF_DROP;
+      }
+      p.mark = ((p.mark & ~o.markMask) ^ o.markValue) >>> 0;
+      p.assignedSocket = sock;
+      effect(tr, site, `socket ${sock.local === null ? '*' : 'bound'}:${sock.localPort} assigned, mark ${hex(p.mark)}`);
+      return NF_ACCEPT;
+    }
+    default:
+      return XT_CONTINUE;
+  }
+}
