@@ -55,6 +55,8 @@ export interface ExtensionContext {
   readonly mode: 'strict' | 'lenient';
   /** The span of the `-m NAME` / `-j NAME` token, for errors about the extension as a whole. */
   readonly span: Span;
+  /** Reports something iptables accepts but a user should hear about (a comment cut to 255). */
+  readonly warn?: (d: Diagnostic) => void;
   /**
    * User and group names for `owner --uid-owner NAME` (iptables asks `getpwnam`/`getgrnam` of the
    * machine it runs on). Absent: the small Debian base table in `values.ts` (`root` = 0, …).

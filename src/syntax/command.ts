@@ -90,6 +90,14 @@ const COMMAND_OF: Record<string, CommandName> = {
 };
 const INVERTIBLE = new Set(['s', 'd', 'p', 'i', 'o', 'f']);
 const STANDARD_VERDICTS = new Set(['ACCEPT', 'DROP', 'RETURN']);
+/** The names `xtables_find_target` maps to the standard target. */
+export const STANDARD_TARGET_NAMES: ReadonlySet<string> = new Set(['ACCEPT', 'DROP', 'QUEUE', 'RETURN']);
+/** Target extensions Debian's iptables 1.8.9 can load (`/usr/lib/…/xtables/lib{xt,ipt,ip6t}_NAME.so`). */
+export const LOADABLE_TARGETS: ReadonlySet<string> = new Set([
+  'AUDIT', 'CHECKSUM', 'CLASSIFY', 'CLUSTERIP', 'CONNMARK', 'CONNSECMARK', 'CT', 'DNAT', 'DNPT', 'DSCP', 'ECN', 'HL', 'HMARK',
+  'IDLETIMER', 'LED', 'LOG', 'MARK', 'MASQUERADE', 'NETMAP', 'NFLOG', 'NFQUEUE', 'NOTRACK', 'RATEEST', 'REDIRECT',
+  'REJECT', 'SECMARK', 'SET', 'SNAT', 'SNPT', 'SYNPROXY', 'TCPMSS', 'TCPOPTSTRIP', 'TEE', 'TOS', 'TPROXY', 'TRACE', 'TTL', 'ULOG',
+]);
 
 /** An extension loaded into the rule being parsed. */
 interface Loaded {
@@ -161,6 +169,7 @@ export function parseCommandTokens(tokens: readonly Token[], options: CommandOpt
 
   const ctxFor = (l: Loaded): ExtensionContext => ({
     family, protocol: l.protocolAtFirst === null ? protocol : l.protocolAtFirst, table, chain, mode: options.mode, span: l.span,
+    ...(options.onWarning ? { warn: options.onWarning } : {}),
   });
 
   const loadMatch = (name: string, span: Span, implicit: boolean): Loaded | undefined => {
@@ -308,6 +317,9 @@ export function parseCommandTokens(tokens: readonly Token[], options: CommandOpt
         chain = a.value;
         chainSpan = a.span;
         if (s === 'N' || s === 'E') checkChainName(chain!, chainSpan!);
+        if (s === 'N' && (STANDARD_TARGET_NAMES.has(chain!) || LOADABLE_TARGETS.has(chain!) || TARGETS.has(chain!))) {
+          fail('BAD_CHAIN_NAME', `chain name "${chain}" may not clash with a target name`, chainSpan, chain);
+        }
         if (s === 'I' || s === 'D' || s === 'R') {
           if (isNonOption(tokens[i])) {
             const n = tokens[i]!;

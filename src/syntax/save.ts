@@ -8,7 +8,7 @@
 import { diagnostic, NetfilterSimError, type Diagnostic } from '../errors.js';
 import type { Counters, Family, Ruleset, Span, TableName } from '../model/types.js';
 import { RulesetBuilder, isTableName } from './builder.js';
-import { checkChainName, parseCommandTokens } from './command.js';
+import { STANDARD_TARGET_NAMES, checkChainName, parseCommandTokens } from './command.js';
 import { tokenizeLine } from './lexer.js';
 
 /** iptables-restore reads lines into a 10 KiB buffer (`char buffer[10240]`). */
@@ -197,6 +197,8 @@ function parseChainLine(line: string, lineNo: number, lineOffset: number, table:
     if (e instanceof NetfilterSimError) return e.diagnostics[0];
     throw e;
   }
+  // xtables-restore: xtables_find_target(chain, XTF_DONT_LOAD) sees only the standard target here.
+  if (STANDARD_TARGET_NAMES.has(name.text)) return diagnostic('BAD_CHAIN_NAME', `chain name "${name.text}" may not clash with a target name`, span(name), name.text);
   if (!policy) return diagnostic('BAD_CHAIN_LINE', `chain "${name.text}" has no policy`, span(name), name.text);
   if (policy.text !== 'ACCEPT' && policy.text !== 'DROP' && policy.text !== '-') {
     return diagnostic('BAD_POLICY', `policy "${policy.text}" invalid (ACCEPT, DROP or -)`, span(policy), policy.text);

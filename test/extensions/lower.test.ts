@@ -273,7 +273,8 @@ describe('errors name the token and its place', () => {
       }
     };
     expect(code('-p tcp -m multiport --dports 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16')).toBe('TOO_MANY_PORTS');
-    expect(code(`-m comment --comment ${'x'.repeat(256)}`)).toBe('COMMENT_TOO_LONG');
+    // iptables 1.8.9 keeps the first 255 characters of a longer comment (the parser warns).
+    expect(code(`-m comment --comment ${'x'.repeat(256)}`)).toBeUndefined();
     expect(code(`-m comment --comment ${'x'.repeat(255)}`)).toBeUndefined();
     expect(code('-m conntrack --ctstate NEWISH')).toBe('BAD_VALUE');
     expect(code('-m owner')).toBe('MISSING_OPTION');

@@ -84,6 +84,22 @@ describe('rejections, with the position of the offending token', () => {
     const r = parseIptablesSave('*filter\n-A NOPE -j ACCEPT\n-I INPUT 3 -j ACCEPT\nCOMMIT\n');
     expect(r.diagnostics.map((d) => [d.severity, d.code])).toEqual([['warning', 'UNKNOWN_CHAIN'], ['warning', 'BAD_RULE_NUMBER']]);
   });
+  it('cuts a 256-character comment to 255 as iptables 1.8.9 does, with a warning', () => {
+    const r = parseIptablesSave(`*filter\n-A INPUT -m comment --comment ${'c'.repeat(256)}\nCOMMIT\n`);
+    expect(r.diagnostics.map((d) => [d.severity, d.code])).toEqual([['warning', 'COMMENT_TOO_LONG']]);
+    expect(fmt(`*filter\n-A INPUT -m comment --comment ${'c'.repeat(256)}\nCOMMIT\n`)).toContain(`--comment ${'c'.repeat(255)}\n`);
+  });
+  it('refuses chain names that clash with target names', () => {
+    expect(errorOf('*filter\n-N DROP\nCOMMIT\n')?.code).toBe('BAD_CHAIN_NAME');
+    expect(errorOf('*filter\n-N MARK\nCOMMIT\n')?.code).toBe('BAD_CHAIN_NAME');
+    expect(errorOf('*filter\n:QUEUE - [0:0]\nCOMMIT\n')?.code).toBe('BAD_CHAIN_NAME');
+    expect(errorOf('*filter\n:MARK - [0:0]\nCOMMIT\n')).toBeUndefined();
+  });
+  it('reads udp ports as getaddrinfo does: decimal, cut to 16 bits', () => {
+    expect(fmt('*filter\n-A INPUT -p udp --dport 70000\nCOMMIT\n')).toContain('-A INPUT -p udp -m udp --dport 4464\n');
+    expect(errorOf('*filter\n-A INPUT -p udp --dport 4294967295\nCOMMIT\n')?.code).toBe('BAD_PORT');
+    expect(errorOf('*filter\n-A INPUT -p tcp --dport 70000\nCOMMIT\n')?.code).toBe('BAD_PORT');
+  });
   it('in lenient mode accepts a missing COMMIT and CRLF line ends', () => {
     expect(errorOf('*filter\r\n-A INPUT -j ACCEPT\r\n', 'lenient')).toBeUndefined();
   });

@@ -1,12 +1,12 @@
 /**
  * `-m comment` (`libxt_comment.c`, kernel `xt_comment.c`): a note that always matches. At most
- * 255 characters (`XT_MAX_COMMENT_LEN` 256 with the NUL): iptables 1.8.11 refuses longer ones
- * (strict mode does too), 1.8.9 cuts them (lenient mode does too). iptables-save quotes it as
+ * 255 characters (`XT_MAX_COMMENT_LEN` 256 with the NUL): iptables 1.8.9 cuts a longer one
+ * without a word (1.8.11 refuses it); we cut it as 1.8.9 does and report a warning. iptables-save quotes it as
  * `xtables_save_string` does.
  *
  * @module
  */
-import { fail } from '../../errors.js';
+import { diagnostic } from '../../errors.js';
 import type { ExtensionContext, MatchExtension, OptionOccurrence } from '../types.js';
 import { argOf, missing, saveString, unknownOption } from '../values.js';
 
@@ -23,11 +23,9 @@ function parse(occurrences: readonly OptionOccurrence[], ctx: ExtensionContext):
   for (const o of occurrences) {
     if (o.name !== 'comment') unknownOption('comment', o);
     const text = argOf(o);
-    if (text.length > MAX_COMMENT_LENGTH && ctx.mode === 'strict') {
-      fail('COMMENT_TOO_LONG', `comment is ${text.length} characters long; at most ${MAX_COMMENT_LENGTH} are allowed`, o.argSpan ?? o.span, text);
+    if (text.length > MAX_COMMENT_LENGTH) {
+      ctx.warn?.(diagnostic('COMMENT_TOO_LONG', `comment is ${text.length} characters long; iptables 1.8.9 keeps the first ${MAX_COMMENT_LENGTH} (1.8.11 refuses it)`, o.argSpan ?? o.span, text.slice(0, 20) + '…'));
     }
-    // iptables 1.8.9 cuts a longer comment to 255 characters without a word (1.8.11 refuses
-    // it); strict mode refuses, lenient mode cuts as 1.8.9 does.
     comment = text.slice(0, MAX_COMMENT_LENGTH);
   }
   if (comment === undefined) missing(ctx, 'comment', 'option "--comment" must be specified');

@@ -17,12 +17,31 @@ export interface UdpOptions {
   readonly dport?: Negatable<PortRange>;
 }
 
+/**
+ * getaddrinfo's numeric service: strtoul (saturating at 2^64-1), refused when it reads back as
+ * -1 in an int, else the low 16 bits.
+ */
+function wrapDecimalPorts(o: OptionOccurrence): OptionOccurrence {
+  if (o.arg === undefined) return o;
+  const parts = o.arg.split(':');
+  if (parts.length > 2) return o;
+  const mapped = parts.map((part) => {
+    if (!/^\d+$/.test(part)) return part;
+    let v = BigInt(part);
+    if (v > 0xffffffffffffffffn) v = 0xffffffffffffffffn;
+    if ((v & 0xffffffffn) === 0xffffffffn) return part;
+    return String(Number(v & 0xffffn));
+  });
+  return { ...o, arg: mapped.join(':') };
+}
+
 function parse(occurrences: readonly OptionOccurrence[]): UdpOptions {
   const r: { -readonly [K in keyof UdpOptions]: UdpOptions[K] } = {};
   for (const o of occurrences) {
     if (o.name !== 'sport' && o.name !== 'dport') unknownOption('udp', o);
-    // libxt_udp.c (1.8.9) has no min > max check, unlike tcp.
-    const v = parsePortRange(o, 'udp', true);
+    // libxt_udp.c (1.8.9) has no min > max check, unlike tcp, and resolves numbers through
+    // getaddrinfo, which truncates a decimal port to 16 bits (70000 loads as 4464).
+    const v = parsePortRange(wrapDecimalPorts(o), 'udp', true);
     if (o.negated || v.min !== 0 || v.max !== 65535) r[o.name] = { negated: o.negated, value: v };
   }
   return r;
