@@ -3,6 +3,7 @@
  * @internal
  */
 import { NetfilterSimError, formatDiagnostic } from '../errors.js';
+import { runCheck } from './commands/check.js';
 import { runCompile } from './commands/compile.js';
 import { runConnect } from './commands/connect.js';
 import { runDemo } from './commands/demo.js';
@@ -13,6 +14,7 @@ import { EXIT_INPUT, EXIT_USAGE, UsageError, type CliIO } from './io.js';
 type Command = (args: string[], io: CliIO) => Promise<number>;
 
 const COMMANDS: Record<string, { run: Command; summary: string }> = {
+  check: { run: runCheck, summary: 'check a rule set as the kernel would load it (chains, loops, placement)' },
   compile: { run: runCompile, summary: 'print the rules a mesh component writes (linkerd, istio, …)' },
   connect: { run: runConnect, summary: 'simulate a TCP connection (or UDP datagram) through a pod\'s rules' },
   trace: { run: runTrace, summary: 'trace one packet through every hook it visits' },
