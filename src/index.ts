@@ -37,3 +37,12 @@ export {
   type RenderOptions, type TraceFormat,
 } from './trace/index.js';
 export type { CommandName } from './syntax/command.js';
+export {
+  simulateMesh, prepareMeshPod, validateMeshPod, parseServices, defaultPods, demoLinkerd,
+  renderMesh, renderMeshText, renderMeshJson, renderMeshMermaid, renderMeshDot, meshJson, MESH_FORMATS,
+  DEFAULT_POD_MANIFESTS, LINKERD_SCENARIO_DEFAULTS, ISTIO_SCENARIO_DEFAULTS,
+} from './mesh/scenario/index.js';
+export type {
+  MeshScenarioOptions, MeshResult, MeshHop, HopRule, MeshPod, MeshProxy, RuleNote, StartupStep, StartupEffect, MeshInstall,
+  MeshName, MeshVerdict, MeshService, ValidatorResult, MeshFormat, MeshRenderOptions, PrepareMeshPodOptions,
+} from './mesh/scenario/index.js';

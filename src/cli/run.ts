@@ -9,6 +9,7 @@ import { runConnect } from './commands/connect.js';
 import { runDemo } from './commands/demo.js';
 import { runTrace } from './commands/trace.js';
 import { runFmt } from './commands/fmt.js';
+import { runMesh } from './commands/mesh.js';
 import { EXIT_INPUT, EXIT_USAGE, UsageError, type CliIO } from './io.js';
 
 type Command = (args: string[], io: CliIO) => Promise<number>;
@@ -17,6 +18,7 @@ const COMMANDS: Record<string, { run: Command; summary: string }> = {
   check: { run: runCheck, summary: 'check a rule set as the kernel would load it (chains, loops, placement)' },
   compile: { run: runCompile, summary: 'print the rules a mesh component writes (linkerd, istio, …)' },
   connect: { run: runConnect, summary: 'simulate a TCP connection (or UDP datagram) through a pod\'s rules' },
+  mesh: { run: runMesh, summary: 'a connection between two meshed pods, end to end: verdict, hops, diagnosis' },
   trace: { run: runTrace, summary: 'trace one packet through every hook it visits' },
   demo: { run: runDemo, summary: 'the main job on built-in defaults' },
   fmt: { run: runFmt, summary: 'print iptables-save text in canonical form' },
