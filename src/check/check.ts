@@ -201,7 +201,18 @@ export function check(ruleset: Ruleset, options: CheckOptions = {}): Diagnostic[
     }
     for (const c of table.chains) {
       const reach = [...hooks.get(c.name)!].sort((a, b) => HOOK_NAMES.indexOf(a) - HOOK_NAMES.indexOf(b));
-      c.rules.forEach((r, i) => checkRule(out, ruleset, table, c, r, i, reach, matches, targets, byName));
+      c.rules.forEach((r, i) => {
+        checkRule(out, ruleset, table, c, r, i, reach, matches, targets, byName);
+        // nf_tables refuses a negated test of the whole address space (observed: "RULE_APPEND
+        // failed (Invalid argument)"); legacy keeps it as a rule that never matches.
+        if ((options.backend ?? 'nft') === 'nft') {
+          for (const [flag, a] of [['-s', r.source], ['-d', r.destination]] as const) {
+            if (a && a.negated && a.value.mask.every((w) => w === 0)) {
+              out.push(diagnostic('BAD_ADDRESS', `! ${flag} ${a.value.family === 4 ? '0.0.0.0/0' : '::/0'} can never match; the nf_tables kernel refuses the rule (${ruleLabel(table.name, c.name, i)})`, r.span, flag));
+            }
+          }
+        }
+      });
     }
   }
   return out;

@@ -31,6 +31,13 @@ export class UsageError extends Error {
 /** The real process's I/O. */
 export function processIO(): CliIO {
   const env = process.env;
+  // `netfilter-sim … | head`: a closed pipe ends the output quietly, as for other tools.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'EPIPE') process.exit(0);
+      throw e;
+    });
+  }
   const color = !!process.stdout.isTTY && env['NO_COLOR'] === undefined && env['TERM'] !== 'dumb';
   return {
     stdout: (t) => void process.stdout.write(t),

@@ -81,8 +81,10 @@ export function printRule(rule: Rule, chain: string, family: Family, counters = 
 export function printRuleBody(rule: Rule, family: Family): string {
   let s = '';
   const neg = (n: boolean): string => (n ? ' !' : '');
-  if (rule.source && !isAny(rule.source.value.mask)) s += `${neg(rule.source.negated)} -s ${formatCidr(rule.source.value)}`;
-  if (rule.destination && !isAny(rule.destination.value.mask)) s += `${neg(rule.destination.negated)} -d ${formatCidr(rule.destination.value)}`;
+  // A zero mask is no test and is not printed, unless negated (legacy keeps "! -s 0.0.0.0/0";
+  // the nf_tables kernel refuses it at load, which check() reports).
+  if (rule.source && (!isAny(rule.source.value.mask) || rule.source.negated)) s += `${neg(rule.source.negated)} -s ${formatCidr(rule.source.value)}`;
+  if (rule.destination && (!isAny(rule.destination.value.mask) || rule.destination.negated)) s += `${neg(rule.destination.negated)} -d ${formatCidr(rule.destination.value)}`;
   if (rule.inInterface) s += `${neg(rule.inInterface.negated)} -i ${rule.inInterface.value}`;
   if (rule.outInterface) s += `${neg(rule.outInterface.negated)} -o ${rule.outInterface.value}`;
   if (rule.protocol) s += `${neg(rule.protocol.negated)} -p ${rule.protocol.value}`;

@@ -1,7 +1,7 @@
 /**
  * `-j NFLOG` (`libxt_NFLOG.c`, kernel `xt_NFLOG.c`): sends the packet to a netlink log group and
  * continues. Saved as `--nflog-prefix`, `--nflog-group` (when not 0), `--nflog-size` (or the
- * old `--nflog-range`), `--nflog-threshold` (when not 1).
+ * old `--nflog-range`, which iptables-nft drops), `--nflog-threshold` (when not 0).
  *
  * @module
  */
@@ -33,7 +33,7 @@ export const NFLOG: TargetExtension<NflogOptions> = {
     { name: 'nflog-threshold', arg: true },
   ],
   parse(occurrences) {
-    const r: { -readonly [K in keyof NflogOptions]: NflogOptions[K] } = { group: 0, threshold: 1 };
+    const r: { -readonly [K in keyof NflogOptions]: NflogOptions[K] } = { group: 0, threshold: 0 };
     for (const o of occurrences) {
       switch (o.name) {
         case 'nflog-group': r.group = parseUint32(o, 'NFLOG', 0, 65535); break;
@@ -55,9 +55,10 @@ export const NFLOG: TargetExtension<NflogOptions> = {
     const out: string[] = [];
     if (o.prefix) out.push(`--nflog-prefix ${saveString(o.prefix)}`);
     if (o.group) out.push(`--nflog-group ${o.group}`);
+    // iptables-nft 1.8.9 keeps --nflog-size, drops the old --nflog-range, and prints a non-zero
+    // threshold (observed: "--nflog-threshold 1" prints back, "0" does not).
     if (o.size !== undefined) out.push(`--nflog-size ${o.size}`);
-    else if (o.range) out.push(`--nflog-range ${o.range}`);
-    if (o.threshold !== 1) out.push(`--nflog-threshold ${o.threshold}`);
+    if (o.threshold !== 0) out.push(`--nflog-threshold ${o.threshold}`);
     return out.join(' ');
   },
 };
