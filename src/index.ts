@@ -10,7 +10,7 @@
  * console.log(formatIptablesSave('*nat\n-A OUTPUT -p tcp -j REDIRECT --to-port 4140\nCOMMIT\n'));
  * ```
  *
- * @module
+ * @module netfilter-sim
  */
 export type * from './model/types.js';
 export { BUILTIN_CHAINS, HOOK_NAMES, TABLE_NAMES } from './model/types.js';
@@ -37,6 +37,18 @@ export {
   type RenderOptions, type TraceFormat,
 } from './trace/index.js';
 export type { CommandName } from './syntax/command.js';
+export type {
+  TraceEventBase, TraceEventType, PacketEvent, RouteEvent, RerouteEvent, TableEvent, RulePosition, RuleEvent, ReturnEvent,
+  PolicyEvent, AssumedEvent, VerdictEvent, ConntrackEvent, NatEvent, EffectEvent, SocketEvent, WireEvent, LoopbackEvent, DropEvent,
+} from './engine/trace-events.js';
+export type { RouteType } from './engine/routing.js';
+export type {
+  MatchExtension, TargetExtension, OptionDef, OptionOccurrence, ExtensionContext, CheckContext, Placement, Accounts,
+} from './extensions/types.js';
+export { IPPROTO, TCP_FLAGS, CT_STATE, CT_STATUS, ADDR_TYPE, type PacketView, type SocketView, type ConntrackView } from './model/packet.js';
+export type { FlagDef as IstioIptablesFlag } from './mesh/istio/args.js';
+export type { PodContainer, ContainerPort, EnvVar, Service, ServicePort } from './mesh/pod.js';
+export type { LinkerdRuleset, LinkerdOutputFormat } from './mesh/linkerd/output.js';
 export {
   simulateMesh, prepareMeshPod, validateMeshPod, parseServices, defaultPods, demoLinkerd,
   renderMesh, renderMeshText, renderMeshJson, renderMeshMermaid, renderMeshDot, meshJson, MESH_FORMATS,
@@ -46,3 +58,4 @@ export type {
   MeshScenarioOptions, MeshResult, MeshHop, HopRule, MeshPod, MeshProxy, RuleNote, StartupStep, StartupEffect, MeshInstall,
   MeshName, MeshVerdict, MeshService, ValidatorResult, MeshFormat, MeshRenderOptions, PrepareMeshPodOptions,
 } from './mesh/scenario/index.js';
+export * from './laws/index.js';
