@@ -61,8 +61,8 @@ export function parseIpv6(text: string): number[] | null {
     if (v4.split('.').some((b) => b.length > 1 && b.startsWith('0'))) return null;
     tail = [(bytes[0]! << 8) | bytes[1]!, (bytes[2]! << 8) | bytes[3]!];
     head = text.slice(0, lastColon + 1);
-    if (head.endsWith('::')) head = head; // "::1.2.3.4"
-    else if (head.endsWith(':')) head = head.slice(0, -1);
+    // "::1.2.3.4" keeps its "::"; "1:2:3:4:5:6:1.2.3.4" drops the separator before the tail.
+    if (!head.endsWith('::')) head = head.slice(0, -1);
   }
   const dbl = head.indexOf('::');
   if (dbl !== head.lastIndexOf('::')) return null;

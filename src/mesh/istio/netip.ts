@@ -7,6 +7,7 @@
  * @module
  * @internal
  */
+import { parseIpv6 } from '../../syntax/address.js';
 
 /** A parsed Go `netip.Addr`: 4 bytes, or 16 bytes for IPv6 (including IPv4-mapped ones). @internal */
 export interface GoAddr {
@@ -49,46 +50,11 @@ function parseIPv4(s: string): GoAddr | string {
 }
 
 function parseIPv6(s: string): GoAddr | string {
-  const err = `ParseAddr(${JSON.stringify(s)}): IPv6 address invalid`;
-  let head = s;
-  let tail4: number[] = [];
-  const lastColon = s.lastIndexOf(':');
-  if (s.indexOf('.', lastColon) >= 0) {
-    const v4 = parseIPv4(s.slice(lastColon + 1));
-    if (typeof v4 === 'string') return err;
-    tail4 = [...v4.bytes];
-    head = s.slice(0, lastColon + 1);
-    // "::1.2.3.4" leaves "::", "1::1.2.3.4" leaves "1::": keep the group separator intact.
-    if (head.endsWith(':') && !head.endsWith('::')) head = head.slice(0, -1);
-  }
-  const groupsWanted = tail4.length > 0 ? 6 : 8;
-  const dbl = head.indexOf('::');
-  if (dbl >= 0 && head.indexOf('::', dbl + 1) >= 0) return err;
-  const parseGroups = (part: string): number[] | null => {
-    if (part === '') return [];
-    const out: number[] = [];
-    for (const g of part.split(':')) {
-      if (!/^[0-9a-fA-F]{1,4}$/.test(g)) return null;
-      out.push(parseInt(g, 16));
-    }
-    return out;
-  };
-  let groups: number[];
-  if (dbl >= 0) {
-    const left = parseGroups(head.slice(0, dbl));
-    const right = parseGroups(head.slice(dbl + 2));
-    if (!left || !right) return err;
-    const missing = groupsWanted - left.length - right.length;
-    if (missing < 1) return err;
-    groups = [...left, ...new Array<number>(missing).fill(0), ...right];
-  } else {
-    const all = parseGroups(head);
-    if (!all || all.length !== groupsWanted) return err;
-    groups = all;
-  }
+  // netip.ParseAddr agrees with inet_pton here (zones aside, which istio never passes).
+  const words = parseIpv6(s);
+  if (!words) return `ParseAddr(${JSON.stringify(s)}): IPv6 address invalid`;
   const bytes: number[] = [];
-  for (const g of groups) bytes.push(g >> 8, g & 0xff);
-  bytes.push(...tail4);
+  for (const w of words) bytes.push(w >>> 24, (w >>> 16) & 0xff, (w >>> 8) & 0xff, w & 0xff);
   return { bytes };
 }
 
