@@ -3,6 +3,7 @@
  * @internal
  */
 import { NetfilterSimError, formatDiagnostic } from '../errors.js';
+import { suggest } from '../syntax/command.js';
 import { runCheck } from './commands/check.js';
 import { runCompile } from './commands/compile.js';
 import { runConnect } from './commands/connect.js';
@@ -10,18 +11,18 @@ import { runDemo } from './commands/demo.js';
 import { runTrace } from './commands/trace.js';
 import { runFmt } from './commands/fmt.js';
 import { runMesh } from './commands/mesh.js';
-import { EXIT_INPUT, EXIT_USAGE, UsageError, type CliIO } from './io.js';
+import { EXIT_INPUT, EXIT_USAGE, FileReadError, SourceError, UsageError, isParseArgsError, parseArgsMessage, usageMessage, type CliIO } from './io.js';
 
 type Command = (args: string[], io: CliIO) => Promise<number>;
 
 const COMMANDS: Record<string, { run: Command; summary: string }> = {
+  fmt: { run: runFmt, summary: 'print iptables-save text in canonical form, as iptables-save would' },
   check: { run: runCheck, summary: 'check a rule set as the kernel would load it (chains, loops, placement)' },
-  compile: { run: runCompile, summary: 'print the rules a mesh component writes (linkerd, istio, …)' },
   connect: { run: runConnect, summary: 'simulate a TCP connection (or UDP datagram) through a pod\'s rules' },
-  mesh: { run: runMesh, summary: 'a connection between two meshed pods, end to end: verdict, hops, diagnosis' },
   trace: { run: runTrace, summary: 'trace one packet through every hook it visits' },
-  demo: { run: runDemo, summary: 'the main job on built-in defaults' },
-  fmt: { run: runFmt, summary: 'print iptables-save text in canonical form' },
+  compile: { run: runCompile, summary: 'print the rules a mesh component writes (linkerd, istio, …)' },
+  mesh: { run: runMesh, summary: 'a connection between two meshed pods, end to end: verdict, hops, diagnosis' },
+  demo: { run: runDemo, summary: 'a Linkerd client and server on built-in defaults, traced and explained' },
 };
 
 export const VERSION = '0.1.0';
@@ -36,16 +37,20 @@ Usage: netfilter-sim <command> [options]
 Commands:
 ${lines.join('\n')}
 
-Run "netfilter-sim <command> --help" for a command's options and examples.
+Run "netfilter-sim <command> --help" (or "netfilter-sim help <command>") for a command's options
+and examples. FILE arguments accept - for standard input.
 Exit status: 0 ok, 1 bad input (or a negative answer), 2 usage error.
+Colour: only when standard output is a terminal and NO_COLOR is not set (FORCE_COLOR forces it).
 `;
 }
 
 /** Runs the CLI with the given arguments (without `node` and the script name). */
 export async function run(argv: string[], io: CliIO): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === 'help' && rest[0] !== undefined && rest[0] in COMMANDS) return run([rest[0], '--help'], io);
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    io.stdout(help());
+    if (name === undefined) io.stderr(help());
+    else io.stdout(help());
     return name === undefined ? EXIT_USAGE : 0;
   }
   if (name === '--version' || name === '-V') {
@@ -54,22 +59,30 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   }
   const cmd = COMMANDS[name];
   if (!cmd) {
-    io.stderr(`netfilter-sim: unknown command "${name}"\n\n${help()}`);
+    io.stderr(`netfilter-sim: unknown ${name.startsWith('-') ? 'option' : 'command'} "${name}"${suggest(name, Object.keys(COMMANDS))}\n\n${help()}`);
     return EXIT_USAGE;
   }
   try {
     return await cmd.run(rest, io);
   } catch (e) {
-    if (e instanceof UsageError || (e instanceof TypeError && 'code' in e && String((e as { code: unknown }).code).startsWith('ERR_PARSE_ARGS'))) {
-      io.stderr(`netfilter-sim ${name}: ${e.message}\nRun "netfilter-sim ${name} --help" for usage.\n`);
+    if (e instanceof UsageError) {
+      io.stderr(usageMessage(name, e.message));
       return EXIT_USAGE;
     }
-    if (e instanceof NetfilterSimError) {
-      for (const d of e.diagnostics) io.stderr(formatDiagnostic(d, undefined, name) + '\n');
+    if (isParseArgsError(e)) {
+      io.stderr(usageMessage(name, parseArgsMessage(e)));
+      return EXIT_USAGE;
+    }
+    if (e instanceof SourceError) {
+      io.stderr(e.format());
       return EXIT_INPUT;
     }
-    if (e instanceof Error && 'code' in e && (e as { code: unknown }).code === 'ENOENT') {
+    if (e instanceof FileReadError) {
       io.stderr(`netfilter-sim ${name}: ${e.message}\n`);
+      return EXIT_INPUT;
+    }
+    if (e instanceof NetfilterSimError) {
+      for (const d of e.diagnostics) io.stderr((d.span ? formatDiagnostic(d, undefined, '<input>') : `netfilter-sim ${name}: ${d.message}`) + '\n');
       return EXIT_INPUT;
     }
     throw e;

@@ -10,7 +10,7 @@ import { compileIstio, type IstioCompileResult } from '../../mesh/istio/compile.
 import { detectEnableIPv6, type IstioConfig, parseResolvConf, splitDnsServers } from '../../mesh/istio/config.js';
 import { formatIstioResult, ISTIO_OUTPUT_FORMATS, type IstioOutputFormat } from '../../mesh/istio/format.js';
 import { readPod } from '../../mesh/pod.js';
-import { type CliIO, EXIT_INPUT, EXIT_OK, EXIT_USAGE, UsageError } from '../io.js';
+import { type CliIO, EXIT_INPUT, EXIT_OK, EXIT_USAGE, FileReadError, SourceError, UsageError, usageMessage } from '../io.js';
 
 /**
  * `netfilter-sim compile istio --help`.
@@ -55,6 +55,7 @@ Options:
                           restore: the exact iptables-restore --noflush input(s)
                           commands: the recorded commands, as upstream's goldens lay them out
                           json: the loaded rule set(s)
+  --json                  the same as --format json
   --upstream-version V    reproduce an older release's rules (e.g. 1.24, 1.17)
   -h, --help              this help
 
@@ -82,6 +83,7 @@ istio-proxy container (runAsUser/runAsGroup, ISTIO_META_DNS_CAPTURE, INVALID_DRO
 Options:
   --pod FILE              the Pod manifest, YAML or JSON (- for standard input)
   --format FMT            save (default), restore, commands or json (as compile istio)
+  --json                  the same as --format json
   --ipv6, --no-ipv6       whether the pod has IPv6 (default: from status.podIPs)
   --env NAME=VALUE        the plugin's environment on the node (ISTIO_OUTBOUND_OWNER_GROUPS, …)
   --exclude-namespaces NS the CNI config's exclude_namespaces
@@ -105,9 +107,9 @@ Examples:
  */
 export async function runCompileIstio(args: string[], io: CliIO): Promise<number> {
   return run(io, 'compile istio', () => {
-    const own = extractOwnOptions(args, ['format', 'dns-servers', 'resolv-conf', 'pod-ips', 'upstream-version', 'env'], ['ipv6', 'help']);
+    const own = extractOwnOptions(args, ['format', 'dns-servers', 'resolv-conf', 'pod-ips', 'upstream-version', 'env'], ['ipv6', 'help', 'json']);
     if (own.flags.has('help')) return { help: COMPILE_ISTIO_HELP };
-    const format = checkFormat(own.values.get('format'));
+    const format = checkFormat(own.values.get('format'), own.flags.has('json'));
     const env = envPairs(own.values.get('env') ?? []);
     let line;
     try {
@@ -145,13 +147,20 @@ export async function runCompileIstio(args: string[], io: CliIO): Promise<number
  */
 export async function runCompileIstioCni(args: string[], io: CliIO): Promise<number> {
   return run(io, 'compile istio-cni', () => {
-    const own = extractOwnOptions(args, ['pod', 'format', 'env', 'exclude-namespaces', 'upstream-version'], ['ipv6', 'no-ipv6', 'help']);
+    const own = extractOwnOptions(args, ['pod', 'format', 'env', 'exclude-namespaces', 'upstream-version'], ['ipv6', 'no-ipv6', 'help', 'json']);
     if (own.flags.has('help')) return { help: COMPILE_ISTIO_CNI_HELP };
     if (own.rest.length > 0) throw new UsageError(`unexpected argument "${own.rest[0]}"`);
-    const format = checkFormat(own.values.get('format'));
+    const format = checkFormat(own.values.get('format'), own.flags.has('json'));
     const podFile = last(own.values.get('pod'));
     if (podFile === undefined) throw new UsageError('--pod FILE is required');
-    const pod = readPod(io.readFile(podFile));
+    const podText = io.readFile(podFile);
+    let pod;
+    try {
+      pod = readPod(podText);
+    } catch (e) {
+      if (e instanceof NetfilterSimError) throw new SourceError(podFile, podText, e.diagnostics);
+      throw e;
+    }
     const version = last(own.values.get('upstream-version'));
     const excludeNamespaces = (own.values.get('exclude-namespaces') ?? []).flatMap((l) => l.split(',')).filter((s) => s !== '');
     const result = compileIstioCni({
@@ -180,8 +189,16 @@ async function run(io: CliIO, name: string, body: () => Outcome): Promise<number
     return EXIT_OK;
   } catch (e) {
     if (e instanceof UsageError) {
-      io.stderr(`netfilter-sim ${name}: ${e.message}\nTry 'netfilter-sim ${name} --help'.\n`);
+      io.stderr(usageMessage(name, e.message));
       return EXIT_USAGE;
+    }
+    if (e instanceof SourceError) {
+      io.stderr(e.format());
+      return EXIT_INPUT;
+    }
+    if (e instanceof FileReadError) {
+      io.stderr(`netfilter-sim ${name}: ${e.message}\n`);
+      return EXIT_INPUT;
     }
     if (e instanceof NetfilterSimError) {
       io.stderr(`netfilter-sim ${name}: ${e.message}\n`);
@@ -196,8 +213,10 @@ async function run(io: CliIO, name: string, body: () => Outcome): Promise<number
   }
 }
 
-function checkFormat(values: string[] | undefined): IstioOutputFormat {
-  const f = last(values) ?? 'save';
+function checkFormat(values: string[] | undefined, json = false): IstioOutputFormat {
+  const given = last(values);
+  if (json && given !== undefined && given !== 'json') throw new UsageError(`--json and --format ${given} cannot be used together`);
+  const f = given ?? (json ? 'json' : 'save');
   if (!(ISTIO_OUTPUT_FORMATS as readonly string[]).includes(f)) {
     throw new UsageError(`unknown format "${f}" (expected ${ISTIO_OUTPUT_FORMATS.join(', ')})`);
   }

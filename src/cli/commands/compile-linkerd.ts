@@ -10,7 +10,7 @@ import { PROXY_INIT_FLAGS, parseProxyInitArgs } from '../../mesh/linkerd/config.
 import { compileLinkerdCni, type LinkerdCniResult } from '../../mesh/linkerd/cni.js';
 import { compileProxyInit, type ProxyInitResult } from '../../mesh/linkerd/proxy-init.js';
 import type { LinkerdOutputFormat } from '../../mesh/linkerd/output.js';
-import { EXIT_INPUT, EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from '../io.js';
+import { EXIT_INPUT, EXIT_OK, EXIT_USAGE, FileReadError, SourceError, UsageError, type CliIO } from '../io.js';
 
 const FORMATS: readonly LinkerdOutputFormat[] = ['save', 'restore', 'commands', 'json'];
 
@@ -53,6 +53,7 @@ Options:
                       iptables-restore; this is the equivalent)
             commands  every command line proxy-init runs, in order
             json      the resulting rule set(s)
+      --json                      the same as --format json
       --existing FILE             iptables-save -t nat output before the run (re-run path:
                                   existing chains are flushed and reused)
       --existing6 FILE            the same for the IPv6 pass
@@ -91,6 +92,7 @@ Prints what the linkerd-cni plugin writes into a pod's network namespace at CNI 
                              without it: 443 and 6443)
   --netns PATH               write the commands as the plugin runs them (nsenter --net=PATH --)
   --format save|restore|commands|json   output (default: save), as for compile linkerd
+  --json                     the same as --format json
   --existing FILE, --existing6 FILE     the pod's nat table before ADD (default: empty)
   --upstream-version V       a cni-plugin release (v1.4.0 ... main)
   -h, --help
@@ -106,6 +108,7 @@ Examples:
 interface OwnFlags {
   readonly values: Map<string, string>;
   readonly help: boolean;
+  readonly json: boolean;
   readonly rest: string[];
 }
 
@@ -114,6 +117,7 @@ function takeOwnFlags(args: readonly string[], own: readonly string[], passValue
   const values = new Map<string, string>();
   const rest: string[] = [];
   let help = false;
+  let json = false;
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     if (a === '--') {
@@ -122,6 +126,10 @@ function takeOwnFlags(args: readonly string[], own: readonly string[], passValue
     }
     if (a === '-h' || a === '--help') {
       help = true;
+      continue;
+    }
+    if (a === '--json') {
+      json = true;
       continue;
     }
     const m = /^--([^=]+)(?:=(.*))?$/s.exec(a);
@@ -139,11 +147,12 @@ function takeOwnFlags(args: readonly string[], own: readonly string[], passValue
     if (m && m[2] === undefined && passValueFlags.has(m[1]!) && i + 1 < args.length) rest.push(args[++i]!);
     else if (/^-[A-Za-z]+$/.test(a) && passShorts.has(a[a.length - 1]!) && i + 1 < args.length) rest.push(args[++i]!);
   }
-  return { values, help, rest };
+  return { values, help, json, rest };
 }
 
-function parseFormat(v: string | undefined): LinkerdOutputFormat {
-  const f = (v ?? 'save') as LinkerdOutputFormat;
+function parseFormat(v: string | undefined, json = false): LinkerdOutputFormat {
+  if (json && v !== undefined && v !== 'json') throw new UsageError(`--json and --format ${v} cannot be used together`);
+  const f = (v ?? (json ? 'json' : 'save')) as LinkerdOutputFormat;
   if (!FORMATS.includes(f)) throw new UsageError(`unknown --format ${JSON.stringify(v)} (expected ${FORMATS.join(', ')})`);
   return f;
 }
@@ -176,6 +185,17 @@ function readOptional(io: CliIO, path: string | undefined): string | undefined {
   return path === undefined ? undefined : io.readFile(path);
 }
 
+/** Reads a manifest, turning its errors into ones that name the file and show the line. */
+function readManifestFile<T>(io: CliIO, path: string, read: (text: string) => T): T {
+  const text = io.readFile(path);
+  try {
+    return read(text);
+  } catch (e) {
+    if (e instanceof NetfilterSimError) throw new SourceError(path, text, e.diagnostics);
+    throw e;
+  }
+}
+
 async function guard(io: CliIO, command: string, body: () => Promise<number>): Promise<number> {
   try {
     return await body();
@@ -185,6 +205,14 @@ async function guard(io: CliIO, command: string, body: () => Promise<number>): P
       return EXIT_USAGE;
     }
     if (e instanceof NetfilterSimError) {
+      io.stderr(`netfilter-sim ${command}: ${e.message}\n`);
+      return EXIT_INPUT;
+    }
+    if (e instanceof SourceError) {
+      io.stderr(e.format());
+      return EXIT_INPUT;
+    }
+    if (e instanceof FileReadError) {
       io.stderr(`netfilter-sim ${command}: ${e.message}\n`);
       return EXIT_INPUT;
     }
@@ -219,7 +247,7 @@ export async function runCompileLinkerd(args: string[], io: CliIO): Promise<numb
       io.stdout(COMPILE_LINKERD_HELP);
       return EXIT_OK;
     }
-    const format = parseFormat(own.values.get('format'));
+    const format = parseFormat(own.values.get('format'), own.json);
     const upstreamVersion = own.values.get('upstream-version');
     const timestampText = own.values.get('timestamp');
     if (timestampText !== undefined && !/^\d+$/.test(timestampText)) throw new UsageError(`--timestamp must be unix seconds, got ${JSON.stringify(timestampText)}`);
@@ -268,11 +296,13 @@ export async function runCompileLinkerdCni(args: string[], io: CliIO): Promise<n
       return EXIT_OK;
     }
     if (own.rest.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(own.rest[0])}`);
-    const format = parseFormat(own.values.get('format'));
+    const format = parseFormat(own.values.get('format'), own.json);
     const confPath = own.values.get('conf');
     const podPath = own.values.get('pod');
     if (confPath === undefined) throw new UsageError('--conf FILE is required');
     if (podPath === undefined) throw new UsageError('--pod FILE is required');
+    const stdinReaders = ['conf', 'pod', 'namespace', 'kubernetes-service', 'existing', 'existing6'].filter((k) => own.values.get(k) === '-');
+    if (stdinReaders.length > 1) throw new UsageError(`only one of ${stdinReaders.map((k) => `--${k}`).join(', ')} can read standard input`);
     let conf: unknown;
     try {
       conf = JSON.parse(io.readFile(confPath));
@@ -283,7 +313,7 @@ export async function runCompileLinkerdCni(args: string[], io: CliIO): Promise<n
       }
       throw e;
     }
-    const pod = readPod(io.readFile(podPath));
+    const pod = readManifestFile(io, podPath, readPod);
     const nsPath = own.values.get('namespace');
     const svcPath = own.values.get('kubernetes-service');
     const netns = own.values.get('netns');
@@ -293,8 +323,8 @@ export async function runCompileLinkerdCni(args: string[], io: CliIO): Promise<n
     const result = compileLinkerdCni({
       conf,
       pod,
-      ...(nsPath !== undefined ? { namespace: readNamespace(io.readFile(nsPath)) } : {}),
-      ...(svcPath !== undefined ? { kubernetesService: readService(io.readFile(svcPath)) } : {}),
+      ...(nsPath !== undefined ? { namespace: readManifestFile(io, nsPath, readNamespace) } : {}),
+      ...(svcPath !== undefined ? { kubernetesService: readManifestFile(io, svcPath, readService) } : {}),
       ...(netns !== undefined ? { netns } : {}),
       ...(existing !== undefined ? { existing } : {}),
       ...(existing6 !== undefined ? { existing6 } : {}),

@@ -2,7 +2,7 @@
  * `netfilter-sim compile linkerd|linkerd-cni|istio|istio-cni …`
  * @internal
  */
-import { UsageError, type CliIO } from '../io.js';
+import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from '../io.js';
 import { COMPILE_LINKERD_CNI_HELP, COMPILE_LINKERD_HELP, runCompileLinkerd, runCompileLinkerdCni } from './compile-linkerd.js';
 import { COMPILE_ISTIO_CNI_HELP, COMPILE_ISTIO_HELP, runCompileIstio, runCompileIstioCni } from './compile-istio.js';
 
@@ -17,14 +17,20 @@ const SUBS: Record<string, Sub> = {
 
 export function compileHelp(): string {
   const w = Math.max(...Object.keys(SUBS).map((k) => k.length));
-  return `Usage: netfilter-sim compile <mesh> [options] [--format save|restore|commands|json]
+  return `Usage: netfilter-sim compile <mesh> [options] [--format save|restore|commands|json] [--json]
 
 From the same inputs the real components take, print the rules they write.
+--json is the same as --format json.
 
 Meshes:
 ${Object.entries(SUBS).map(([k, v]) => `  ${k.padEnd(w)}  ${v.summary}`).join('\n')}
 
 Run "netfilter-sim compile <mesh> --help" for its options and examples.
+Exit status: 0 ok, 1 the component would fail (its error on stderr) or a file is bad, 2 usage.
+
+Examples:
+  netfilter-sim compile linkerd -p 4143 -o 4140 -u 2102 --ipv6=false
+  netfilter-sim compile istio -p 15001 -z 15006 -u 1337 -m REDIRECT -i '*' -b '*' --format restore
 `;
 }
 
@@ -35,9 +41,13 @@ export function registerCompiler(name: string, sub: Sub): void {
 
 export async function runCompile(args: string[], io: CliIO): Promise<number> {
   const [mesh, ...rest] = args;
-  if (mesh === undefined || mesh === '--help' || mesh === '-h') {
+  if (mesh === undefined) {
+    io.stderr(compileHelp());
+    return EXIT_USAGE;
+  }
+  if (mesh === '--help' || mesh === '-h' || mesh === 'help') {
     io.stdout(compileHelp());
-    return mesh === undefined ? 2 : 0;
+    return EXIT_OK;
   }
   const sub = SUBS[mesh];
   if (!sub) throw new UsageError(`unknown mesh "${mesh}" (one of: ${Object.keys(SUBS).join(', ')})`);

@@ -5,12 +5,15 @@
  */
 import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
-import { NetfilterSimError, formatDiagnostic } from '../../errors.js';
+import { check } from '../../check/index.js';
+import { NetfilterSimError, formatDiagnostic, type Diagnostic } from '../../errors.js';
 import { Netns } from '../../engine/netns.js';
 import type { ConnectResult, ConnectSpec, NetnsOptions } from '../../engine/netns.js';
+import type { Family, Ruleset } from '../../model/types.js';
+import { parseIptablesSave } from '../../syntax/save.js';
 import { renderOutcome, renderTrace } from '../../trace/render.js';
 import type { TraceFormat } from '../../trace/render.js';
-import { EXIT_INPUT, EXIT_OK, EXIT_USAGE, UsageError } from '../io.js';
+import { EXIT_INPUT, EXIT_OK, EXIT_USAGE, FileReadError, SourceError, UsageError, isParseArgsError, parseArgsMessage, usageMessage } from '../io.js';
 import type { CliIO } from '../io.js';
 
 const CONNECT_HELP = `Usage: netfilter-sim connect --rules FILE|- --dst IP:PORT [options]
@@ -20,7 +23,9 @@ modelled pod network namespace, through every hook, table and chain it crosses.
 
 Rules and namespace:
   --rules FILE|-          iptables-save text for IPv4 (- reads standard input)
-  --rules6 FILE           iptables-save text for IPv6
+  --rules6 FILE|-         iptables-save text for IPv6
+  --strict                read the rules as iptables-restore does (default: leniently, as
+                          generators write them; what iptables would refuse is a warning)
   --listen LIST           listening sockets: 4140,4143,8080 (0.0.0.0 and [::]),
                           127.0.0.1:15001, [::1]:15001, 53/udp; repeatable
   --iface NAME=ADDRS      interface addresses, e.g. eth0=10.0.0.2/24,fd00::2/64; repeatable
@@ -34,18 +39,24 @@ The connection:
   --from local|remote     a process of the namespace (default with --uid) or a remote client
   --uid N [--gid N] [--groups A,B]   the local process's credentials (gid defaults to uid)
   --src IP                the remote client's address (or the local socket's bound address)
-  --sport N               source port
+  --in IFACE              the interface a remote client's packets arrive on (default: the one
+                          whose network holds --src, else eth0)
+  --sport N               source port (default 41000)
   --dst IP:PORT           destination ([IPv6]:PORT)
   --proto tcp|udp         default tcp
   --mark N                SO_MARK of the local socket
 
 Output:
-  --json                  one JSON object: outcome, address, port, originalDestination, steps
+  --json                  one JSON object: outcome, address, port, originalDestination, steps,
+                          reason (with --enumerate: an array of them, each with probability)
   --format FMT            text | tree | json | mermaid | dot (the trace; default tree)
   --enumerate             follow every branch of statistic --mode random (one result each)
   --seed N                seed of statistic --mode random (default 1)
   --evaluator NAME        lowered (default) | reference
-  --color / --no-color
+  --color / --no-color    colour the trace (default: only on a terminal, never with NO_COLOR)
+
+Exit status: 0 the simulation ran (whatever its outcome), 1 bad input (rules, addresses),
+2 usage error.
 
 Examples:
   netfilter-sim connect --rules linkerd.rules --listen 4140,4143,8080 --uid 1000 --dst 10.96.0.10:80
@@ -57,6 +68,7 @@ Examples:
 export const NETNS_OPTIONS = {
   rules: { type: 'string' },
   rules6: { type: 'string' },
+  strict: { type: 'boolean' },
   listen: { type: 'string', multiple: true },
   iface: { type: 'string', multiple: true },
   gateway: { type: 'string', multiple: true },
@@ -86,27 +98,50 @@ function list(v: Values, k: string): string[] {
   return arr.filter((s): s is string => typeof s === 'string');
 }
 
-function int(v: Values, k: string): number | undefined {
+function int(v: Values, k: string, max = 0xffffffff): number | undefined {
   const s = str(v, k);
   if (s === undefined) return undefined;
   if (!/^(0x[0-9a-f]+|\d+)$/i.test(s)) throw new UsageError(`--${k} needs a number, not "${s}"`);
-  return Number(s);
+  const n = Number(s);
+  if (n > max) throw new UsageError(`--${k} is at most ${max}, not ${s}`);
+  return n;
+}
+
+/**
+ * Reads and parses one rules file as the engine would (leniently unless `strict`), then runs the
+ * load-time check: warnings go to stderr with the line and a caret, errors throw a
+ * {@link SourceError} naming this file.
+ */
+function loadRulesFile(io: CliIO, file: string, family: Family, strict: boolean, sources: Map<string, string>): Ruleset {
+  let text: string;
+  try {
+    text = io.readFile(file);
+  } catch (e) {
+    throw e instanceof FileReadError ? e : new FileReadError(file, e);
+  }
+  sources.set(file, text);
+  const name = file === '-' ? '<stdin>' : file;
+  const warn = (ds: readonly Diagnostic[]): void => {
+    for (const d of ds) if (d.severity === 'warning') io.stderr(formatDiagnostic({ ...d, message: `warning: ${d.message}` }, text, name) + '\n');
+  };
+  const parsed = parseIptablesSave(text, { family, mode: strict ? 'strict' : 'lenient' });
+  warn(parsed.diagnostics);
+  const parseErrors = parsed.diagnostics.filter((d) => d.severity === 'error');
+  if (parseErrors.length > 0) throw new SourceError(file, text, parseErrors);
+  const checked = check(parsed.ruleset);
+  const errors = checked.filter((d) => d.severity === 'error');
+  if (errors.length > 0) throw new SourceError(file, text, errors);
+  warn(checked);
+  return parsed.ruleset;
 }
 
 /** Reads the files and builds the namespace options. @internal */
 export function netnsOptions(values: Values, io: CliIO): { options: NetnsOptions; sources: Map<string, string> } {
   const sources = new Map<string, string>();
-  const read = (file: string): string => {
-    try {
-      const text = io.readFile(file);
-      sources.set(file, text);
-      return text;
-    } catch (e) {
-      throw new NetfilterSimError({ code: 'BAD_CONFIG', severity: 'error', message: `cannot read ${file === '-' ? 'standard input' : file}: ${(e as Error).message}` });
-    }
-  };
   const rulesFile = str(values, 'rules');
   const rules6File = str(values, 'rules6');
+  if (rulesFile === '-' && rules6File === '-') throw new UsageError('only one of --rules and --rules6 can read standard input');
+  const strict = values['strict'] === true;
   const listen = list(values, 'listen').flatMap((l) => splitList(l));
   let interfaces: Record<string, string[]> | undefined;
   for (const spec of list(values, 'iface')) {
@@ -134,8 +169,8 @@ export function netnsOptions(values: Values, io: CliIO): { options: NetnsOptions
     routeLocalnet: values['route-localnet'] === true,
     ipForward: values['ip-forward'] === true,
   };
-  if (rulesFile !== undefined) options.rules = read(rulesFile);
-  if (rules6File !== undefined) options.rules6 = read(rules6File);
+  if (rulesFile !== undefined) options.rules = loadRulesFile(io, rulesFile, 4, strict, sources);
+  if (rules6File !== undefined) options.rules6 = loadRulesFile(io, rules6File, 6, strict, sources);
   if (interfaces) options.interfaces = interfaces;
   if (gateways.length > 0) options.gateway = gateways;
   if (peers) options.peers = peers;
@@ -163,17 +198,29 @@ export function useColor(values: Values, io: CliIO): boolean {
 }
 
 /** Prints an error the way every command does; returns the exit code. @internal */
-export function reportError(e: unknown, io: CliIO, sources: Map<string, string>, files: { rules?: string | undefined; rules6?: string | undefined }, help: string): number {
+export function reportError(e: unknown, io: CliIO, command: string, sources: Map<string, string>, files: { rules?: string | undefined; rules6?: string | undefined }): number {
   if (e instanceof UsageError) {
-    io.stderr(`netfilter-sim: ${e.message}\n\n${help}`);
+    io.stderr(usageMessage(command, e.message));
     return EXIT_USAGE;
+  }
+  if (isParseArgsError(e)) {
+    io.stderr(usageMessage(command, parseArgsMessage(e)));
+    return EXIT_USAGE;
+  }
+  if (e instanceof SourceError) {
+    io.stderr(e.format());
+    return EXIT_INPUT;
+  }
+  if (e instanceof FileReadError) {
+    io.stderr(`netfilter-sim ${command}: ${e.message}\n`);
+    return EXIT_INPUT;
   }
   if (e instanceof NetfilterSimError) {
     for (const d of e.diagnostics) {
       // Diagnostics with a position come from a rules file: the IPv4 one unless only IPv6 was given.
       const file = d.span ? (files.rules ?? files.rules6) : undefined;
       const source = file !== undefined ? sources.get(file) : undefined;
-      io.stderr(`${d.span ? formatDiagnostic(d, source, file === '-' ? '<stdin>' : file) : `netfilter-sim: ${d.message}`}\n`);
+      io.stderr(`${d.span ? formatDiagnostic(d, source, file === '-' ? '<stdin>' : file) : `netfilter-sim ${command}: ${d.message}`}\n`);
     }
     return EXIT_INPUT;
   }
@@ -189,11 +236,13 @@ function connectSpec(values: Values): ConnectSpec {
   if (from === undefined) from = uid !== undefined || src === undefined ? 'local' : 'remote';
   const proto = str(values, 'proto');
   if (proto !== undefined && proto !== 'tcp' && proto !== 'udp') throw new UsageError(`--proto is tcp or udp, not "${proto}"`);
-  const sport = int(values, 'sport');
+  const sport = int(values, 'sport', 65535);
   if (from === 'local') {
     if (uid === undefined) throw new UsageError('--from local needs --uid N');
+    if (str(values, 'in') !== undefined) throw new UsageError('--in is for --from remote (a local process sends through its route)');
     const gid = int(values, 'gid');
     const groups = str(values, 'groups');
+    if (groups !== undefined) for (const g of splitList(groups)) if (!/^\d+$/.test(g)) throw new UsageError(`--groups needs numeric GIDs, not "${g}"`);
     const mark = int(values, 'mark');
     return {
       from: 'local', uid, dst,
@@ -207,6 +256,7 @@ function connectSpec(values: Values): ConnectSpec {
   }
   if (from !== 'remote') throw new UsageError(`--from is local or remote, not "${from}"`);
   if (src === undefined) throw new UsageError('--from remote needs --src IP');
+  for (const k of ['uid', 'gid', 'groups', 'mark']) if (str(values, k) !== undefined) throw new UsageError(`--${k} is for --from local (a remote client has no socket here)`);
   const iface = str(values, 'in');
   return {
     from: 'remote', src, dst,
@@ -276,10 +326,6 @@ export async function runConnect(args: string[], io: CliIO): Promise<number> {
     });
     return EXIT_OK;
   } catch (e) {
-    if (e instanceof TypeError && (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      io.stderr(`netfilter-sim connect: ${e.message}\n\n${CONNECT_HELP}`);
-      return EXIT_USAGE;
-    }
-    return reportError(e, io, sources, files, CONNECT_HELP);
+    return reportError(e, io, 'connect', sources, files);
   }
 }

@@ -5,13 +5,13 @@
  * @module
  */
 import { parseArgs } from 'node:util';
-import { NetfilterSimError, formatDiagnostic } from '../../errors.js';
+import { NetfilterSimError } from '../../errors.js';
 import { readNamespace, readPod, type Namespace, type Pod } from '../../mesh/pod.js';
 import { parseServices } from '../../mesh/scenario/address.js';
 import { MESH_FORMATS, renderMesh, type MeshFormat } from '../../mesh/scenario/render.js';
 import { simulateMesh } from '../../mesh/scenario/simulate.js';
 import type { MeshName, MeshScenarioOptions, MeshService } from '../../mesh/scenario/types.js';
-import { EXIT_INPUT, EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from '../io.js';
+import { EXIT_INPUT, EXIT_OK, EXIT_USAGE, FileReadError, SourceError, UsageError, isParseArgsError, parseArgsMessage, usageMessage, type CliIO } from '../io.js';
 
 /** `netfilter-sim mesh --help`. @internal */
 export const MESH_HELP = `Usage: netfilter-sim mesh linkerd|istio [--client POD] [--server POD] [--dst ADDR:PORT] [options]
@@ -31,8 +31,8 @@ status.podIPs. Without --client/--server, built-in pods are used: client 10.0.0.
 uid 1000) and server 10.0.1.5 (container api, port 8080), both written with the inject annotation.
 
 Pods and install:
-  --client FILE              the client pod
-  --server FILE              the server pod
+  --client FILE|-            the client pod
+  --server FILE|-            the server pod
   --namespace FILE           a Namespace whose annotations (and injection labels) apply to both
   --cni                      the mesh's CNI plugin writes the rules (linkerd-cni, istio-cni)
   --native-sidecars on|off   proxies as native sidecars (default: on, both meshes' current default)
@@ -51,7 +51,7 @@ The connection:
 Output:
   --format text|json|mermaid|dot   default text (a tree of the hops)
   --json                     the same as --format json: { verdict, hops, diagnosis }
-  --color / --no-color
+  --color / --no-color       colour the text (default: only on a terminal, never with NO_COLOR)
 
 Verdicts: meshed, plaintext, client-bypass, server-bypass, refused, dropped, loop.
 Exit status: 0 when a verdict was computed (whatever it is), 1 bad input, 2 usage error.
@@ -86,14 +86,14 @@ function readManifest<T>(io: CliIO, file: string, read: (text: string) => T, sou
   try {
     text = io.readFile(file);
   } catch (e) {
-    throw new NetfilterSimError({ code: 'BAD_MANIFEST', severity: 'error', message: `cannot read ${file === '-' ? 'standard input' : file}: ${(e as Error).message}` });
+    throw e instanceof FileReadError ? e : new FileReadError(file, e);
   }
   sources.set(file, text);
   try {
     return read(text);
   } catch (e) {
-    // The error names no file of its own: remember which manifest it came from.
-    if (e instanceof NetfilterSimError) Object.assign(e, { file });
+    // The error names no file of its own: say which manifest it came from, with the line.
+    if (e instanceof NetfilterSimError) throw new SourceError(file, text, e.diagnostics);
     throw e;
   }
 }
@@ -163,6 +163,7 @@ export async function runMesh(args: string[], io: CliIO): Promise<number> {
     const clientFile = str(values, 'client');
     const serverFile = str(values, 'server');
     const nsFile = str(values, 'namespace');
+    if ([clientFile, serverFile, nsFile].filter((f) => f === '-').length > 1) throw new UsageError('only one of --client, --server and --namespace can read standard input');
     const client: Pod | undefined = clientFile !== undefined ? readManifest(io, clientFile, readPod, sources) : undefined;
     const server: Pod | undefined = serverFile !== undefined ? readManifest(io, serverFile, readPod, sources) : undefined;
     const namespace: Namespace | undefined = nsFile !== undefined ? readManifest(io, nsFile, readNamespace, sources) : undefined;
@@ -189,15 +190,24 @@ export async function runMesh(args: string[], io: CliIO): Promise<number> {
     io.stdout(renderMesh(result, format, { color }));
     return EXIT_OK;
   } catch (e) {
-    if (e instanceof UsageError || (e instanceof TypeError && String((e as { code?: unknown }).code ?? '').startsWith('ERR_PARSE_ARGS'))) {
-      io.stderr(`netfilter-sim mesh: ${e.message}\nRun "netfilter-sim mesh --help" for usage.\n`);
+    if (e instanceof UsageError) {
+      io.stderr(usageMessage('mesh', e.message));
       return EXIT_USAGE;
     }
+    if (isParseArgsError(e)) {
+      io.stderr(usageMessage('mesh', parseArgsMessage(e)));
+      return EXIT_USAGE;
+    }
+    if (e instanceof FileReadError) {
+      io.stderr(`netfilter-sim mesh: ${e.message}\n`);
+      return EXIT_INPUT;
+    }
+    if (e instanceof SourceError) {
+      io.stderr(e.format());
+      return EXIT_INPUT;
+    }
     if (e instanceof NetfilterSimError) {
-      const file = (e as { file?: string }).file;
-      for (const d of e.diagnostics) {
-        io.stderr(`${file !== undefined ? formatDiagnostic(d, sources.get(file), file) : `netfilter-sim mesh: ${d.message}`}\n`);
-      }
+      for (const d of e.diagnostics) io.stderr(`netfilter-sim mesh: ${d.message}\n`);
       return EXIT_INPUT;
     }
     throw e;

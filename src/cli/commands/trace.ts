@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { Netns } from '../../engine/netns.js';
 import { renderOutcome, renderTrace } from '../../trace/render.js';
-import { EXIT_OK, EXIT_USAGE, UsageError } from '../io.js';
+import { EXIT_OK, UsageError } from '../io.js';
 import type { CliIO } from '../io.js';
 import { NETNS_OPTIONS, netnsOptions, reportError, traceFormat, useColor } from './connect.js';
 
@@ -21,11 +21,15 @@ A packet with a source arrives (on IFACE, by default the interface whose network
 source); one without a source, or with uid, is sent by a local process.
 
 Options:
-  --rules FILE|-  --rules6 FILE  --listen LIST  --iface NAME=ADDRS  --gateway IP
+  --rules FILE|-  --rules6 FILE|-  --strict  --listen LIST  --iface NAME=ADDRS  --gateway IP
   --route-localnet  --ip-forward  --peer IP=PORTS   (as for connect)
-  --format FMT    text (kernel TRACE lines) | tree (default) | json | mermaid | dot
-  --json          the result object with the full event list
-  --seed N  --evaluator lowered|reference  --color / --no-color
+  --format FMT    text (kernel TRACE lines) | tree (default) | json (the events) | mermaid | dot
+  --json          the result object: outcome, address, port, originalDestination, steps,
+                  reason, and trace (the full event list)
+  --seed N  --evaluator lowered|reference
+  --color / --no-color   (default: colour only on a terminal, never with NO_COLOR)
+
+Exit status: 0 the trace ran (whatever the packet's fate), 1 bad input, 2 usage error.
 
 Examples:
   netfilter-sim trace --rules istio.rules --packet 'tcp 10.0.0.5:40000 > 10.0.0.2:8080 in eth0'
@@ -67,10 +71,6 @@ export async function runTrace(args: string[], io: CliIO): Promise<number> {
     if (format === 'tree' || format === 'text') io.stdout(renderOutcome(r, { color }));
     return EXIT_OK;
   } catch (e) {
-    if (e instanceof TypeError && (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      io.stderr(`netfilter-sim trace: ${e.message}\n\n${TRACE_HELP}`);
-      return EXIT_USAGE;
-    }
-    return reportError(e, io, sources, files, TRACE_HELP);
+    return reportError(e, io, 'trace', sources, files);
   }
 }

@@ -9,7 +9,8 @@ import { type IstioConfig, ISTIO_DEFAULT_CONFIG } from './config.js';
 
 type FieldOf<T> = { [K in keyof IstioConfig]: IstioConfig[K] extends T ? K : never }[keyof IstioConfig];
 
-interface FlagDef {
+/** One istio-iptables flag: its names, value kind, the config field it sets and its environment variables. */
+export interface FlagDef {
   readonly long: string;
   readonly short?: string;
   readonly kind: 'string' | 'bool' | 'uint16' | 'duration';
