@@ -2,6 +2,10 @@
  * The conntrack table: entries with an original and a reply tuple, NAT bindings per manip type,
  * status bits, mark and zone (`struct nf_conn`, `nf_conntrack_core.c`, `nf_nat_core.c`).
  *
+ * Entries are integer handles into columns of typed arrays, and the tuple hash
+ * (`nf_conntrack_hash`) is an open-addressing table over those columns, so tracking a connection
+ * allocates nothing on the JavaScript heap and costs about a hundred bytes (see bench/).
+ *
  * @module
  */
 import { CT_STATE, CT_STATUS } from '../model/packet.js';
@@ -13,7 +17,7 @@ import { formatAddress } from '../syntax/address.js';
 export const IP_CT_DIR_ORIGINAL = 0;
 export const IP_CT_DIR_REPLY = 1;
 
-/** `enum nf_nat_manip_type`: bits kept in {@link ConntrackEntry.natDone}. */
+/** `enum nf_nat_manip_type`: bits kept in {@link ConntrackTable.natDone}. */
 export const NF_NAT_MANIP_SRC = 1;
 export const NF_NAT_MANIP_DST = 2;
 
@@ -25,45 +29,20 @@ export interface Tuple {
   dport: number;
 }
 
-/** A connection (`struct nf_conn`). */
-export class ConntrackEntry {
-  readonly id: number;
-  readonly family: Family;
-  readonly proto: number;
-  readonly zone: number;
-  /** `tuplehash[IP_CT_DIR_ORIGINAL]`: never changes. */
-  readonly orig: Tuple;
-  /** `tuplehash[IP_CT_DIR_REPLY]`: altered by NAT (`nf_conntrack_alter_reply`). */
-  reply: Tuple;
-  /** {@link CT_STATUS} bits. */
-  status = 0;
-  /** Which manip types have been initialised (`IPS_SRC_NAT_DONE`, `IPS_DST_NAT_DONE`). */
-  natDone = 0;
-  /** ctmark (CONNMARK). */
-  mark = 0;
-  /** Kind of the rule that set each binding, for traces. */
-  dstNatBy: string | null = null;
-  srcNatBy: string | null = null;
+/** Words per tuple in {@link ConntrackTable.tuples}: src[4], dst[4], sport, dport. */
+export const TUPLE_WORDS = 10;
+/** Offsets within a tuple. */
+export const T_SRC = 0;
+export const T_DST = 4;
+export const T_SPORT = 8;
+export const T_DPORT = 9;
+/** Words per entry: the original tuple, then the reply tuple (`tuplehash[IP_CT_DIR_MAX]`). */
+const ENTRY_WORDS = 2 * TUPLE_WORDS;
 
-  constructor(id: number, family: Family, proto: number, zone: number, orig: Tuple) {
-    this.id = id;
-    this.family = family;
-    this.proto = proto;
-    this.zone = zone;
-    this.orig = orig;
-    this.reply = invertTuple(orig);
-  }
-
-  /** `nf_ct_tuple` of a direction. */
-  tuple(dir: number): Tuple {
-    return dir === IP_CT_DIR_ORIGINAL ? this.orig : this.reply;
-  }
-}
-
-/** `nf_ct_invert_tuple`. */
-export function invertTuple(t: Tuple): Tuple {
-  return { src: t.dst.slice(), dst: t.src.slice(), sport: t.dport, dport: t.sport };
-}
+/** Where an entry's slot stands. */
+const FREE = 0;
+const UNCONFIRMED = 1;
+const CONFIRMED = 2;
 
 /** Whether two address word arrays are equal. */
 export function sameAddr(a: readonly number[], b: readonly number[]): boolean {
@@ -72,24 +51,21 @@ export function sameAddr(a: readonly number[], b: readonly number[]): boolean {
   return true;
 }
 
-/** Whether two tuples are equal. */
-export function sameTuple(a: Tuple, b: Tuple): boolean {
-  return a.sport === b.sport && a.dport === b.dport && sameAddr(a.src, b.src) && sameAddr(a.dst, b.dst);
+/** murmur3's finaliser: spreads every input bit over the hash. */
+function fmix(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return h ^ (h >>> 16);
 }
 
-/** A map key for an address (IPv4 has one word, IPv6 four). @internal */
-export function addrKey(a: readonly number[]): string {
-  return a.length === 1 ? `${a[0]}` : `${a[0]}.${a[1]}.${a[2]}.${a[3]}`;
-}
-
-function tupleKey(zone: number, proto: number, src: readonly number[], sport: number, dst: readonly number[], dport: number): string {
-  return `${zone}/${proto}/${addrKey(src)}/${sport}/${addrKey(dst)}/${dport}`;
-}
-
-/** A hit in the table: the entry and the direction the packet travels in. */
-export interface ConntrackHit {
-  readonly entry: ConntrackEntry;
-  readonly dir: number;
+/** `hash_conntrack_raw`: a 32-bit hash of a tuple with its zone and protocol. */
+function hashTuple(zone: number, proto: number, src: readonly number[], sport: number, dst: readonly number[], dport: number): number {
+  let h = Math.imul(zone ^ (proto << 16), 0x9e3779b1) ^ ((sport << 16) | dport);
+  for (let i = 0; i < src.length; i++) h = Math.imul(h ^ src[i]!, 0x01000193) + 0x7feb352d;
+  for (let i = 0; i < dst.length; i++) h = Math.imul(h ^ dst[i]!, 0x01000193) + 0x68e31da4;
+  return fmix(h);
 }
 
 /** A compact, printable view of an entry (as `conntrack -L` shows it). */
@@ -103,108 +79,436 @@ export interface ConntrackSnapshot {
   readonly mark: number;
 }
 
-/** The confirmed connections of a namespace (`nf_conntrack_hash`). */
+const INITIAL_CAPACITY = 16;
+/** The hash of a table that has never confirmed anything: one empty slot, never written. */
+const EMPTY_SLOTS: Int32Array = new Int32Array(1);
+/** The columns of a table that has never created an entry (never written: grow() replaces them). */
+const NO_U8: Uint8Array = new Uint8Array(0);
+const NO_U16: Uint16Array = new Uint16Array(0);
+const NO_U32: Uint32Array = new Uint32Array(0);
+const NO_I32: Int32Array = new Int32Array(0);
+
+/**
+ * The connections of a namespace (`nf_conntrack_hash` and the `nf_conn` objects). An entry is an
+ * integer; its fields live in the public columns below, indexed by it. A lookup answers a
+ * reference: `entry * 2 + direction`, or -1.
+ */
 export class ConntrackTable {
-  private readonly byTuple = new Map<string, ConntrackHit>();
-  private readonly all = new Set<ConntrackEntry>();
+  /** Entry slots allocated (the columns' length). */
+  private capacity = 0;
+  /** `tuplehash[dir].tuple` of every entry: {@link ENTRY_WORDS} words each. */
+  tuples = NO_U32;
+  family = NO_U8;
+  proto = NO_U8;
+  zone = NO_U16;
+  /** {@link CT_STATUS} bits. */
+  status = NO_U8;
+  /** Which manip types have been initialised (`IPS_SRC_NAT_DONE`, `IPS_DST_NAT_DONE`). */
+  natDone = NO_U8;
+  /** ctmark (CONNMARK). */
+  mark = NO_U32;
+  id = NO_U32;
+  /** When the entry was confirmed (orders {@link entries}). */
+  private confirmedAt = NO_U32;
+  private state = NO_U8;
+  private free = NO_I32;
+  private freeTop = 0;
+  /** Slots allocated so far (slots below are in use or on the free list). */
+  private used = 0;
+  /** Open-addressing hash of confirmed tuples: reference + 1, 0 for an empty slot. */
+  private slots = EMPTY_SLOTS;
+  private slotMask = EMPTY_SLOTS.length - 1;
+  private keys = 0;
+  private confirmedCount = 0;
+  private confirmSeq = 0;
   private nextId = 1;
 
-  /** A new, unconfirmed entry (`init_conntrack`). It joins the table at {@link confirm}. */
-  create(family: Family, proto: number, zone: number, orig: Tuple): ConntrackEntry {
-    return new ConntrackEntry(this.nextId++, family, proto, zone, {
-      src: orig.src.slice(),
-      dst: orig.dst.slice(),
-      sport: orig.sport,
-      dport: orig.dport,
-    });
+  // The columns start empty (a namespace whose rules need no conntrack never fills them) and
+  // double as entries are created.
+  private grow(capacity: number): void {
+    const u8 = (a: Uint8Array): Uint8Array => {
+      const b = new Uint8Array(capacity);
+      b.set(a);
+      return b;
+    };
+    const u32 = (a: Uint32Array, k = 1): Uint32Array => {
+      const b = new Uint32Array(capacity * k);
+      b.set(a);
+      return b;
+    };
+    this.tuples = u32(this.tuples, ENTRY_WORDS);
+    this.family = u8(this.family);
+    this.proto = u8(this.proto);
+    const zone = new Uint16Array(capacity);
+    zone.set(this.zone);
+    this.zone = zone;
+    this.status = u8(this.status);
+    this.natDone = u8(this.natDone);
+    this.mark = u32(this.mark);
+    this.id = u32(this.id);
+    this.confirmedAt = u32(this.confirmedAt);
+    this.state = u8(this.state);
+    const free = new Int32Array(capacity);
+    free.set(this.free);
+    this.free = free;
+    this.capacity = capacity;
   }
 
-  /** `nf_conntrack_find_get`: the entry whose original or reply tuple is this one. */
-  lookup(zone: number, proto: number, src: readonly number[], sport: number, dst: readonly number[], dport: number): ConntrackHit | null {
-    return this.byTuple.get(tupleKey(zone, proto, src, sport, dst, dport)) ?? null;
+  private rehash(size: number): void {
+    const old = this.slots;
+    this.slots = new Int32Array(size);
+    this.slotMask = size - 1;
+    this.keys = 0;
+    for (let i = 0; i < old.length; i++) {
+      const v = old[i]!;
+      if (v !== 0) this.insertRef(v - 1);
+    }
+  }
+
+  // ---- entries -------------------------------------------------------------------------------
+
+  /** A new, unconfirmed entry (`init_conntrack`). It joins the hash at {@link confirm}. */
+  create(family: Family, proto: number, zone: number, src: readonly number[], sport: number, dst: readonly number[], dport: number): number {
+    let e: number;
+    if (this.freeTop > 0) e = this.free[--this.freeTop]!;
+    else {
+      if (this.used === this.capacity) this.grow(this.capacity === 0 ? INITIAL_CAPACITY : this.capacity * 2);
+      e = this.used++;
+    }
+    const t = this.tuples;
+    const o = e * ENTRY_WORDS;
+    const r = o + TUPLE_WORDS;
+    for (let i = 0; i < 4; i++) {
+      const s = i < src.length ? src[i]! : 0;
+      const d = i < dst.length ? dst[i]! : 0;
+      t[o + T_SRC + i] = s;
+      t[o + T_DST + i] = d;
+      // nf_ct_invert_tuple
+      t[r + T_SRC + i] = d;
+      t[r + T_DST + i] = s;
+    }
+    t[o + T_SPORT] = sport;
+    t[o + T_DPORT] = dport;
+    t[r + T_SPORT] = dport;
+    t[r + T_DPORT] = sport;
+    this.family[e] = family;
+    this.proto[e] = proto;
+    this.zone[e] = zone;
+    this.status[e] = 0;
+    this.natDone[e] = 0;
+    this.mark[e] = 0;
+    this.id[e] = this.nextId++;
+    this.state[e] = UNCONFIRMED;
+    return e;
+  }
+
+  /** Gives back an entry that was never confirmed (the kernel frees it with its skb). */
+  release(e: number): void {
+    if (this.state[e] !== UNCONFIRMED) return;
+    this.state[e] = FREE;
+    this.free[this.freeTop++] = e;
+  }
+
+  /** Whether the entry is in the hash. */
+  isConfirmed(e: number): boolean {
+    return this.state[e] === CONFIRMED;
+  }
+
+  /** Word offset of a direction's tuple in {@link tuples}. */
+  tupleAt(e: number, dir: number): number {
+    return e * ENTRY_WORDS + dir * TUPLE_WORDS;
+  }
+
+  /** Copies a tuple's address (`T_SRC` or `T_DST`) into `out` (1 or 4 words, by family). */
+  readAddr(e: number, dir: number, which: number, out: number[]): number[] {
+    const base = e * ENTRY_WORDS + dir * TUPLE_WORDS + which;
+    const n = this.family[e] === 4 ? 1 : 4;
+    for (let i = 0; i < n; i++) out[i] = this.tuples[base + i]!;
+    if (out.length !== n) out.length = n;
+    return out;
+  }
+
+  /** A tuple's port (`T_SPORT` or `T_DPORT`). */
+  port(e: number, dir: number, which: number): number {
+    return this.tuples[e * ENTRY_WORDS + dir * TUPLE_WORDS + which]!;
+  }
+
+  /** Whether a tuple's address equals `a`. */
+  addrIs(e: number, dir: number, which: number, a: readonly number[]): boolean {
+    const base = e * ENTRY_WORDS + dir * TUPLE_WORDS + which;
+    for (let i = 0; i < a.length; i++) if (this.tuples[base + i] !== a[i]) return false;
+    return true;
+  }
+
+  /** Whether an address of one tuple equals an address of another (same entry). */
+  sameAddrs(e: number, dirA: number, whichA: number, dirB: number, whichB: number): boolean {
+    const a = e * ENTRY_WORDS + dirA * TUPLE_WORDS + whichA;
+    const b = e * ENTRY_WORDS + dirB * TUPLE_WORDS + whichB;
+    const n = this.family[e] === 4 ? 1 : 4;
+    for (let i = 0; i < n; i++) if (this.tuples[a + i] !== this.tuples[b + i]) return false;
+    return true;
+  }
+
+  /**
+   * `nf_conntrack_alter_reply`: sets the reply tuple to the inverse of `src:sport → dst:dport`
+   * (the tuple as the original direction would see it after NAT).
+   */
+  setReplyInverse(e: number, src: readonly number[], sport: number, dst: readonly number[], dport: number): void {
+    const confirmed = this.state[e] === CONFIRMED;
+    if (confirmed) this.deleteKey(e * 2 + IP_CT_DIR_REPLY);
+    const t = this.tuples;
+    const r = e * ENTRY_WORDS + TUPLE_WORDS;
+    for (let i = 0; i < 4; i++) {
+      t[r + T_SRC + i] = i < dst.length ? dst[i]! : 0;
+      t[r + T_DST + i] = i < src.length ? src[i]! : 0;
+    }
+    t[r + T_SPORT] = dport;
+    t[r + T_DPORT] = sport;
+    if (confirmed) this.insertRef(e * 2 + IP_CT_DIR_REPLY);
+  }
+
+  // ---- the hash ------------------------------------------------------------------------------
+
+  private hashRef(ref: number): number {
+    const e = ref >> 1;
+    const base = e * ENTRY_WORDS + (ref & 1) * TUPLE_WORDS;
+    const t = this.tuples;
+    const n = this.family[e] === 4 ? 1 : 4;
+    let h = Math.imul(this.zone[e]! ^ (this.proto[e]! << 16), 0x9e3779b1) ^ ((t[base + T_SPORT]! << 16) | t[base + T_DPORT]!);
+    for (let i = 0; i < n; i++) h = Math.imul(h ^ t[base + T_SRC + i]!, 0x01000193) + 0x7feb352d;
+    for (let i = 0; i < n; i++) h = Math.imul(h ^ t[base + T_DST + i]!, 0x01000193) + 0x68e31da4;
+    return fmix(h);
+  }
+
+  private sameKey(a: number, b: number): boolean {
+    const ea = a >> 1;
+    const eb = b >> 1;
+    if (this.family[ea] !== this.family[eb] || this.proto[ea] !== this.proto[eb] || this.zone[ea] !== this.zone[eb]) return false;
+    const t = this.tuples;
+    const ba = ea * ENTRY_WORDS + (a & 1) * TUPLE_WORDS;
+    const bb = eb * ENTRY_WORDS + (b & 1) * TUPLE_WORDS;
+    for (let i = 0; i < TUPLE_WORDS; i++) if (t[ba + i] !== t[bb + i]) return false;
+    return true;
+  }
+
+  /** Inserts a reference, replacing one with the same tuple (a map's `set`). */
+  private insertRef(ref: number): void {
+    if ((this.keys + 1) * 2 > this.slots.length) this.rehash(this.slots === EMPTY_SLOTS ? INITIAL_CAPACITY * 4 : this.slots.length * 2);
+    const slots = this.slots;
+    let i = this.hashRef(ref) & this.slotMask;
+    for (;;) {
+      const v = slots[i]!;
+      if (v === 0) {
+        slots[i] = ref + 1;
+        this.keys++;
+        return;
+      }
+      if (this.sameKey(v - 1, ref)) {
+        slots[i] = ref + 1;
+        return;
+      }
+      i = (i + 1) & this.slotMask;
+    }
+  }
+
+  /** Deletes whatever reference holds this reference's tuple (a map's `delete`). */
+  private deleteKey(ref: number): void {
+    const slots = this.slots;
+    const mask = this.slotMask;
+    let i = this.hashRef(ref) & mask;
+    for (;;) {
+      const v = slots[i]!;
+      if (v === 0) return;
+      if (this.sameKey(v - 1, ref)) break;
+      i = (i + 1) & mask;
+    }
+    // Backward-shift deletion keeps linear probing free of tombstones.
+    let hole = i;
+    let j = i;
+    for (;;) {
+      j = (j + 1) & mask;
+      const v = slots[j]!;
+      if (v === 0) break;
+      const home = this.hashRef(v - 1) & mask;
+      // Move v into the hole unless its home lies cyclically in (hole, j].
+      if (hole <= j ? home <= hole || home > j : home <= hole && home > j) {
+        slots[hole] = v;
+        hole = j;
+      }
+    }
+    slots[hole] = 0;
+    this.keys--;
+  }
+
+  /**
+   * `nf_conntrack_find_get`: the entry whose original or reply tuple is this one, as a reference
+   * (`entry * 2 + direction`), or -1.
+   */
+  lookup(zone: number, proto: number, src: readonly number[], sport: number, dst: readonly number[], dport: number): number {
+    const slots = this.slots;
+    const mask = this.slotMask;
+    const n = src.length;
+    const family = n === 1 ? 4 : 6;
+    const t = this.tuples;
+    let i = hashTuple(zone, proto, src, sport, dst, dport) & mask;
+    for (;;) {
+      const v = slots[i]!;
+      if (v === 0) return -1;
+      const ref = v - 1;
+      const e = ref >> 1;
+      const b = e * ENTRY_WORDS + (ref & 1) * TUPLE_WORDS;
+      if (t[b + T_SPORT] === sport && t[b + T_DPORT] === dport && this.proto[e] === proto && this.zone[e] === zone && this.family[e] === family) {
+        let same = true;
+        for (let k = 0; k < n; k++) {
+          if (t[b + T_SRC + k] !== src[k] || t[b + T_DST + k] !== dst[k]) {
+            same = false;
+            break;
+          }
+        }
+        if (same) return ref;
+      }
+      i = (i + 1) & mask;
+    }
   }
 
   /** `__nf_conntrack_confirm`: inserts both tuples. */
-  confirm(entry: ConntrackEntry): void {
-    if (entry.status & CT_STATUS.CONFIRMED) return;
-    entry.status |= CT_STATUS.CONFIRMED;
-    const o = entry.orig;
-    const r = entry.reply;
-    this.byTuple.set(tupleKey(entry.zone, entry.proto, o.src, o.sport, o.dst, o.dport), { entry, dir: IP_CT_DIR_ORIGINAL });
-    this.byTuple.set(tupleKey(entry.zone, entry.proto, r.src, r.sport, r.dst, r.dport), { entry, dir: IP_CT_DIR_REPLY });
-    this.all.add(entry);
+  confirm(e: number): void {
+    if (this.status[e]! & CT_STATUS.CONFIRMED) return;
+    this.status[e] = this.status[e]! | CT_STATUS.CONFIRMED;
+    this.state[e] = CONFIRMED;
+    this.confirmedAt[e] = this.confirmSeq++;
+    this.confirmedCount++;
+    this.insertRef(e * 2 + IP_CT_DIR_ORIGINAL);
+    this.insertRef(e * 2 + IP_CT_DIR_REPLY);
   }
 
   /** `nf_nat_used_tuple`: whether another connection already answers to this reply tuple. */
-  replyTupleTaken(entry: ConntrackEntry, reply: Tuple): boolean {
-    const hit = this.lookup(entry.zone, entry.proto, reply.src, reply.sport, reply.dst, reply.dport);
-    return hit !== null && hit.entry !== entry;
+  replyTupleTaken(e: number, src: readonly number[], sport: number, dst: readonly number[], dport: number): boolean {
+    const ref = this.lookup(this.zone[e]!, this.proto[e]!, src, sport, dst, dport);
+    return ref >= 0 && ref >> 1 !== e;
   }
 
   /** Removes an entry (`nf_ct_kill`). */
-  remove(entry: ConntrackEntry): void {
-    if (!this.all.delete(entry)) return;
-    const o = entry.orig;
-    const r = entry.reply;
-    this.byTuple.delete(tupleKey(entry.zone, entry.proto, o.src, o.sport, o.dst, o.dport));
-    this.byTuple.delete(tupleKey(entry.zone, entry.proto, r.src, r.sport, r.dst, r.dport));
+  remove(e: number): void {
+    if (this.state[e] !== CONFIRMED) return;
+    this.deleteKey(e * 2 + IP_CT_DIR_ORIGINAL);
+    this.deleteKey(e * 2 + IP_CT_DIR_REPLY);
+    this.state[e] = FREE;
+    this.free[this.freeTop++] = e;
+    this.confirmedCount--;
   }
 
-  /** Empties the table (`conntrack -F`). */
+  /** Empties the table (`conntrack -F`). Entries not yet confirmed stay valid. */
   flush(): void {
-    this.byTuple.clear();
-    this.all.clear();
+    for (let e = 0; e < this.used; e++) {
+      if (this.state[e] === CONFIRMED) {
+        this.state[e] = FREE;
+        this.free[this.freeTop++] = e;
+      }
+    }
+    if (this.slots !== EMPTY_SLOTS) this.slots.fill(0);
+    this.keys = 0;
+    this.confirmedCount = 0;
   }
 
   /** Number of confirmed entries. */
   get size(): number {
-    return this.all.size;
+    return this.confirmedCount;
   }
 
   /** The confirmed entries, oldest first. */
-  entries(): ConntrackEntry[] {
-    return [...this.all];
+  entries(): number[] {
+    const out: number[] = [];
+    for (let e = 0; e < this.used; e++) if (this.state[e] === CONFIRMED) out.push(e);
+    return out.sort((a, b) => this.confirmedAt[a]! - this.confirmedAt[b]!);
   }
 
   /** Compact, printable entries. */
   snapshot(): ConntrackSnapshot[] {
-    return this.entries().map((e) => ({
-      id: e.id,
-      proto: e.proto,
-      zone: e.zone,
-      original: formatTuple(e.orig, e.family),
-      reply: formatTuple(e.reply, e.family),
-      status: statusNames(e.status),
-      mark: e.mark,
-    }));
+    return this.entries().map((e) => {
+      const f = this.family[e] as Family;
+      return {
+        id: this.id[e]!,
+        proto: this.proto[e]!,
+        zone: this.zone[e]!,
+        original: this.formatTuple(e, IP_CT_DIR_ORIGINAL, f),
+        reply: this.formatTuple(e, IP_CT_DIR_REPLY, f),
+        status: statusNames(this.status[e]!),
+        mark: this.mark[e]!,
+      };
+    });
   }
 
-  /** A copy with the same entries (entries themselves are copied too). */
+  private formatTuple(e: number, dir: number, f: Family): string {
+    const src = this.readAddr(e, dir, T_SRC, []);
+    const dst = this.readAddr(e, dir, T_DST, []);
+    return `${formatEndpoint(src, this.port(e, dir, T_SPORT), f)} > ${formatEndpoint(dst, this.port(e, dir, T_DPORT), f)}`;
+  }
+
+  /** A copy with the same confirmed entries (entries not yet confirmed are not copied). */
   clone(): ConntrackTable {
     const t = new ConntrackTable();
+    if (this.capacity === 0) return t;
+    t.grow(this.capacity);
+    t.tuples.set(this.tuples);
+    t.family.set(this.family);
+    t.proto.set(this.proto);
+    t.zone.set(this.zone);
+    t.status.set(this.status);
+    t.natDone.set(this.natDone);
+    t.mark.set(this.mark);
+    t.id.set(this.id);
+    t.confirmedAt.set(this.confirmedAt);
+    t.used = this.used;
     t.nextId = this.nextId;
-    for (const e of this.all) {
-      const c = new ConntrackEntry(e.id, e.family, e.proto, e.zone, e.orig);
-      c.reply = { ...e.reply, src: e.reply.src.slice(), dst: e.reply.dst.slice() };
-      c.status = e.status & ~CT_STATUS.CONFIRMED;
-      c.natDone = e.natDone;
-      c.mark = e.mark;
-      c.dstNatBy = e.dstNatBy;
-      c.srcNatBy = e.srcNatBy;
-      t.confirm(c);
+    t.confirmSeq = this.confirmSeq;
+    t.confirmedCount = this.confirmedCount;
+    for (let e = 0; e < this.used; e++) {
+      if (this.state[e] === CONFIRMED) t.state[e] = CONFIRMED;
+      else t.free[t.freeTop++] = e;
     }
+    t.slots = this.slots === EMPTY_SLOTS ? EMPTY_SLOTS : this.slots.slice();
+    t.slotMask = this.slotMask;
+    t.keys = this.keys;
     return t;
   }
 }
 
-/** `src:sport > dst:dport` with IPv6 in brackets. */
-export function formatTuple(t: Tuple, family: Family): string {
-  return `${formatEndpoint(t.src, t.sport, family)} > ${formatEndpoint(t.dst, t.dport, family)}`;
+/** Printed addresses, remembered: traces print the same few addresses over and over. */
+const V4_TEXT = new Map<number, string>();
+const V6_TEXT = new Map<string, string>();
+const TEXT_CACHE_SIZE = 65536;
+
+/** {@link formatAddress}, through a bounded cache. */
+export function addressText(addr: readonly number[], family: Family): string {
+  if (family === 4) {
+    const k = addr[0]!;
+    let t = V4_TEXT.get(k);
+    if (t === undefined) {
+      t = formatAddress(addr, 4);
+      if (V4_TEXT.size >= TEXT_CACHE_SIZE) V4_TEXT.clear();
+      V4_TEXT.set(k, t);
+    }
+    return t;
+  }
+  // Eight UTF-16 units: cheaper to build than the decimal words.
+  const a0 = addr[0]!;
+  const a1 = addr[1]!;
+  const a2 = addr[2]!;
+  const a3 = addr[3]!;
+  const k = String.fromCharCode(a0 >>> 16, a0 & 0xffff, a1 >>> 16, a1 & 0xffff, a2 >>> 16, a2 & 0xffff, a3 >>> 16, a3 & 0xffff);
+  let t = V6_TEXT.get(k);
+  if (t === undefined) {
+    t = formatAddress(addr, 6);
+    if (V6_TEXT.size >= TEXT_CACHE_SIZE) V6_TEXT.clear();
+    V6_TEXT.set(k, t);
+  }
+  return t;
 }
 
 /** `addr:port`, `[v6]:port`. */
 export function formatEndpoint(addr: readonly number[], port: number, family: Family): string {
-  const a = formatAddress(addr, family);
+  const a = addressText(addr, family);
   return family === 6 ? `[${a}]:${port}` : `${a}:${port}`;
 }
 
@@ -222,48 +526,50 @@ const EMPTY: readonly number[] = [];
  * @internal
  */
 export class ConntrackViewImpl implements ConntrackView {
-  entry: ConntrackEntry | null = null;
+  table: ConntrackTable | null = null;
+  /** The entry, or -1. */
+  entry = -1;
   /** One {@link CT_STATE} bit. */
   state: number = CT_STATE.INVALID;
   dir = IP_CT_DIR_ORIGINAL;
 
   get status(): number {
-    return this.entry ? this.entry.status : 0;
+    return this.entry >= 0 ? this.table!.status[this.entry]! : 0;
   }
   get direction(): 'ORIGINAL' | 'REPLY' {
     return this.dir === IP_CT_DIR_ORIGINAL ? 'ORIGINAL' : 'REPLY';
   }
   get mark(): number {
-    return this.entry ? this.entry.mark : 0;
+    return this.entry >= 0 ? this.table!.mark[this.entry]! : 0;
   }
   get zone(): number {
-    return this.entry ? this.entry.zone : 0;
+    return this.entry >= 0 ? this.table!.zone[this.entry]! : 0;
   }
   get proto(): number {
-    return this.entry ? this.entry.proto : 0;
+    return this.entry >= 0 ? this.table!.proto[this.entry]! : 0;
   }
   get origSrc(): readonly number[] {
-    return this.entry ? this.entry.orig.src : EMPTY;
+    return this.entry >= 0 ? this.table!.readAddr(this.entry, IP_CT_DIR_ORIGINAL, T_SRC, []) : EMPTY;
   }
   get origDst(): readonly number[] {
-    return this.entry ? this.entry.orig.dst : EMPTY;
+    return this.entry >= 0 ? this.table!.readAddr(this.entry, IP_CT_DIR_ORIGINAL, T_DST, []) : EMPTY;
   }
   get origSport(): number {
-    return this.entry ? this.entry.orig.sport : 0;
+    return this.entry >= 0 ? this.table!.port(this.entry, IP_CT_DIR_ORIGINAL, T_SPORT) : 0;
   }
   get origDport(): number {
-    return this.entry ? this.entry.orig.dport : 0;
+    return this.entry >= 0 ? this.table!.port(this.entry, IP_CT_DIR_ORIGINAL, T_DPORT) : 0;
   }
   get replySrc(): readonly number[] {
-    return this.entry ? this.entry.reply.src : EMPTY;
+    return this.entry >= 0 ? this.table!.readAddr(this.entry, IP_CT_DIR_REPLY, T_SRC, []) : EMPTY;
   }
   get replyDst(): readonly number[] {
-    return this.entry ? this.entry.reply.dst : EMPTY;
+    return this.entry >= 0 ? this.table!.readAddr(this.entry, IP_CT_DIR_REPLY, T_DST, []) : EMPTY;
   }
   get replySport(): number {
-    return this.entry ? this.entry.reply.sport : 0;
+    return this.entry >= 0 ? this.table!.port(this.entry, IP_CT_DIR_REPLY, T_SPORT) : 0;
   }
   get replyDport(): number {
-    return this.entry ? this.entry.reply.dport : 0;
+    return this.entry >= 0 ? this.table!.port(this.entry, IP_CT_DIR_REPLY, T_DPORT) : 0;
   }
 }

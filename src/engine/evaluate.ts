@@ -7,8 +7,8 @@
  * @module
  */
 import { HOOK_BY_INDEX } from './constants.js';
-import type { LoweredRule, LoweredRuleset, LoweredTable } from './lower.js';
-import { VERDICT } from './lower.js';
+import type { DispatchRun, LoweredRule, LoweredRuleset, LoweredTable } from './lower.js';
+import { VERDICT, dispatchHash } from './lower.js';
 import type { PacketState } from './packet-state.js';
 import { NF_DROP, XT_CONTINUE, applyTarget } from './targets.js';
 import type { TargetHost, TargetSite } from './targets.js';
@@ -28,25 +28,33 @@ export interface TableEvaluator {
  * `ip_packet_match` / `ip6_packet_match`: addresses with masks, interfaces, protocol, fragment.
  * @internal
  */
-export function ipPacketMatch(r: LoweredRule, p: PacketState, n: number): boolean {
+export function ipPacketMatch(r: LoweredRule, p: PacketState, v4: boolean): boolean {
   if (r.hasSrc) {
-    let hit = true;
+    let hit: boolean;
     const src = p.src;
-    for (let i = 0; i < n; i++) {
-      if (((src[i]! ^ r.src[i]!) & r.smsk[i]!) !== 0) {
-        hit = false;
-        break;
+    if (v4) hit = ((src[0]! ^ r.src0) & r.smsk0) === 0;
+    else {
+      hit = true;
+      for (let i = 0; i < 4; i++) {
+        if (((src[i]! ^ r.src[i]!) & r.smsk[i]!) !== 0) {
+          hit = false;
+          break;
+        }
       }
     }
     if (hit === r.invSrc) return false;
   }
   if (r.hasDst) {
-    let hit = true;
+    let hit: boolean;
     const dst = p.dst;
-    for (let i = 0; i < n; i++) {
-      if (((dst[i]! ^ r.dst[i]!) & r.dmsk[i]!) !== 0) {
-        hit = false;
-        break;
+    if (v4) hit = ((dst[0]! ^ r.dst0) & r.dmsk0) === 0;
+    else {
+      hit = true;
+      for (let i = 0; i < 4; i++) {
+        if (((dst[i]! ^ r.dst[i]!) & r.dmsk[i]!) !== 0) {
+          hit = false;
+          break;
+        }
       }
     }
     if (hit === r.invDst) return false;
@@ -55,7 +63,30 @@ export function ipPacketMatch(r: LoweredRule, p: PacketState, n: number): boolea
   if (r.outIf !== null && (r.outIf[p.outIndex] === 1) === r.invOut) return false;
   if (r.proto !== 0 && (p.proto === r.proto) === r.invProto) return false;
   if (r.frag !== 0 && p.fragment !== (r.frag === 1)) return false;
+  if (r.l4 !== 0) {
+    // xt_tcpudp.c: tcp_mt / udp_mt (a fragment never matches), port_match: (min <= port <= max) ^ invert
+    if (p.proto !== r.l4 || p.fragment) return false;
+    if ((p.sport >= r.spMin && p.sport <= r.spMax) === r.spInv) return false;
+    if ((p.dport >= r.dpMin && p.dport <= r.dpMax) === r.dpInv) return false;
+  }
   return true;
+}
+
+/**
+ * The first rule at or after `i` in a dispatch run that the packet can match (its key's bucket,
+ * in rule order), or the run's end.
+ * @internal
+ */
+export function nextCandidate(run: DispatchRun, i: number, p: PacketState): number {
+  const n = p.family === 4 ? 1 : 4;
+  const b = dispatchHash(p.proto, p.dport, run.byDst ? p.dst : null, n) & run.mask;
+  const rules = run.bucketRules;
+  const last = run.bucketStart[b + 1]!;
+  for (let k = run.bucketStart[b]!; k < last; k++) {
+    const r = rules[k]!;
+    if (r >= i) return r;
+  }
+  return run.end;
 }
 
 function extensionMatch(r: LoweredRule, p: PacketState, tr: TraceRecorder | null, t: LoweredTable, chain: string): boolean {
@@ -68,7 +99,7 @@ function extensionMatch(r: LoweredRule, p: PacketState, tr: TraceRecorder | null
     const ok = ms[i]!(p);
     const name = r.assumed[i];
     if (name !== null && name !== undefined) {
-      tr.push({ type: 'assumed', hook: p.hook, table: t.name, chain, rule: r.number, match: name, result: ok, assumption: r.assumptions[i] ?? null });
+      tr.push({ packet: tr.packet, label: tr.label, type: 'assumed', hook: p.hook, table: t.name, chain, rule: r.number, match: name, result: ok, assumption: r.assumptions[i] ?? null });
     }
     if (!ok) return false;
   }
@@ -90,26 +121,36 @@ export function doLoweredTable(t: LoweredTable, hook: number, p: PacketState, ho
   if (entry < 0) return 1;
   const chains = t.chains;
   const jumpStack = t.jumpStack;
-  const n = p.family === 4 ? 1 : 4;
+  const v4 = p.family === 4;
   let chainIdx = entry;
   let chain = chains[entry]!;
   let i = 0;
   let stackidx = 0;
   for (;;) {
     const rules = chain.rules;
+    if (chain.runAt !== null) {
+      // Skip, through the dispatch index, the rules of a run that cannot match.
+      while (i < rules.length) {
+        const run = chain.runAt[i]!;
+        if (run < 0) break;
+        const next = nextCandidate(chain.runs[run]!, i, p);
+        if (next === i) break;
+        i = next;
+      }
+    }
     if (i >= rules.length) {
       if (chain.builtin) {
         chain.policyPackets++;
-        if (tr !== null) tr.push({ type: 'policy', hook: p.hook, table: t.name, chain: chain.name, rule: rules.length + 1, policy: chain.policyName });
+        if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'policy', hook: p.hook, table: t.name, chain: chain.name, rule: rules.length + 1, policy: chain.policyName });
         return chain.policy;
       }
       // The end of a user chain is an unconditional RETURN (TRACE says `return`).
-      if (tr !== null) tr.push({ type: 'return', hook: p.hook, table: t.name, chain: chain.name, rule: rules.length + 1 });
+      if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'return', hook: p.hook, table: t.name, chain: chain.name, rule: rules.length + 1 });
       if (stackidx === 0) {
         // underflow: the hook's built-in chain policy
         const b = chains[entry]!;
         b.policyPackets++;
-        if (tr !== null) tr.push({ type: 'policy', hook: p.hook, table: t.name, chain: b.name, rule: b.rules.length + 1, policy: b.policyName });
+        if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'policy', hook: p.hook, table: t.name, chain: b.name, rule: b.rules.length + 1, policy: b.policyName });
         return b.policy;
       }
       stackidx--;
@@ -119,14 +160,14 @@ export function doLoweredTable(t: LoweredTable, hook: number, p: PacketState, ho
       continue;
     }
     const r = rules[i]!;
-    if (!ipPacketMatch(r, p, n) || !extensionMatch(r, p, tr, t, chain.name)) {
+    if (!ipPacketMatch(r, p, v4) || !extensionMatch(r, p, tr, t, chain.name)) {
       i++;
       continue;
     }
     r.packets++;
     if (tr !== null) {
       tr.push({
-        type: 'rule', hook: p.hook, table: t.name, chain: chain.name, rule: r.number,
+        packet: tr.packet, label: tr.label, type: 'rule', hook: p.hook, table: t.name, chain: chain.name, rule: r.number,
         target: r.targetName, action: r.action, text: r.text, comment: r.comment, span: r.span,
       });
     }
@@ -142,7 +183,7 @@ export function doLoweredTable(t: LoweredTable, hook: number, p: PacketState, ho
         if (stackidx === 0) {
           const b = chains[entry]!;
           b.policyPackets++;
-          if (tr !== null) tr.push({ type: 'policy', hook: p.hook, table: t.name, chain: b.name, rule: b.rules.length + 1, policy: b.policyName });
+          if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'policy', hook: p.hook, table: t.name, chain: b.name, rule: b.rules.length + 1, policy: b.policyName });
           return b.policy;
         }
         stackidx--;
@@ -209,8 +250,10 @@ export class LoweredEvaluator implements TableEvaluator {
 
   counters(): RuleCounter[] {
     const out: RuleCounter[] = [];
-    for (const t of this.program.tables) {
-      if (t === null) continue;
+    // In rule-set order, as the reference interpreter (and iptables -L) lists them.
+    for (const i of this.program.order) {
+      const t = this.program.tables[i];
+      if (t === undefined || t === null) continue;
       for (const c of t.chains) {
         for (const r of c.rules) if (r.packets > 0) out.push({ table: t.name, chain: c.name, rule: r.number, packets: r.packets });
         if (c.builtin && c.policyPackets > 0) out.push({ table: t.name, chain: c.name, rule: c.rules.length + 1, packets: c.policyPackets });

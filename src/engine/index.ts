@@ -23,3 +23,5 @@ export type { RuleCounter } from './evaluate.js';
 export type { TraceEvent } from './trace-events.js';
 export { HOOK_STEPS, NF_IP_PRI } from './constants.js';
 export { needsConntrack } from './netns.js';
+export { NetnsPool, connectBatch } from './batch.js';
+export type { BatchOptions, PoolOptions } from './batch.js';

@@ -123,7 +123,7 @@ export class ReferenceInterpreter implements TableEvaluator {
       const ext = this.registry.matches.get(m.name);
       const assumption = ext?.assumption?.(m.options);
       if (tr !== null && ext && (isAssumed(ext) || assumption !== undefined)) {
-        tr.push({ type: 'assumed', hook: p.hook, table: where.table, chain: where.chain, rule: where.rule, match: m.name, result: ok, assumption: assumption ?? null });
+        tr.push({ packet: tr.packet, label: tr.label, type: 'assumed', hook: p.hook, table: where.table, chain: where.chain, rule: where.rule, match: m.name, result: ok, assumption: assumption ?? null });
       }
       if (!ok) return false;
     }
@@ -140,7 +140,7 @@ export class ReferenceInterpreter implements TableEvaluator {
     const policy = (): number => {
       this.policyCount.set(builtin, (this.policyCount.get(builtin) ?? 0) + 1);
       const verdict = builtin.policy === 'DROP' ? 'DROP' : 'ACCEPT';
-      tr?.push({ type: 'policy', hook, table: table.name, chain: builtin.name, rule: builtin.rules.length + 1, policy: verdict });
+      if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'policy', hook, table: table.name, chain: builtin.name, rule: builtin.rules.length + 1, policy: verdict });
       return verdict === 'DROP' ? NF_DROP : NF_ACCEPT;
     };
     // Return points pushed by -j: the chain and the rule to resume at.
@@ -152,7 +152,7 @@ export class ReferenceInterpreter implements TableEvaluator {
       const rule = chain.rules[next];
       if (rule === undefined) {
         if (chain.builtin) return policy();
-        tr?.push({ type: 'return', hook, table: table.name, chain: chain.name, rule: chain.rules.length + 1 });
+        if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'return', hook, table: table.name, chain: chain.name, rule: chain.rules.length + 1 });
         const back = jumpStack.pop();
         if (!back) return policy();
         chain = back.chain;
@@ -166,8 +166,8 @@ export class ReferenceInterpreter implements TableEvaluator {
       }
       this.ruleCount.set(rule, (this.ruleCount.get(rule) ?? 0) + 1);
       const t = rule.target;
-      tr?.push({
-        type: 'rule', hook, table: table.name, chain: chain.name, rule: number,
+      if (tr !== null) tr.push({
+        packet: tr.packet, label: tr.label, type: 'rule', hook, table: table.name, chain: chain.name, rule: number,
         target: t === null ? '' : t.kind === 'verdict' ? t.verdict : t.kind === 'extension' ? t.name : t.chain,
         action: t === null ? 'none' : t.kind,
         text: rule.text ?? null, comment: ruleComment(rule.matches), span: rule.span ?? null,

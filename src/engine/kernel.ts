@@ -14,20 +14,21 @@
 import { CT_STATE, CT_STATUS, TCP_FLAGS } from '../model/packet.js';
 import type { HookName } from '../model/types.js';
 import type { PortRange } from '../extensions/target-options.js';
-import { formatAddress } from '../syntax/address.js';
 import { HOOK_BY_INDEX, HOOK_STEPS, NF_INET, PROTO, hasPorts } from './constants.js';
 import {
-  addrKey,
   IP_CT_DIR_ORIGINAL,
   IP_CT_DIR_REPLY,
   NF_NAT_MANIP_DST,
   NF_NAT_MANIP_SRC,
+  T_DPORT,
+  T_DST,
+  T_SPORT,
+  T_SRC,
+  addressText,
   formatEndpoint,
-  invertTuple,
   sameAddr,
-  sameTuple,
 } from './conntrack.js';
-import type { ConntrackEntry, ConntrackTable, Tuple } from './conntrack.js';
+import type { ConntrackTable } from './conntrack.js';
 import type { TableEvaluator } from './evaluate.js';
 import { TABLE_INDEX } from './lower.js';
 import type { PacketState, SocketRecord } from './packet-state.js';
@@ -55,22 +56,79 @@ const HOOK_PLAN: readonly Int32Array[] = HOOK_BY_INDEX.map(
 );
 const TABLE_NAME = ['raw', 'mangle', 'nat', 'filter', 'security'] as const;
 
-/** The socket table: listeners and connections. @internal */
+/** A 32-bit hash of a socket's 4-tuple (`inet_ehashfn`). */
+function socketHash(family: number, proto: number, local: readonly number[], lport: number, remote: readonly number[], rport: number): number {
+  let h = Math.imul(family ^ (proto << 8), 0x9e3779b1) ^ ((lport << 16) | rport);
+  for (let i = 0; i < local.length; i++) h = Math.imul(h ^ local[i]!, 0x01000193) + 0x7feb352d;
+  for (let i = 0; i < remote.length; i++) h = Math.imul(h ^ remote[i]!, 0x01000193) + 0x68e31da4;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  return h ^ (h >>> 16);
+}
+
+function sameWords(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * The socket table: listeners, and connections in an open-addressing hash on their 4-tuple
+ * (`inet_hashinfo.ehash`). @internal
+ */
 export class SocketTable {
   readonly listeners: SocketRecord[] = [];
-  private readonly connections = new Map<string, SocketRecord>();
+  private slots: (SocketRecord | null)[] = new Array<SocketRecord | null>(64).fill(null);
+  private mask = 63;
+  private count = 0;
 
-  private static key(family: number, proto: number, local: readonly number[], lport: number, remote: readonly number[], rport: number): string {
-    return `${family}/${proto}/${addrKey(local)}/${lport}/${addrKey(remote)}/${rport}`;
+  /** Adds a connection, replacing one with the same 4-tuple. */
+  addConnection(s: SocketRecord): void {
+    if ((this.count + 1) * 2 > this.slots.length) this.resize(this.slots.length * 2);
+    this.put(s);
   }
 
-  addConnection(s: SocketRecord): void {
-    this.connections.set(SocketTable.key(s.family, s.proto, s.local!, s.localPort, s.remote!, s.remotePort), s);
+  private put(s: SocketRecord): void {
+    const local = s.local!;
+    const remote = s.remote!;
+    let i = socketHash(s.family, s.proto, local, s.localPort, remote, s.remotePort) & this.mask;
+    for (;;) {
+      const o = this.slots[i]!;
+      if (o === null) {
+        this.slots[i] = s;
+        this.count++;
+        return;
+      }
+      if (o.family === s.family && o.proto === s.proto && o.localPort === s.localPort && o.remotePort === s.remotePort && sameWords(o.local!, local) && sameWords(o.remote!, remote)) {
+        this.slots[i] = s;
+        return;
+      }
+      i = (i + 1) & this.mask;
+    }
+  }
+
+  private resize(size: number): void {
+    const old = this.slots;
+    this.slots = new Array<SocketRecord | null>(size).fill(null);
+    this.mask = size - 1;
+    this.count = 0;
+    for (const s of old) if (s !== null) this.put(s);
   }
 
   /** `__inet_lookup_established`. */
   established(p: PacketState): SocketRecord | null {
-    return this.connections.get(SocketTable.key(p.family, p.proto, p.dst, p.dport, p.src, p.sport)) ?? null;
+    const local = p.dst;
+    const remote = p.src;
+    const lport = p.dport;
+    const rport = p.sport;
+    let i = socketHash(p.family, p.proto, local, lport, remote, rport) & this.mask;
+    for (;;) {
+      const o = this.slots[i]!;
+      if (o === null) return null;
+      if (o.localPort === lport && o.remotePort === rport && o.proto === p.proto && o.family === p.family && sameWords(o.local!, local) && sameWords(o.remote!, remote)) return o;
+      i = (i + 1) & this.mask;
+    }
   }
 
   /** `__inet_lookup_listener`: a socket bound to the address beats one bound to the wildcard. */
@@ -84,10 +142,18 @@ export class SocketTable {
     return wild;
   }
 
+  /** Forgets every connection, keeping the listeners. */
+  clearConnections(): void {
+    this.slots.fill(null);
+    this.count = 0;
+  }
+
   clone(): SocketTable {
     const t = new SocketTable();
     t.listeners.push(...this.listeners);
-    for (const [k, v] of this.connections) t.connections.set(k, v);
+    t.slots = this.slots.slice();
+    t.mask = this.mask;
+    t.count = this.count;
     return t;
   }
 }
@@ -143,7 +209,7 @@ export class Kernel implements TargetHost {
       let v: number;
       if (step === NAT) v = this.natHook(ev, hook, p, tr);
       else {
-        if (tr !== null) tr.push({ type: 'table', hook: name, table: p.table });
+        if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'table', hook: name, table: p.table });
         if (step === MANGLE && hook === NF_INET.LOCAL_OUT) v = this.mangleOut(ev, p, tr);
         else v = ev.doTable(step, hook, p, this, tr);
         if (tr !== null) this.traceVerdict(tr, p, v);
@@ -154,7 +220,7 @@ export class Kernel implements TargetHost {
   }
 
   private traceVerdict(tr: TraceRecorder, p: PacketState, v: number): void {
-    tr.push({ type: 'verdict', hook: p.hook, table: p.table, verdict: v === NF_ACCEPT ? 'ACCEPT' : 'DROP', reason: v === NF_ACCEPT ? null : p.dropReason });
+    tr.push({ packet: tr.packet, label: tr.label, type: 'verdict', hook: p.hook, table: p.table, verdict: v === NF_ACCEPT ? 'ACCEPT' : 'DROP', reason: v === NF_ACCEPT ? null : p.dropReason });
   }
 
   /** `ipt_mangle_out`: re-route when mangle OUTPUT changed the mark or the addresses. */
@@ -179,8 +245,8 @@ export class Kernel implements TargetHost {
     const r = this.routing.routeOutput(p.family, p.dst, p.mark, src);
     if (tr !== null) {
       tr.push({
-        type: 'reroute', hook: p.hook, table: p.table, dst: formatAddress(p.dst, p.family), result: routeResultName(r.type, null),
-        dev: r.dev?.name ?? null, via: r.via ? formatAddress(r.via, p.family) : null,
+        packet: tr.packet, label: tr.label, type: 'reroute', hook: p.hook, table: p.table, dst: addressText(p.dst, p.family), result: routeResultName(r.type, null),
+        dev: r.dev?.name ?? null, via: r.via ? addressText(r.via, p.family) : null,
       });
     }
     if (r.type !== 'local' && r.type !== 'unicast') {
@@ -193,35 +259,52 @@ export class Kernel implements TargetHost {
 
   // ---- conntrack -----------------------------------------------------------------------------
 
+  /** Entries created since the last {@link releaseUnconfirmed}. */
+  private readonly created: number[] = [];
+
+  /**
+   * Frees the entries created by the packets of the last call that were never confirmed (the
+   * kernel frees an unconfirmed entry with its skb).
+   */
+  releaseUnconfirmed(): void {
+    const c = this.created;
+    for (let i = 0; i < c.length; i++) this.conntrack.release(c[i]!);
+    c.length = 0;
+  }
+
   /** `nf_conntrack_in` at CONNTRACK priority (PREROUTING, OUTPUT). */
   conntrackIn(p: PacketState, tr: TraceRecorder | null): void {
+    const table = this.conntrack;
     if (p.untracked) {
-      p.setConntrack(null, IP_CT_DIR_ORIGINAL, CT_STATE.UNTRACKED);
-      if (tr !== null) tr.push({ type: 'conntrack', hook: p.hook, action: 'untracked', state: 'UNTRACKED', direction: null, zone: p.zone, id: null });
+      p.setConntrack(table, -1, IP_CT_DIR_ORIGINAL, CT_STATE.UNTRACKED);
+      if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'untracked', state: 'UNTRACKED', direction: null, zone: p.zone, id: null });
       return;
     }
-    if (p.ctEntry !== null) {
+    if (p.ctEntry >= 0) {
       // "Previously seen (loopback or untracked)?  Ignore."
       if (tr !== null) {
-        tr.push({ type: 'conntrack', hook: p.hook, action: 'attached', state: stateName(p.ctState), direction: p.ctDir === 0 ? 'ORIGINAL' : 'REPLY', zone: p.ctEntry.zone, id: p.ctEntry.id });
+        const t = p.ctTable!;
+        tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'attached', state: stateName(p.ctState), direction: p.ctDir === 0 ? 'ORIGINAL' : 'REPLY', zone: t.zone[p.ctEntry]!, id: t.id[p.ctEntry]! });
       }
       return;
     }
-    const hit = this.conntrack.lookup(p.zone, p.proto, p.src, p.sport, p.dst, p.dport);
-    if (hit !== null) {
-      const e = hit.entry;
+    const ref = table.lookup(p.zone, p.proto, p.src, p.sport, p.dst, p.dport);
+    if (ref >= 0) {
+      const e = ref >> 1;
+      const dir = ref & 1;
+      const status = table.status;
       let state: number;
-      if (hit.dir === IP_CT_DIR_REPLY) {
-        e.status |= CT_STATUS.SEEN_REPLY;
+      if (dir === IP_CT_DIR_REPLY) {
+        status[e] = status[e]! | CT_STATUS.SEEN_REPLY;
         state = CT_STATE.ESTABLISHED;
       } else {
-        state = e.status & CT_STATUS.SEEN_REPLY ? CT_STATE.ESTABLISHED : CT_STATE.NEW;
-        if (state === CT_STATE.ESTABLISHED && p.proto === PROTO.TCP && p.tcpFlags & TCP_FLAGS.ACK) e.status |= CT_STATUS.ASSURED;
-        if (state === CT_STATE.ESTABLISHED && p.proto !== PROTO.TCP) e.status |= CT_STATUS.ASSURED;
+        state = status[e]! & CT_STATUS.SEEN_REPLY ? CT_STATE.ESTABLISHED : CT_STATE.NEW;
+        if (state === CT_STATE.ESTABLISHED && p.proto === PROTO.TCP && p.tcpFlags & TCP_FLAGS.ACK) status[e] = status[e]! | CT_STATUS.ASSURED;
+        if (state === CT_STATE.ESTABLISHED && p.proto !== PROTO.TCP) status[e] = status[e]! | CT_STATUS.ASSURED;
       }
-      p.setConntrack(e, hit.dir, state);
+      p.setConntrack(table, e, dir, state);
       if (tr !== null) {
-        tr.push({ type: 'conntrack', hook: p.hook, action: 'found', state: stateName(state), direction: hit.dir === 0 ? 'ORIGINAL' : 'REPLY', zone: e.zone, id: e.id });
+        tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'found', state: stateName(state), direction: dir === 0 ? 'ORIGINAL' : 'REPLY', zone: table.zone[e]!, id: table.id[e]! });
       }
       return;
     }
@@ -229,24 +312,26 @@ export class Kernel implements TargetHost {
       // tcp_new(): only a SYN (or, with nf_conntrack_tcp_loose, a bare ACK) starts a connection.
       const f = p.tcpFlags & (TCP_FLAGS.SYN | TCP_FLAGS.ACK | TCP_FLAGS.RST | TCP_FLAGS.FIN);
       if (f !== TCP_FLAGS.SYN && f !== TCP_FLAGS.ACK) {
-        p.setConntrack(null, IP_CT_DIR_ORIGINAL, CT_STATE.INVALID);
-        if (tr !== null) tr.push({ type: 'conntrack', hook: p.hook, action: 'invalid', state: 'INVALID', direction: null, zone: p.zone, id: null });
+        p.setConntrack(table, -1, IP_CT_DIR_ORIGINAL, CT_STATE.INVALID);
+        if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'invalid', state: 'INVALID', direction: null, zone: p.zone, id: null });
         return;
       }
     }
-    const tuple: Tuple = { src: p.src, dst: p.dst, sport: p.sport, dport: p.dport };
-    const e = this.conntrack.create(p.family, p.proto, p.zone, tuple);
-    p.setConntrack(e, IP_CT_DIR_ORIGINAL, CT_STATE.NEW);
-    if (tr !== null) tr.push({ type: 'conntrack', hook: p.hook, action: 'new', state: 'NEW', direction: 'ORIGINAL', zone: e.zone, id: e.id });
+    const e = table.create(p.family, p.proto, p.zone, p.src, p.sport, p.dst, p.dport);
+    this.created.push(e);
+    p.setConntrack(table, e, IP_CT_DIR_ORIGINAL, CT_STATE.NEW);
+    if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'new', state: 'NEW', direction: 'ORIGINAL', zone: table.zone[e]!, id: table.id[e]! });
   }
 
   /** `nf_conntrack_confirm` at the last priority of INPUT and POSTROUTING. */
   confirm(p: PacketState, tr: TraceRecorder | null): void {
     const e = p.ctEntry;
     // __nf_conntrack_confirm: only a packet of the original direction confirms.
-    if (e === null || e.status & CT_STATUS.CONFIRMED || p.ctDir !== IP_CT_DIR_ORIGINAL) return;
-    this.conntrack.confirm(e);
-    if (tr !== null) tr.push({ type: 'conntrack', hook: p.hook, action: 'confirm', state: stateName(p.ctState), direction: 'ORIGINAL', zone: e.zone, id: e.id });
+    if (e < 0 || p.ctDir !== IP_CT_DIR_ORIGINAL) return;
+    const t = p.ctTable!;
+    if (t.status[e]! & CT_STATUS.CONFIRMED) return;
+    t.confirm(e);
+    if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'confirm', state: stateName(p.ctState), direction: 'ORIGINAL', zone: t.zone[e]!, id: t.id[e]! });
   }
 
   // ---- NAT -----------------------------------------------------------------------------------
@@ -260,35 +345,36 @@ export class Kernel implements TargetHost {
     const manip = hook === NF_INET.PRE_ROUTING || hook === NF_INET.LOCAL_OUT ? NF_NAT_MANIP_DST : NF_NAT_MANIP_SRC;
     const manipName = manip === NF_NAT_MANIP_DST ? 'DST' : 'SRC';
     const ct = p.ctEntry;
-    if (ct === null) {
+    if (ct < 0) {
       // "Can't track?  It's not due to stress, or conntrack would have dropped it."
-      if (tr !== null) tr.push({ type: 'nat', hook: p.hook, manip: manipName, action: 'skipped', from: '', to: '', reason: p.ctState === CT_STATE.UNTRACKED ? 'untracked: no NAT' : 'no conntrack entry: no NAT' });
+      if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'nat', hook: p.hook, manip: manipName, action: 'skipped', from: '', to: '', reason: p.ctState === CT_STATE.UNTRACKED ? 'untracked: no NAT' : 'no conntrack entry: no NAT' });
       return NF_ACCEPT;
     }
+    const table = p.ctTable!;
     if (p.ctState === CT_STATE.RELATED && (p.proto === PROTO.ICMP || p.proto === PROTO.ICMPV6)) {
       // nf_nat_ipv4_fn: an ICMP error is only translated as a reply (nf_nat_icmp_reply_translation).
-      this.natPacket(ct, manip, p, tr);
+      this.natPacket(table, ct, manip, p, tr);
       return NF_ACCEPT;
     }
     // IP_CT_NEW, and IP_CT_RELATED(_REPLY) which falls through to it (nf_nat_inet_fn).
     if ((p.ctDir === IP_CT_DIR_ORIGINAL && p.ctState === CT_STATE.NEW) || p.ctState === CT_STATE.RELATED) {
-      if (!(ct.natDone & manip)) {
-        if (tr !== null) tr.push({ type: 'table', hook: p.hook, table: 'nat' });
+      if (!(table.natDone[ct]! & manip)) {
+        if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'table', hook: p.hook, table: 'nat' });
         const v = ev.doTable(NAT, hook, p, this, tr);
         if (tr !== null) this.traceVerdict(tr, p, v);
         if (v !== NF_ACCEPT) return v;
-        if (!(ct.natDone & manip)) this.natSetup(p, manip, null, null, 'null-binding', tr);
+        if (!(table.natDone[ct]! & manip)) this.natSetup(p, manip, null, null, 'null-binding', tr);
       } else if (tr !== null) {
-        tr.push({ type: 'nat', hook: p.hook, manip: manipName, action: 'skipped', from: '', to: '', reason: `the ${manipName} binding was made at ${manip === NF_NAT_MANIP_DST ? 'OUTPUT or PREROUTING' : 'POSTROUTING or INPUT'} already` });
+        tr.push({ packet: tr.packet, label: tr.label, type: 'nat', hook: p.hook, manip: manipName, action: 'skipped', from: '', to: '', reason: `the ${manipName} binding was made at ${manip === NF_NAT_MANIP_DST ? 'OUTPUT or PREROUTING' : 'POSTROUTING or INPUT'} already` });
       }
     } else if (tr !== null) {
-      tr.push({ type: 'nat', hook: p.hook, manip: manipName, action: 'skipped', from: '', to: '', reason: p.ctDir === IP_CT_DIR_REPLY ? 'reply direction: the binding applies' : 'not the first packet: the binding applies' });
+      tr.push({ packet: tr.packet, label: tr.label, type: 'nat', hook: p.hook, manip: manipName, action: 'skipped', from: '', to: '', reason: p.ctDir === IP_CT_DIR_REPLY ? 'reply direction: the binding applies' : 'not the first packet: the binding applies' });
     }
-    const dstChanged = this.natPacket(ct, manip, p, tr);
+    const dstChanged = this.natPacket(table, ct, manip, p, tr);
     if (hook === NF_INET.LOCAL_OUT) {
       // nf_nat_ipv4_local_fn: re-route while DNAT is in effect for this direction.
       const dir = p.ctDir;
-      if (!sameAddr(ct.tuple(dir).dst, ct.tuple(1 - dir).src)) return this.rerouteOutput(p, tr);
+      if (!table.sameAddrs(ct, dir, T_DST, 1 - dir, T_SRC)) return this.rerouteOutput(p, tr);
     } else if (hook === NF_INET.PRE_ROUTING && dstChanged) {
       // nf_nat_ipv4_pre_routing: a rewritten destination drops the route (skb_dst_drop).
       p.route = null;
@@ -297,83 +383,106 @@ export class Kernel implements TargetHost {
   }
 
   /** `nf_nat_packet`: rewrites the packet from the binding; returns whether the destination changed. */
-  private natPacket(ct: ConntrackEntry, manip: number, p: PacketState, tr: TraceRecorder | null): boolean {
+  private natPacket(table: ConntrackTable, ct: number, manip: number, p: PacketState, tr: TraceRecorder | null): boolean {
     let statusbit = manip === NF_NAT_MANIP_SRC ? CT_STATUS.SNAT : CT_STATUS.DNAT;
     if (p.ctDir === IP_CT_DIR_REPLY) statusbit ^= CT_STATUS.SNAT | CT_STATUS.DNAT;
-    if (!(ct.status & statusbit)) return false;
+    if (!(table.status[ct]! & statusbit)) return false;
     // nf_nat_manip_pkt: the target is the inverse of the other direction's tuple.
-    const other = ct.tuple(1 - p.ctDir);
+    const other = 1 - p.ctDir;
     const ports = hasPorts(p.proto);
     if (manip === NF_NAT_MANIP_SRC) {
       const from = tr !== null ? formatEndpoint(p.src, p.sport, p.family) : '';
-      const changed = !sameAddr(p.src, other.dst) || (ports && p.sport !== other.dport);
-      copyInto(p.src, other.dst);
-      if (ports) p.sport = other.dport;
-      if (tr !== null && changed) tr.push({ type: 'nat', hook: p.hook, manip: 'SRC', action: 'apply', from, to: formatEndpoint(p.src, p.sport, p.family), reason: null });
+      const port = table.port(ct, other, T_DPORT);
+      const changed = !table.addrIs(ct, other, T_DST, p.src) || (ports && p.sport !== port);
+      table.readAddr(ct, other, T_DST, p.src);
+      if (ports) p.sport = port;
+      if (tr !== null && changed) tr.push({ packet: tr.packet, label: tr.label, type: 'nat', hook: p.hook, manip: 'SRC', action: 'apply', from, to: formatEndpoint(p.src, p.sport, p.family), reason: null });
       return false;
     }
     const from = tr !== null ? formatEndpoint(p.dst, p.dport, p.family) : '';
-    const changed = !sameAddr(p.dst, other.src) || (ports && p.dport !== other.sport);
-    copyInto(p.dst, other.src);
-    if (ports) p.dport = other.sport;
-    if (tr !== null && changed) tr.push({ type: 'nat', hook: p.hook, manip: 'DST', action: 'apply', from, to: formatEndpoint(p.dst, p.dport, p.family), reason: null });
+    const port = table.port(ct, other, T_SPORT);
+    const changed = !table.addrIs(ct, other, T_SRC, p.dst) || (ports && p.dport !== port);
+    table.readAddr(ct, other, T_SRC, p.dst);
+    if (ports) p.dport = port;
+    if (tr !== null && changed) tr.push({ packet: tr.packet, label: tr.label, type: 'nat', hook: p.hook, manip: 'DST', action: 'apply', from, to: formatEndpoint(p.dst, p.dport, p.family), reason: null });
     return changed;
   }
+
+  /** The tuple `natSetup` builds: the original direction as it will look after NAT. */
+  private readonly nextSrc: number[] = [0, 0, 0, 0];
+  private readonly nextDst: number[] = [0, 0, 0, 0];
+  private nextSport = 0;
+  private nextDport = 0;
 
   /** `nf_nat_setup_info` with `get_unique_tuple`. */
   natSetup(p: PacketState, manip: number, addr: readonly number[] | null, ports: PortRange | null, by: string, tr: TraceRecorder | null): number {
     const ct = p.ctEntry;
-    if (ct === null) return NF_ACCEPT;
-    const curr = invertTuple(ct.reply);
-    const next: Tuple = { src: curr.src.slice(), dst: curr.dst.slice(), sport: curr.sport, dport: curr.dport };
+    if (ct < 0) return NF_ACCEPT;
+    const table = p.ctTable!;
+    // curr = the inverse of the reply tuple; next starts as a copy of it.
+    const nSrc = table.readAddr(ct, IP_CT_DIR_REPLY, T_DST, this.nextSrc);
+    const nDst = table.readAddr(ct, IP_CT_DIR_REPLY, T_SRC, this.nextDst);
+    const currSport = table.port(ct, IP_CT_DIR_REPLY, T_DPORT);
+    const currDport = table.port(ct, IP_CT_DIR_REPLY, T_SPORT);
+    this.nextSport = currSport;
+    this.nextDport = currDport;
     const src = manip === NF_NAT_MANIP_SRC;
-    if (addr !== null) copyInto(src ? next.src : next.dst, addr);
-    const hasPorts = p.proto === PROTO.TCP || p.proto === PROTO.UDP || p.proto === PROTO.SCTP || p.proto === PROTO.DCCP || p.proto === PROTO.UDPLITE;
-    if (hasPorts) this.uniquePort(ct, next, src, ports);
-    if (!sameTuple(next, curr)) {
-      ct.reply = invertTuple(next);
-      ct.status |= src ? CT_STATUS.SNAT : CT_STATUS.DNAT;
+    const from = tr === null ? '' : src ? formatEndpoint(nSrc, currSport, p.family) : formatEndpoint(nDst, currDport, p.family);
+    if (addr !== null) {
+      const w = src ? nSrc : nDst;
+      for (let i = 0; i < addr.length; i++) w[i] = addr[i]!;
     }
-    ct.natDone |= manip;
-    if (src) ct.srcNatBy = by;
-    else ct.dstNatBy = by;
+    if (hasPorts(p.proto)) this.uniquePort(table, ct, src, ports);
+    const same =
+      this.nextSport === currSport && this.nextDport === currDport &&
+      table.addrIs(ct, IP_CT_DIR_REPLY, T_DST, nSrc) && table.addrIs(ct, IP_CT_DIR_REPLY, T_SRC, nDst);
+    if (!same) {
+      table.setReplyInverse(ct, nSrc, this.nextSport, nDst, this.nextDport);
+      table.status[ct] = table.status[ct]! | (src ? CT_STATUS.SNAT : CT_STATUS.DNAT);
+    }
+    table.natDone[ct] = table.natDone[ct]! | manip;
     if (tr !== null) {
       tr.push({
-        type: 'nat', hook: p.hook, manip: src ? 'SRC' : 'DST', action: by as 'DNAT',
-        from: src ? formatEndpoint(curr.src, curr.sport, p.family) : formatEndpoint(curr.dst, curr.dport, p.family),
-        to: src ? formatEndpoint(next.src, next.sport, p.family) : formatEndpoint(next.dst, next.dport, p.family),
+        packet: tr.packet, label: tr.label, type: 'nat', hook: p.hook, manip: src ? 'SRC' : 'DST', action: by as 'DNAT',
+        from,
+        to: src ? formatEndpoint(nSrc, this.nextSport, p.family) : formatEndpoint(nDst, this.nextDport, p.family),
         reason: null,
       });
     }
     return NF_ACCEPT;
   }
 
+  /** Whether another connection already answers to the reply tuple of {@link nextSrc}… */
+  private taken(table: ConntrackTable, ct: number): boolean {
+    return table.replyTupleTaken(ct, this.nextDst, this.nextDport, this.nextSrc, this.nextSport);
+  }
+
+  private setPort(src: boolean, v: number): void {
+    if (src) this.nextSport = v;
+    else this.nextDport = v;
+  }
+
   /** The port part of `get_unique_tuple`: keep the port when it is in range and unique. */
-  private uniquePort(ct: ConntrackEntry, t: Tuple, src: boolean, ports: PortRange | null): void {
-    const get = () => (src ? t.sport : t.dport);
-    const set = (v: number) => {
-      if (src) t.sport = v;
-      else t.dport = v;
-    };
-    const taken = () => this.conntrack.replyTupleTaken(ct, invertTuple(t));
+  private uniquePort(table: ConntrackTable, ct: number, src: boolean, ports: PortRange | null): void {
     if (ports !== null) {
-      const cur = get();
-      if (cur >= ports.min && cur <= ports.max && (ports.min === ports.max || !taken())) return;
+      const cur = src ? this.nextSport : this.nextDport;
+      if (cur >= ports.min && cur <= ports.max && (ports.min === ports.max || !this.taken(table, ct))) return;
       for (let v = ports.min; v <= ports.max; v++) {
-        set(v);
-        if (!taken()) return;
+        this.setPort(src, v);
+        if (!this.taken(table, ct)) return;
       }
-      set(ports.min);
+      this.setPort(src, ports.min);
       return;
     }
-    if (!taken()) return;
+    if (!this.taken(table, ct)) return;
     // nf_nat_l4proto_unique_tuple: a destination port is never changed without a range.
     if (!src) return;
-    const cur = get();
-    const [lo, hi] = cur < 512 ? [1, 511] : cur < 1024 ? [600, 1023] : [1024, 65535];
+    const cur = this.nextSport;
+    const lo = cur < 512 ? 1 : cur < 1024 ? 600 : 1024;
+    const hi = cur < 512 ? 511 : cur < 1024 ? 1023 : 65535;
     for (let v = cur + 1; v !== cur; v = v >= hi ? lo : v + 1) {
-      set(v);
-      if (!taken()) return;
+      this.setPort(src, v);
+      if (!this.taken(table, ct)) return;
     }
   }
 
@@ -416,7 +525,7 @@ export class Kernel implements TargetHost {
       p.route = r;
     }
     if (tr !== null) traceRoute(tr, p, null, r, null);
-    if (r.type !== 'local' && r.type !== 'unicast' && r.type !== 'broadcast') return dropped(p, tr, null, `no route to ${formatAddress(p.dst, p.family)} (${r.type})`);
+    if (r.type !== 'local' && r.type !== 'unicast' && r.type !== 'broadcast') return dropped(p, tr, null, `no route to ${addressText(p.dst, p.family)} (${r.type})`);
     // __ip_local_out: the OUTPUT hook gets the device of the route found before it.
     const out = r.dev!;
     p.inIface = null;
@@ -431,10 +540,10 @@ export class Kernel implements TargetHost {
     p.outIndex = dev.index;
     if (this.runHook(NF_INET.POST_ROUTING, p, tr) !== NF_ACCEPT) return dropped(p, tr, 'POSTROUTING', null);
     if (dev.loopback) {
-      if (tr !== null) tr.push({ type: 'loopback' });
+      if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'loopback' });
       return this.receive(p, dev, true, tr);
     }
-    if (tr !== null) tr.push({ type: 'wire', dev: dev.name, src: formatAddress(p.src, p.family), sport: p.sport, dst: formatAddress(p.dst, p.family), dport: p.dport });
+    if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'wire', dev: dev.name, src: addressText(p.src, p.family), sport: p.sport, dst: addressText(p.dst, p.family), dport: p.dport });
     return { kind: 'wire', dev, p };
   }
 
@@ -471,7 +580,7 @@ export class Kernel implements TargetHost {
     p.outIndex = out.index;
     if (this.runHook(NF_INET.FORWARD, p, tr) !== NF_ACCEPT) return dropped(p, tr, 'FORWARD', null);
     if (this.runHook(NF_INET.POST_ROUTING, p, tr) !== NF_ACCEPT) return dropped(p, tr, 'POSTROUTING', null);
-    if (tr !== null) tr.push({ type: 'wire', dev: out.name, src: formatAddress(p.src, p.family), sport: p.sport, dst: formatAddress(p.dst, p.family), dport: p.dport });
+    if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'wire', dev: out.name, src: addressText(p.src, p.family), sport: p.sport, dst: addressText(p.dst, p.family), dport: p.dport });
     return { kind: 'wire', dev: out, p };
   }
 
@@ -494,16 +603,12 @@ export class Kernel implements TargetHost {
       }
     }
     if (s === null) {
-      if (tr !== null) tr.push({ type: 'socket', result: 'refused', address: formatAddress(p.dst, p.family), port: p.dport, socket: null });
+      if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'socket', result: 'refused', address: addressText(p.dst, p.family), port: p.dport, socket: null });
       return { kind: 'refused', p };
     }
-    if (tr !== null) tr.push({ type: 'socket', result: 'delivered', address: formatAddress(p.dst, p.family), port: p.dport, socket: describeSocket(s, how) });
+    if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'socket', result: 'delivered', address: addressText(p.dst, p.family), port: p.dport, socket: describeSocket(s, how) });
     return { kind: 'local', socket: s, p };
   }
-}
-
-function copyInto(dst: number[], src: readonly number[]): void {
-  for (let i = 0; i < src.length; i++) dst[i] = src[i]!;
 }
 
 function stateName(bit: number): 'NEW' | 'ESTABLISHED' | 'RELATED' | 'INVALID' | 'UNTRACKED' {
@@ -531,22 +636,22 @@ function routeResultName(t: RouteResult['type'], hook: HookName | null): RouteEv
 function traceRoute(tr: TraceRecorder, p: PacketState, hook: HookName | null, r: RouteResult, reason: string | null): void {
   const result = routeResultName(r.type, hook);
   tr.push({
-    type: 'route', hook, dst: formatAddress(p.dst, p.family), result: reason?.startsWith('martian') ? 'martian' : result,
-    dev: r.dev?.name ?? null, via: r.via ? formatAddress(r.via, p.family) : null,
-    src: r.src ? formatAddress(r.src, p.family) : null, table: r.table || null, reason,
+    packet: tr.packet, label: tr.label, type: 'route', hook, dst: addressText(p.dst, p.family), result: reason?.startsWith('martian') ? 'martian' : result,
+    dev: r.dev?.name ?? null, via: r.via ? addressText(r.via, p.family) : null,
+    src: r.src ? addressText(r.src, p.family) : null, table: r.table || null, reason,
   });
 }
 
 function dropped(p: PacketState, tr: TraceRecorder | null, hook: HookName | null, reason: string | null): PathResult {
   const why = reason ?? p.dropReason ?? (hook ? `dropped in ${hook} (${p.table})` : 'dropped');
-  if (tr !== null) tr.push({ type: 'drop', hook, reason: why, reject: p.rejectWith });
+  if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'drop', hook, reason: why, reject: p.rejectWith });
   return { kind: 'dropped', p, reason: why, reject: p.rejectWith };
 }
 
 /** `listener 0.0.0.0:4140 uid 2102`. */
 export function describeSocket(s: SocketRecord, how: string): string {
   if (s.kind === 'listener') {
-    const a = s.local === null ? (s.family === 4 ? '0.0.0.0' : '::') : formatAddress(s.local, s.family);
+    const a = s.local === null ? (s.family === 4 ? '0.0.0.0' : '::') : addressText(s.local, s.family);
     const addr = s.family === 6 ? `[${a}]:${s.localPort}` : `${a}:${s.localPort}`;
     return `${how === 'tproxy' ? 'transparent ' : ''}listener ${addr}${s.transparent && how !== 'tproxy' ? ' (IP_TRANSPARENT)' : ''} uid ${s.owner.uid}`;
   }

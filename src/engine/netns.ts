@@ -11,10 +11,10 @@ import { NetfilterSimError, diagnostic } from '../errors.js';
 import type { Diagnostic } from '../errors.js';
 import { check } from '../check/check.js';
 import type { CheckOptions } from '../check/check.js';
-import { formatAddress, prefixMask } from '../syntax/address.js';
+import { prefixMask } from '../syntax/address.js';
 import { parseIptablesSave } from '../syntax/save.js';
 import { PROTO } from './constants.js';
-import { ConntrackTable, formatEndpoint, sameAddr } from './conntrack.js';
+import { ConntrackTable, IP_CT_DIR_ORIGINAL, T_DPORT, T_DST, addressText, formatEndpoint, sameAddr } from './conntrack.js';
 import type { ConntrackSnapshot } from './conntrack.js';
 import { LoweredEvaluator } from './evaluate.js';
 import type { RuleCounter, TableEvaluator } from './evaluate.js';
@@ -25,7 +25,7 @@ import { lowerRuleset } from './lower.js';
 import { PacketState } from './packet-state.js';
 import type { PacketHost, SocketRecord } from './packet-state.js';
 import { parseEndpoint, parsePacketSpec } from './probe.js';
-import type { PacketSpec } from './probe.js';
+import type { Endpoint, PacketSpec } from './probe.js';
 import { defaultRegistry } from './registry.js';
 import type { ExtensionRegistry } from './registry.js';
 import { Routing, parseAnyAddress, parseIfaceAddress } from './routing.js';
@@ -195,6 +195,7 @@ const DEFAULT_INTERFACES: readonly InterfaceSpec[] = [{ name: 'eth0', addresses:
 const EPHEMERAL_FIRST = 41000;
 const REMOTE_FIRST = 40000;
 const MAX_BRANCHES = 4096;
+const PARSE_CACHE_SIZE = 4096;
 
 function bad(code: 'BAD_PROBE' | 'BAD_CONFIG', message: string): never {
   throw new NetfilterSimError(diagnostic(code, message));
@@ -236,7 +237,7 @@ function gatewayFor(spec: InterfaceSpec | undefined, family: Family): string | n
   // The first host of the network (10.0.0.1 for 10.0.0.2/24), or the next one if that is ours.
   words[words.length - 1] = (words[words.length - 1]! + 1) >>> 0;
   if (sameAddr(words, a.addr)) words[words.length - 1] = (words[words.length - 1]! + 1) >>> 0;
-  return formatAddress(words, family);
+  return addressText(words, family);
 }
 
 /** Where the exchange's second end lives. */
@@ -307,7 +308,7 @@ export class Netns {
     for (const [addr, ports] of Object.entries(options.peers ?? {})) {
       const a = parseAnyAddress(addr);
       if (!a) bad('BAD_CONFIG', `bad peer address "${addr}"`);
-      this.peers.set(formatAddress(a.addr, a.family), ports);
+      this.peers.set(addressText(a.addr, a.family), ports);
     }
     const sockets = new SocketTable();
     for (const l of options.listen ?? []) sockets.listeners.push(...parseListener(l));
@@ -340,9 +341,31 @@ export class Netns {
   /** Forgets every connection (`conntrack -F`) and accepted socket. */
   flushConntrack(): void {
     this.kernel.conntrack.flush();
-    const fresh = new SocketTable();
-    fresh.listeners.push(...this.kernel.sockets.listeners);
-    this.kernel.sockets = fresh;
+    this.kernel.sockets.clearConnections();
+  }
+
+  /** Parsed `IP:PORT` texts of recent calls (probes repeat their destinations). */
+  private readonly endpoints = new Map<string, Endpoint>();
+  private readonly addresses = new Map<string, { family: Family; addr: number[] } | null>();
+
+  private endpoint(text: string): Endpoint {
+    let e = this.endpoints.get(text);
+    if (e === undefined) {
+      e = parseEndpoint(text, true);
+      if (this.endpoints.size >= PARSE_CACHE_SIZE) this.endpoints.clear();
+      this.endpoints.set(text, e);
+    }
+    return e;
+  }
+
+  private address(text: string): { family: Family; addr: number[] } | null {
+    let a = this.addresses.get(text);
+    if (a === undefined) {
+      a = parseAnyAddress(text);
+      if (this.addresses.size >= PARSE_CACHE_SIZE) this.addresses.clear();
+      this.addresses.set(text, a);
+    }
+    return a;
   }
 
   private statisticRandom(probability: number): boolean {
@@ -369,7 +392,11 @@ export class Netns {
    */
   connect(spec: ConnectSpec, options: CallOptions = {}): ConnectResult {
     const tr = options.trace === false ? null : new TraceRecorder();
-    return this.run(spec, tr);
+    try {
+      return this.run(spec, tr);
+    } finally {
+      this.kernel.releaseUnconfirmed();
+    }
   }
 
   /**
@@ -413,6 +440,14 @@ export class Netns {
   trace(packet: string | PacketSpec, options: CallOptions = {}): ConnectResult {
     const spec = typeof packet === 'string' ? parsePacketSpec(packet) : packet;
     const tr = options.trace === false ? null : new TraceRecorder();
+    try {
+      return this.traceOne(spec, tr);
+    } finally {
+      this.kernel.releaseUnconfirmed();
+    }
+  }
+
+  private traceOne(spec: PacketSpec, tr: TraceRecorder | null): ConnectResult {
     const family = spec.family;
     const proto = spec.proto;
     if (spec.origin === 'local') {
@@ -447,7 +482,7 @@ export class Netns {
     for (let n = 0; n < 20000; n++) {
       const p = this.nextLocalPort;
       this.nextLocalPort = p >= 60999 ? EPHEMERAL_FIRST : p + 1;
-      if (this.kernel.conntrack.lookup(0, proto, src, p, dst, dport) === null) return p;
+      if (this.kernel.conntrack.lookup(0, proto, src, p, dst, dport) < 0) return p;
     }
     return this.nextLocalPort;
   }
@@ -457,7 +492,7 @@ export class Netns {
     for (let n = 0; n < 20000; n++) {
       const p = this.nextRemotePort;
       this.nextRemotePort = p >= 40999 + 20000 ? REMOTE_FIRST : p + 1;
-      if (this.kernel.conntrack.lookup(0, proto, src, p, dst, dport) === null) return p;
+      if (this.kernel.conntrack.lookup(0, proto, src, p, dst, dport) < 0) return p;
     }
     return this.nextRemotePort;
   }
@@ -477,8 +512,8 @@ export class Netns {
     tr.packet = index;
     tr.label = label;
     tr.push({
-      type: 'packet', family: p.family, proto: protoName(p.proto), src: formatAddress(p.src, p.family), sport: p.sport,
-      dst: formatAddress(p.dst, p.family), dport: p.dport, flags: flagNames(p.tcpFlags), origin, iface,
+      packet: tr.packet, label: tr.label, type: 'packet', family: p.family, proto: protoName(p.proto), src: addressText(p.src, p.family), sport: p.sport,
+      dst: addressText(p.dst, p.family), dport: p.dport, flags: flagNames(p.tcpFlags), origin, iface,
       uid: p.socket === KERNEL_SOCKET ? null : (p.socket?.uid ?? null), gid: p.socket === KERNEL_SOCKET ? null : (p.socket?.gid ?? null), mark: p.mark,
     });
   }
@@ -502,7 +537,7 @@ export class Netns {
     const placed = outcome === 'local' || outcome === 'remote';
     const r: { -readonly [K in keyof ConnectResult]: ConnectResult[K] } = {
       outcome,
-      address: placed && addr ? formatAddress(addr, family) : null,
+      address: placed && addr ? addressText(addr, family) : null,
       port: placed ? port : null,
       originalDestination: original,
       steps: tr === null ? [] : stepsOf(tr.events),
@@ -513,13 +548,14 @@ export class Netns {
   }
 
   private peerAccepts(addr: readonly number[], family: Family, port: number): boolean {
-    const ports = this.peers.get(formatAddress(addr, family));
+    const ports = this.peers.get(addressText(addr, family));
     return ports === undefined || ports.includes(port);
   }
 
   private run(spec: ConnectSpec, tr: TraceRecorder | null): ConnectResult {
     const proto = spec.proto === 'udp' ? PROTO.UDP : spec.proto === undefined || spec.proto === 'tcp' ? PROTO.TCP : bad('BAD_PROBE', `unknown protocol "${String(spec.proto)}"`);
-    const dst = parseEndpoint(spec.dst, true);
+    // The cached words are shared: nothing below writes to dst.addr or src.addr.
+    const dst = this.endpoint(spec.dst);
     const family = dst.family;
     let client: ClientEnd;
     let first: PathResult;
@@ -530,9 +566,9 @@ export class Netns {
       const owner: SocketView = { uid: spec.uid, gid: spec.gid ?? spec.uid, groups: spec.groups ?? [] };
       let src: number[] | null = null;
       if (spec.src !== undefined) {
-        const a = parseAnyAddress(spec.src);
+        const a = this.address(spec.src);
         if (!a || a.family !== family) bad('BAD_PROBE', `bad source address "${spec.src}"`);
-        src = a.addr;
+        src = a.addr.slice();
       }
       const mark = (spec.mark ?? 0) >>> 0;
       // connect(): ip_route_connect picks the source address from the route.
@@ -542,9 +578,9 @@ export class Netns {
         if (tr !== null) {
           tr.packet = 0;
           tr.label = label;
-          tr.push({ type: 'route', hook: null, dst: formatAddress(dst.addr, family), result: 'unreachable', dev: null, via: null, src: null, table: null, reason: 'no route' });
+          tr.push({ packet: tr.packet, label: tr.label, type: 'route', hook: null, dst: addressText(dst.addr, family), result: 'unreachable', dev: null, via: null, src: null, table: null, reason: 'no route' });
         }
-        return this.result('dropped', dst.addr, dst.port, family, null, `no route to ${formatAddress(dst.addr, family)}`, tr);
+        return this.result('dropped', dst.addr, dst.port, family, null, `no route to ${addressText(dst.addr, family)}`, tr);
       }
       const sport = spec.sport ?? this.ephemeral(proto, srcAddr, dst.addr, dst.port);
       const sock: SocketRecord = { kind: 'connection', family, proto, local: srcAddr, localPort: sport, remote: dst.addr, remotePort: dst.port, owner, transparent: false, listener: null };
@@ -558,7 +594,7 @@ export class Netns {
       this.startPacket(tr, 0, label, p, 'local', null);
       first = this.kernel.sendLocal(p, tr);
     } else {
-      const s = parseAnyAddress(spec.src);
+      const s = this.address(spec.src);
       if (!s || s.family !== family) bad('BAD_PROBE', `bad source address "${spec.src}"`);
       const devName = spec.iface ?? this.defaultIface(family, s.addr);
       const dev = this.routing.byName.get(devName);
@@ -617,7 +653,7 @@ export class Netns {
       a.socket = KERNEL_SOCKET;
       label = 'ICMP';
     }
-    if (orig.ctEntry !== null) a.setConntrack(orig.ctEntry, 1 - orig.ctDir, CT_STATE.RELATED);
+    if (orig.ctEntry >= 0) a.setConntrack(orig.ctTable!, orig.ctEntry, 1 - orig.ctDir, CT_STATE.RELATED);
     this.startPacket(tr, 1, label, a, 'local', null);
     const r = this.kernel.sendLocal(a, tr);
     const p = r.p;
@@ -739,15 +775,17 @@ export class Netns {
 }
 
 function describe(s: SocketRecord): string {
-  const a = s.local === null ? (s.family === 4 ? '0.0.0.0' : '::') : formatAddress(s.local, s.family);
+  const a = s.local === null ? (s.family === 4 ? '0.0.0.0' : '::') : addressText(s.local, s.family);
   return `${s.kind === 'listener' ? 'the listener' : 'the socket'} ${s.family === 6 ? `[${a}]` : a}:${s.localPort}${s.transparent ? ' (IP_TRANSPARENT)' : ''}`;
 }
 
 /** `SO_ORIGINAL_DST` on the socket that received `p`: the original tuple's destination (default zone only). */
 function origDst(p: PacketState): string | null {
   const e = p.ctEntry;
-  if (e === null || e.zone !== 0 || p.ctState === CT_STATE.UNTRACKED) return null;
-  return formatEndpoint(e.orig.dst, e.orig.dport, e.family);
+  const t = p.ctTable;
+  if (e < 0 || t === null || t.zone[e] !== 0 || p.ctState === CT_STATE.UNTRACKED) return null;
+  const family = t.family[e] as Family;
+  return formatEndpoint(t.readAddr(e, IP_CT_DIR_ORIGINAL, T_DST, []), t.port(e, IP_CT_DIR_ORIGINAL, T_DPORT), family);
 }
 
 /** A loopback source on the wire: the receiver drops it (martian / ip6_rcv_core). */
@@ -778,10 +816,18 @@ function protoName(n: number): string {
 
 /** `SYN,ACK` style flag names. */
 export function flagNames(f: number): string {
-  const out: string[] = [];
-  for (const [name, bit] of Object.entries(TCP_FLAGS)) if (f & bit) out.push(name);
-  return out.join(',');
+  let names = FLAG_NAMES[f];
+  if (names === undefined) {
+    const out: string[] = [];
+    for (const [name, bit] of Object.entries(TCP_FLAGS)) if (f & bit) out.push(name);
+    names = out.join(',');
+    if (f >= 0 && f < 256) FLAG_NAMES[f] = names;
+  }
+  return names;
 }
+
+/** {@link flagNames} of each flags byte, as computed. */
+const FLAG_NAMES: string[] = [];
 
 /** The kernel TRACE lines of an event list, as `connect --json` prints them. */
 export function stepsOf(events: readonly TraceEvent[]): ConnectStep[] {
@@ -826,6 +872,6 @@ function listenerFromString(text: string): ListenerSpec {
   }
   if (/^\d+$/.test(t)) return proto ? { port: Number(t), proto } : { port: Number(t) };
   const e = parseEndpoint(t, true);
-  const address = formatAddress(e.addr, e.family);
+  const address = addressText(e.addr, e.family);
   return proto ? { address, port: e.port, proto } : { address, port: e.port };
 }

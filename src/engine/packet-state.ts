@@ -7,7 +7,7 @@
 import type { PacketView, SocketView } from '../model/packet.js';
 import type { Family, HookName, TableName } from '../model/types.js';
 import { ConntrackViewImpl } from './conntrack.js';
-import type { ConntrackEntry } from './conntrack.js';
+import type { ConntrackTable } from './conntrack.js';
 import type { RouteResult } from './routing.js';
 
 /** What a packet needs from its namespace while matches run. @internal */
@@ -56,8 +56,9 @@ export class PacketState implements PacketView {
   socket: SocketView | null = null;
   ct: ConntrackViewImpl | null = null;
 
-  /** The conntrack entry and direction (engine side of {@link ct}). */
-  ctEntry: ConntrackEntry | null = null;
+  /** The conntrack entry (-1: none), its table and direction (engine side of {@link ct}). */
+  ctEntry = -1;
+  ctTable: ConntrackTable | null = null;
   ctDir = 0;
   /** `IP_CT_UNTRACKED`: set by NOTRACK / CT --notrack in raw. */
   untracked = false;
@@ -88,10 +89,12 @@ export class PacketState implements PacketView {
     this.tcpFlags = tcpFlags;
   }
 
-  /** Points {@link ct} at an entry (or at a state without one: INVALID, UNTRACKED). */
-  setConntrack(entry: ConntrackEntry | null, dir: number, state: number): void {
+  /** Points {@link ct} at an entry of `table` (or, with -1, at a state without one: INVALID, UNTRACKED). */
+  setConntrack(table: ConntrackTable, entry: number, dir: number, state: number): void {
     this.ctEntry = entry;
+    this.ctTable = table;
     this.ctDir = dir;
+    this.ctView.table = table;
     this.ctView.entry = entry;
     this.ctView.dir = dir;
     this.ctView.state = state;

@@ -68,6 +68,9 @@ export interface RouteResult {
   readonly table: number;
 }
 
+/** How many IPv4 destinations the route caches remember before starting over. */
+const ROUTE_CACHE_SIZE = 65536;
+
 /** `RT_TABLE_LOCAL`, `RT_TABLE_MAIN`, `RT_TABLE_DEFAULT`. */
 export const RT_TABLE = { LOCAL: 255, MAIN: 254, DEFAULT: 253 } as const;
 
@@ -109,8 +112,21 @@ export function parseAnyAddress(text: string): { family: Family; addr: number[] 
   return a ? { family: 4, addr: a } : null;
 }
 
+/** Parsed interface addresses by their text (the values are never modified). */
+const IFACE_ADDRESSES = new Map<string, IfaceAddress>();
+
 /** Parses `addr/prefix` of either family; no prefix means a host. */
 export function parseIfaceAddress(text: string): IfaceAddress {
+  let a = IFACE_ADDRESSES.get(text);
+  if (a === undefined) {
+    a = parseIfaceAddressOnce(text);
+    if (IFACE_ADDRESSES.size >= 4096) IFACE_ADDRESSES.clear();
+    IFACE_ADDRESSES.set(text, a);
+  }
+  return a;
+}
+
+function parseIfaceAddressOnce(text: string): IfaceAddress {
   const slash = text.indexOf('/');
   const a = parseAnyAddress(slash < 0 ? text : text.slice(0, slash));
   if (!a) bad(`bad interface address "${text}"`);
@@ -360,8 +376,40 @@ export class Routing {
     return best;
   }
 
+  /**
+   * Answers of {@link fibLookup} for IPv4 without a mark, and of the local table for IPv4, by
+   * destination. Routes do not change after construction, so the answers do not either.
+   */
+  private readonly fib4 = new Map<number, { route: Route; table: number } | null>();
+  private readonly local4 = new Map<number, Route | null>();
+
   /** `fib_lookup`: walks the policy rules in priority order. */
   fibLookup(family: Family, dst: readonly number[], mark: number): { route: Route; table: number } | null {
+    if (family !== 4 || mark !== 0) return this.fibWalk(family, dst, mark);
+    const key = dst[0]!;
+    let hit = this.fib4.get(key);
+    if (hit === undefined) {
+      hit = this.fibWalk(family, dst, mark);
+      if (this.fib4.size >= ROUTE_CACHE_SIZE) this.fib4.clear();
+      this.fib4.set(key, hit);
+    }
+    return hit;
+  }
+
+  /** The local table's route for an address (what `inet_addr_type` reads). */
+  private localRoute(family: Family, addr: readonly number[]): Route | null {
+    if (family !== 4) return this.lookupTable(RT_TABLE.LOCAL, family, addr);
+    const key = addr[0]!;
+    let r = this.local4.get(key);
+    if (r === undefined) {
+      r = this.lookupTable(RT_TABLE.LOCAL, family, addr);
+      if (this.local4.size >= ROUTE_CACHE_SIZE) this.local4.clear();
+      this.local4.set(key, r);
+    }
+    return r;
+  }
+
+  private fibWalk(family: Family, dst: readonly number[], mark: number): { route: Route; table: number } | null {
     for (const rule of this.rules) {
       if (rule.family !== family) continue;
       if (rule.fwmark !== null && ((mark & rule.mask) >>> 0) !== rule.fwmark) continue;
@@ -454,7 +502,7 @@ export class Routing {
 
   /** Whether the local table holds `addr` as a local address (all of 127/8, ::1, own addresses). */
   isLocalAddress(family: Family, addr: readonly number[]): boolean {
-    const r = this.lookupTable(RT_TABLE.LOCAL, family, addr);
+    const r = this.localRoute(family, addr);
     return r !== null && r.type === 'local';
   }
 
@@ -467,7 +515,7 @@ export class Routing {
       const a = addr[0]!;
       if (a === 0 || a === 0xffffffff) return ADDR_TYPE.BROADCAST;
       if (isMulticast(addr, 4)) return ADDR_TYPE.MULTICAST;
-      const r = this.lookupTable(RT_TABLE.LOCAL, 4, addr);
+      const r = this.localRoute(4, addr);
       if (!r) return ADDR_TYPE.UNICAST;
       if (ifaceName !== null) {
         const dev = this.byName.get(ifaceName);

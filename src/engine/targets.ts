@@ -96,13 +96,13 @@ function hex(n: number): string {
 
 function effect(tr: TraceRecorder | null, site: TargetSite, detail: string): void {
   if (tr !== null) {
-    tr.push({ type: 'effect', hook: site.hook, table: site.table, chain: site.chain, rule: site.rule, target: site.name, detail });
+    tr.push({ packet: tr.packet, label: tr.label, type: 'effect', hook: site.hook, table: site.table, chain: site.chain, rule: site.rule, target: site.name, detail });
   }
 }
 
 function notrack(p: PacketState, tr: TraceRecorder | null, site: TargetSite): void {
   // xt_ct_target / notrack_tg: "Previously seen (loopback)? Ignore."
-  if (p.ctEntry !== null || p.untracked) {
+  if (p.ctEntry >= 0 || p.untracked) {
     effect(tr, site, 'ignored: the packet already has a conntrack entry');
     return;
   }
@@ -125,21 +125,22 @@ export function applyTarget(op: number, options: unknown, p: PacketState, host: 
     case EXT.CONNMARK: {
       const o = options as ConnmarkOptions;
       const ct = p.ctEntry;
-      if (ct === null) {
+      if (ct < 0) {
         effect(tr, site, 'no conntrack entry: nothing to do');
         return XT_CONTINUE;
       }
+      const ctmark = p.ctTable!.mark;
       switch (o.mode) {
         case 'set':
-          ct.mark = ((ct.mark & ~o.mask) ^ o.value) >>> 0;
-          effect(tr, site, `ctmark → ${hex(ct.mark)}`);
+          ctmark[ct] = ((ctmark[ct]! & ~o.mask) ^ o.value) >>> 0;
+          effect(tr, site, `ctmark → ${hex(ctmark[ct]!)}`);
           break;
         case 'save':
-          ct.mark = ((ct.mark & ~o.ctmask) ^ (p.mark & o.nfmask)) >>> 0;
-          effect(tr, site, `ctmark ← mark: ${hex(ct.mark)}`);
+          ctmark[ct] = ((ctmark[ct]! & ~o.ctmask) ^ (p.mark & o.nfmask)) >>> 0;
+          effect(tr, site, `ctmark ← mark: ${hex(ctmark[ct]!)}`);
           break;
         case 'restore':
-          p.mark = ((p.mark & ~o.nfmask) ^ (ct.mark & o.ctmask)) >>> 0;
+          p.mark = ((p.mark & ~o.nfmask) ^ (ctmark[ct]! & o.ctmask)) >>> 0;
           effect(tr, site, `mark ← ctmark: ${hex(p.mark)}`);
           break;
       }
@@ -148,7 +149,7 @@ export function applyTarget(op: number, options: unknown, p: PacketState, host: 
     case EXT.CT: {
       const o = options as CtOptions;
       if (o.notrack) notrack(p, tr, site);
-      else if (p.ctEntry !== null) effect(tr, site, 'ignored: the packet already has a conntrack entry');
+      else if (p.ctEntry >= 0) effect(tr, site, 'ignored: the packet already has a conntrack entry');
       else {
         if (o.zone !== undefined) p.zone = o.zone;
         effect(tr, site, o.zone !== undefined ? `zone ${o.zone}` : o.helper !== undefined ? `helper ${o.helper} (not simulated)` : 'template');

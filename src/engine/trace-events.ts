@@ -229,8 +229,11 @@ export class TraceRecorder {
   packet = 0;
   label = 'PACKET';
 
-  /** Appends an event, stamping it with the current packet. */
-  push(event: TraceEventInput): void {
-    this.events.push({ packet: this.packet, label: this.label, ...event } as TraceEvent);
+  /**
+   * Appends an event. Callers stamp it with {@link packet} and {@link label} themselves, first,
+   * as one object literal: copying it here cost more than the rest of a traced connection.
+   */
+  push(event: TraceEvent): void {
+    this.events.push(event);
   }
 }

@@ -1,0 +1,198 @@
+// Synthetic kube-proxy (iptables mode) rule sets, shaped like kube-proxy's own TestTracePacket
+// fixture (shared/corpus/kubernetes_kube-proxy_tracepacket-fixture.kernel-save, as iptables-save
+// prints it): filter KUBE-SERVICES / KUBE-EXTERNAL-SERVICES / KUBE-NODEPORTS / KUBE-FORWARD,
+// nat KUBE-SERVICES with one `-d VIP/32 -p tcp -m comment … -m tcp --dport P -j KUBE-SVC-…` rule
+// per service port (plus external and load-balancer IPs), KUBE-SVC-* with the masquerade rule and
+// one `statistic --mode random` rule per endpoint, KUBE-SEP-* with the hairpin mark and the DNAT,
+// KUBE-EXT-*, KUBE-NODEPORTS, KUBE-MARK-MASQ and KUBE-POSTROUTING.
+//
+// Everything is a pure function of (services, seed).
+//
+//   import { kubeProxyRules, kubeProxyNode, kubeProxyProbes } from './kube-proxy.js';
+
+/** mulberry32. */
+function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const B32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+
+/** A 16-character chain suffix, as kube-proxy's base32 of a SHA-256 looks. */
+function suffix(kind, key) {
+  let h = 0x811c9dc5;
+  const s = `${kind}/${key}`;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  let out = '';
+  let x = h >>> 0;
+  let y = Math.imul(h ^ 0x9e3779b9, 0x85ebca6b) >>> 0;
+  for (let i = 0; i < 16; i++) {
+    out += B32[(i < 8 ? x : y) & 31];
+    if (i < 8) x = (x >>> 5) | ((x & 31) << 27);
+    else y = (y >>> 5) | ((y & 31) << 27);
+    x = Math.imul(x ^ i, 0x27d4eb2d) >>> 0;
+  }
+  return out;
+}
+
+const ip = (n) => `${(n >>> 24) & 255}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
+
+/** The services of a cluster: VIP, port, endpoints, external IP, node port. */
+export function kubeProxyServices(count, seed = 1) {
+  const r = rng(seed);
+  const services = [];
+  const clusterBase = (172 << 24) | (30 << 16); // 172.30.0.0/16, as the fixture
+  const podBase = (10 << 24) | (180 << 16); // 10.180.0.0/16 endpoints
+  let nextPod = 1;
+  let nextNodePort = 30001;
+  for (let i = 0; i < count; i++) {
+    const ns = `ns${1 + (i % 97)}`;
+    const name = `svc${i + 1}`;
+    const port = r() < 0.7 ? 80 : [443, 8080, 9090, 53, 5432][Math.floor(r() * 5)];
+    const vip = clusterBase + 10 + i;
+    const noEndpoints = r() < 0.03;
+    const n = noEndpoints ? 0 : 1 + Math.floor(r() * 3);
+    const endpoints = [];
+    for (let k = 0; k < n; k++) endpoints.push(ip(podBase + nextPod++) + ':' + (port === 80 ? 80 : port + 1000));
+    services.push({
+      key: `${ns}/${name}:p${port}`,
+      vip: ip(vip),
+      port,
+      endpoints,
+      externalIP: r() < 0.05 ? ip((192 << 24) | (168 << 16) | (99 << 8) | (20 + (i % 200))) : null,
+      nodePort: r() < 0.1 ? nextNodePort++ : null,
+    });
+  }
+  return services;
+}
+
+/** iptables-save text of kube-proxy's rules for `services`. */
+export function kubeProxyRules(services) {
+  const filter = [
+    '*filter',
+    ':INPUT ACCEPT [0:0]',
+    ':FORWARD ACCEPT [0:0]',
+    ':OUTPUT ACCEPT [0:0]',
+    ':KUBE-EXTERNAL-SERVICES - [0:0]',
+    ':KUBE-FIREWALL - [0:0]',
+    ':KUBE-FORWARD - [0:0]',
+    ':KUBE-NODEPORTS - [0:0]',
+    ':KUBE-PROXY-FIREWALL - [0:0]',
+    ':KUBE-SERVICES - [0:0]',
+    '-A INPUT -m comment --comment "kubernetes health check service ports" -j KUBE-NODEPORTS',
+    '-A INPUT -m conntrack --ctstate NEW -m comment --comment "kubernetes externally-visible service portals" -j KUBE-EXTERNAL-SERVICES',
+    '-A FORWARD -m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD',
+    '-A FORWARD -m conntrack --ctstate NEW -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
+    '-A FORWARD -m conntrack --ctstate NEW -m comment --comment "kubernetes externally-visible service portals" -j KUBE-EXTERNAL-SERVICES',
+    '-A OUTPUT -m conntrack --ctstate NEW -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
+    '-A KUBE-FIREWALL ! -s 127.0.0.0/8 -d 127.0.0.0/8 -m comment --comment "block incoming localnet connections" -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP',
+    '-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP',
+    '-A KUBE-FORWARD -m comment --comment "kubernetes forwarding rules" -m mark --mark 0x4000/0x4000 -j ACCEPT',
+    '-A KUBE-FORWARD -m comment --comment "kubernetes forwarding conntrack rule" -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT',
+  ];
+  const nat = [
+    '*nat',
+    ':PREROUTING ACCEPT [0:0]',
+    ':INPUT ACCEPT [0:0]',
+    ':OUTPUT ACCEPT [0:0]',
+    ':POSTROUTING ACCEPT [0:0]',
+    ':KUBE-MARK-MASQ - [0:0]',
+    ':KUBE-NODEPORTS - [0:0]',
+    ':KUBE-POSTROUTING - [0:0]',
+    ':KUBE-SERVICES - [0:0]',
+  ];
+  const chains = [];
+  const services4 = [];
+  const svcChains = [];
+  const sepChains = [];
+  const extChains = [];
+  const nodePorts = [];
+  for (const s of services) {
+    if (s.endpoints.length === 0) {
+      filter.push(`-A KUBE-SERVICES -d ${s.vip}/32 -p tcp -m comment --comment "${s.key} has no endpoints" -m tcp --dport ${s.port} -j REJECT --reject-with icmp-port-unreachable`);
+      if (s.externalIP) filter.push(`-A KUBE-EXTERNAL-SERVICES -d ${s.externalIP}/32 -p tcp -m comment --comment "${s.key} has no endpoints" -m tcp --dport ${s.port} -j REJECT --reject-with icmp-port-unreachable`);
+      continue;
+    }
+    const svc = `KUBE-SVC-${suffix('svc', s.key)}`;
+    chains.push(svc);
+    services4.push(`-A KUBE-SERVICES -d ${s.vip}/32 -p tcp -m comment --comment "${s.key} cluster IP" -m tcp --dport ${s.port} -j ${svc}`);
+    let ext = null;
+    if (s.externalIP || s.nodePort) {
+      ext = `KUBE-EXT-${suffix('ext', s.key)}`;
+      chains.push(ext);
+      extChains.push(`-A ${ext} -m comment --comment "masquerade traffic for ${s.key} external destinations" -j KUBE-MARK-MASQ`, `-A ${ext} -j ${svc}`);
+    }
+    if (s.externalIP) services4.push(`-A KUBE-SERVICES -d ${s.externalIP}/32 -p tcp -m comment --comment "${s.key} external IP" -m tcp --dport ${s.port} -j ${ext}`);
+    if (s.nodePort) nodePorts.push(`-A KUBE-NODEPORTS -p tcp -m comment --comment "${s.key}" -m tcp --dport ${s.nodePort} -j ${ext}`);
+    svcChains.push(`-A ${svc} ! -s 10.0.0.0/8 -d ${s.vip}/32 -p tcp -m comment --comment "${s.key} cluster IP" -m tcp --dport ${s.port} -j KUBE-MARK-MASQ`);
+    const n = s.endpoints.length;
+    s.endpoints.forEach((ep, k) => {
+      const sep = `KUBE-SEP-${suffix('sep', `${s.key}/${ep}`)}`;
+      chains.push(sep);
+      const left = n - k;
+      const prob = left > 1 ? ` -m statistic --mode random --probability ${(1 / left).toFixed(11)}` : '';
+      svcChains.push(`-A ${svc} -m comment --comment "${s.key} -> ${ep}"${prob} -j ${sep}`);
+      const [addr] = ep.split(':');
+      sepChains.push(
+        `-A ${sep} -s ${addr}/32 -m comment --comment "${s.key}" -j KUBE-MARK-MASQ`,
+        `-A ${sep} -p tcp -m comment --comment "${s.key}" -m tcp -j DNAT --to-destination ${ep}`,
+      );
+    });
+  }
+  for (const c of chains) nat.push(`:${c} - [0:0]`);
+  nat.push(
+    '-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
+    '-A OUTPUT -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
+    '-A POSTROUTING -m comment --comment "kubernetes postrouting rules" -j KUBE-POSTROUTING',
+    ...extChains,
+    '-A KUBE-MARK-MASQ -j MARK --set-xmark 0x4000/0x4000',
+    ...nodePorts,
+    '-A KUBE-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN',
+    '-A KUBE-POSTROUTING -j MARK --set-xmark 0x4000/0x0',
+    '-A KUBE-POSTROUTING -m comment --comment "kubernetes service traffic requiring SNAT" -j MASQUERADE',
+    ...sepChains,
+    ...services4,
+    '-A KUBE-SERVICES -m comment --comment "kubernetes service nodeports; NOTE: this must be the last rule in this chain" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS',
+    ...svcChains,
+    'COMMIT',
+  );
+  filter.push('COMMIT');
+  return `${filter.join('\n')}\n${nat.join('\n')}\n`;
+}
+
+/** The node's namespace options (as test/engine/kube-proxy.test.ts builds it). */
+export function kubeProxyNode(rules, extra = {}) {
+  return {
+    rules,
+    interfaces: { eth0: ['192.168.0.2/24', '192.168.99.11/24'], cbr0: ['10.0.0.1/8'] },
+    gateway: ['192.168.0.1'],
+    ipForward: true,
+    routeLocalnet: true,
+    ...extra,
+  };
+}
+
+/**
+ * Connection probes from pods behind cbr0: 90 % to a service's cluster IP and port (spread
+ * evenly over the services), the rest to a pod address that is no service.
+ */
+export function kubeProxyProbes(services, count, seed = 7) {
+  const r = rng(seed);
+  const out = [];
+  for (let i = 0; i < count; i++) {
+    const src = ip((10 << 24) | (1 << 16) | (1 + Math.floor(r() * 60000)));
+    if (r() < 0.9) {
+      const s = services[Math.floor(r() * services.length)];
+      out.push({ from: 'remote', src, dst: `${s.vip}:${s.port}` });
+    } else {
+      out.push({ from: 'remote', src, dst: `${ip((10 << 24) | (2 << 16) | Math.floor(r() * 60000))}:8080` });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,39 @@
+/**
+ * The worker side of {@link NetnsPool}: one namespace, built from the pool's options, that runs
+ * each share of probes it is sent, in order.
+ *
+ * @module
+ * @internal
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { NetfilterSimError } from '../errors.js';
+import { packResults } from './batch.js';
+import type { WorkerReply, WorkerRequest } from './batch.js';
+import { Netns } from './netns.js';
+import type { NetnsOptions } from './netns.js';
+
+const ns = new Netns((workerData as { options: NetnsOptions }).options);
+
+parentPort!.on('message', (m: WorkerRequest) => {
+  let reply: WorkerReply;
+  try {
+    if ('flush' in m) {
+      ns.flushConntrack();
+      reply = { id: m.id, results: [] };
+    } else {
+      const options = { trace: m.trace };
+      const results = m.probes.map((p) => ns.connect(p, options));
+      reply = m.trace ? { id: m.id, results } : { id: m.id, packed: packResults(results) };
+    }
+  } catch (e) {
+    reply = {
+      id: m.id,
+      error: { message: e instanceof Error ? e.message : String(e), diagnostics: e instanceof NetfilterSimError ? e.diagnostics : null },
+    };
+  }
+  if ('packed' in reply) {
+    const p = reply.packed;
+    const moved = [p.outcome.buffer, p.address.buffer, p.port.buffer, p.original.buffer, p.reason.buffer] as ArrayBuffer[];
+    parentPort!.postMessage(reply, moved);
+  } else parentPort!.postMessage(reply);
+});

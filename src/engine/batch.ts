@@ -1,0 +1,265 @@
+/**
+ * Many connection probes in one call, spread over worker threads: each worker builds its own
+ * {@link Netns} from the same options and runs its share of the probes in order.
+ *
+ * @module
+ */
+import { Worker } from 'node:worker_threads';
+import { NetfilterSimError, diagnostic } from '../errors.js';
+import type { Diagnostic } from '../errors.js';
+import { Netns } from './netns.js';
+import type { ConnectResult, ConnectSpec, NetnsOptions } from './netns.js';
+
+/** Options of a batch. */
+export interface BatchOptions {
+  /** Record steps and events, as {@link Netns.connect} (default true). */
+  readonly trace?: boolean;
+}
+
+/** Options of {@link NetnsPool} and {@link connectBatch}. */
+export interface PoolOptions {
+  /** Worker threads (default 1). {@link connectBatch} runs in this thread when it is 1. */
+  readonly workers?: number;
+}
+
+/** What a worker is asked. @internal */
+export type WorkerRequest =
+  | { readonly id: number; readonly probes: readonly ConnectSpec[]; readonly trace: boolean }
+  | { readonly id: number; readonly flush: true };
+
+/**
+ * Results without a trace, packed for the trip back: each string once in `strings`, the rest in
+ * typed arrays that are moved, not copied. Unpacking them costs this thread much less than
+ * copying as many small objects would. @internal
+ */
+export interface PackedResults {
+  readonly strings: readonly string[];
+  /** Per result: an index in {@link OUTCOMES}. */
+  readonly outcome: Uint8Array;
+  /** Per result: an index in `strings`, or -1 for null (port: the number, or -1). */
+  readonly address: Int32Array;
+  readonly port: Int32Array;
+  readonly original: Int32Array;
+  readonly reason: Int32Array;
+}
+
+const OUTCOMES: readonly ConnectResult['outcome'][] = ['local', 'remote', 'refused', 'dropped'];
+
+/** Packs results that carry no trace (see {@link PackedResults}). @internal */
+export function packResults(results: readonly ConnectResult[]): PackedResults {
+  const n = results.length;
+  const strings: string[] = [];
+  const index = new Map<string, number>();
+  const intern = (v: string | null): number => {
+    if (v === null) return -1;
+    let i = index.get(v);
+    if (i === undefined) {
+      i = strings.length;
+      strings.push(v);
+      index.set(v, i);
+    }
+    return i;
+  };
+  const packed = {
+    strings,
+    outcome: new Uint8Array(n),
+    address: new Int32Array(n),
+    port: new Int32Array(n),
+    original: new Int32Array(n),
+    reason: new Int32Array(n),
+  };
+  for (let i = 0; i < n; i++) {
+    const r = results[i]!;
+    packed.outcome[i] = OUTCOMES.indexOf(r.outcome);
+    packed.address[i] = intern(r.address);
+    packed.port[i] = r.port ?? -1;
+    packed.original[i] = intern(r.originalDestination);
+    packed.reason[i] = intern(r.reason);
+  }
+  return packed;
+}
+
+function unpackResults(p: PackedResults): ConnectResult[] {
+  const out: ConnectResult[] = new Array<ConnectResult>(p.outcome.length);
+  const s = p.strings;
+  for (let i = 0; i < out.length; i++) {
+    const a = p.address[i]!;
+    const o = p.original[i]!;
+    const port = p.port[i]!;
+    // The same fields, in the same order, as Netns.connect gives without a trace.
+    out[i] = {
+      outcome: OUTCOMES[p.outcome[i]!]!,
+      address: a < 0 ? null : s[a]!,
+      port: port < 0 ? null : port,
+      originalDestination: o < 0 ? null : s[o]!,
+      steps: [],
+      reason: s[p.reason[i]!]!,
+    };
+  }
+  return out;
+}
+
+/** What a worker answers. @internal */
+export type WorkerReply =
+  | { readonly id: number; readonly results: ConnectResult[] }
+  | { readonly id: number; readonly packed: PackedResults }
+  | { readonly id: number; readonly error: { readonly message: string; readonly diagnostics: readonly Diagnostic[] | null } };
+
+interface Pending {
+  readonly resolve: (r: ConnectResult[]) => void;
+  readonly reject: (e: unknown) => void;
+}
+
+function bad(message: string): never {
+  throw new NetfilterSimError(diagnostic('BAD_CONFIG', message));
+}
+
+function toError(e: { readonly message: string; readonly diagnostics: readonly Diagnostic[] | null }): Error {
+  return e.diagnostics !== null && e.diagnostics.length > 0 ? new NetfilterSimError(e.diagnostics) : new Error(e.message);
+}
+
+/** Probes per message to a worker. */
+const MESSAGE_PROBES = 512;
+
+/** Splits `n` items into `k` contiguous chunks of near-equal size: the chunk boundaries. */
+function bounds(n: number, k: number): number[] {
+  const out = [0];
+  for (let i = 1; i <= k; i++) out.push(Math.round((n * i) / k));
+  return out;
+}
+
+/**
+ * A namespace replicated over worker threads. Each worker builds its own {@link Netns} from the
+ * same options when the pool starts and keeps it, with its own conntrack table, for the pool's
+ * life. A batch is cut into one contiguous share per worker, in probe order; each worker runs its
+ * share in order, so a probe sees the connections made before it in its own share (and in the
+ * worker's earlier batches), not those of other workers. `statistic --mode random` draws come from
+ * each worker's own generator (seeded from the options). Results come back in probe order.
+ *
+ * Options must be plain data (rules as text or a parsed rule set): a custom `registry` cannot
+ * cross to a worker.
+ *
+ * @example
+ * ```ts
+ * const pool = new NetnsPool({ rules: saveText, listen: [4140, 4143] }, { workers: 2 });
+ * const results = await pool.connectBatch(probes, { trace: false });
+ * await pool.close();
+ * ```
+ */
+export class NetnsPool {
+  /** Number of worker threads. */
+  readonly workers: number;
+  private readonly threads: Worker[] = [];
+  private readonly pending = new Map<number, Pending>();
+  private failure: Error | null = null;
+  private nextId = 1;
+  private busy = 0;
+
+  constructor(options: NetnsOptions, pool: PoolOptions = {}) {
+    const workers = pool.workers ?? 1;
+    if (!Number.isInteger(workers) || workers < 1) bad(`bad worker count "${String(pool.workers)}"`);
+    if (options.registry !== undefined) bad('a custom extension registry cannot be sent to worker threads');
+    this.workers = workers;
+    for (let i = 0; i < workers; i++) {
+      const w = new Worker(new URL('./batch-worker.js', import.meta.url), { workerData: { options } });
+      w.unref();
+      w.on('message', (m: WorkerReply) => this.settle(m));
+      w.on('error', (e) => this.fail(e));
+      w.on('exit', (code) => {
+        if (code !== 0) this.fail(new Error(`a batch worker stopped (exit code ${code})`));
+      });
+      this.threads.push(w);
+    }
+  }
+
+  private settle(m: WorkerReply): void {
+    const p = this.pending.get(m.id);
+    if (p === undefined) return;
+    this.pending.delete(m.id);
+    if ('error' in m) p.reject(toError(m.error));
+    else if ('packed' in m) p.resolve(unpackResults(m.packed));
+    else p.resolve(m.results);
+  }
+
+  private fail(e: Error): void {
+    this.failure ??= e;
+    for (const p of this.pending.values()) p.reject(e);
+    this.pending.clear();
+  }
+
+  private send(w: Worker, message: { readonly probes: readonly ConnectSpec[]; readonly trace: boolean } | { readonly flush: true }): Promise<ConnectResult[]> {
+    const id = this.nextId++;
+    return new Promise<ConnectResult[]>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      w.postMessage({ id, ...message });
+    });
+  }
+
+  /** Runs `f` with the workers keeping the process alive. */
+  private async busyWith<T>(f: () => Promise<T>): Promise<T> {
+    if (this.failure !== null) throw this.failure;
+    if (this.threads.length === 0) bad('the pool is closed');
+    if (this.busy++ === 0) for (const w of this.threads) w.ref();
+    try {
+      return await f();
+    } finally {
+      if (--this.busy === 0) for (const w of this.threads) w.unref();
+    }
+  }
+
+  /** Runs the probes (see the class for how they are shared out); results in probe order. */
+  connectBatch(probes: readonly ConnectSpec[], options: BatchOptions = {}): Promise<ConnectResult[]> {
+    const trace = options.trace !== false;
+    return this.busyWith(async () => {
+      const cut = bounds(probes.length, this.threads.length);
+      // Each share goes in messages of a few hundred probes, so a worker starts on the first
+      // while the rest are still being copied, and this thread takes in answers while the
+      // workers compute. A worker handles its messages in order: its share still runs in order.
+      const parts: Promise<ConnectResult[]>[] = [];
+      for (let i = 0; i < this.threads.length; i++) {
+        const w = this.threads[i]!;
+        for (let from = cut[i]!; from < cut[i + 1]!; from += MESSAGE_PROBES) {
+          parts.push(this.send(w, { probes: probes.slice(from, Math.min(from + MESSAGE_PROBES, cut[i + 1]!)), trace }));
+        }
+      }
+      return (await Promise.all(parts)).flat();
+    });
+  }
+
+  /** Forgets every worker's connections ({@link Netns.flushConntrack}). */
+  async flushConntrack(): Promise<void> {
+    await this.busyWith(() => Promise.all(this.threads.map((w) => this.send(w, { flush: true }))));
+  }
+
+  /** Stops the workers. */
+  async close(): Promise<void> {
+    const threads = this.threads.splice(0);
+    await Promise.all(threads.map((w) => w.terminate()));
+  }
+}
+
+/**
+ * Runs many connection probes in one call. With `workers` = 1 (the default) they run in this
+ * thread, in order, in one fresh {@link Netns} built from `options`: the same as
+ * `probes.map((p) => new Netns(options).connect(p))` with a single namespace. With more workers
+ * they are shared out as {@link NetnsPool} describes, each share in its own fresh namespace.
+ *
+ * @example
+ * ```ts
+ * const results = await connectBatch({ rules: saveText, listen: [4140, 4143] }, probes, { workers: 2, trace: false });
+ * ```
+ */
+export async function connectBatch(options: NetnsOptions, probes: readonly ConnectSpec[], batch: BatchOptions & PoolOptions = {}): Promise<ConnectResult[]> {
+  const workers = batch.workers ?? 1;
+  const trace = batch.trace !== false;
+  if (workers === 1) {
+    const ns = new Netns(options);
+    return probes.map((p) => ns.connect(p, { trace }));
+  }
+  const pool = new NetnsPool(options, { workers });
+  try {
+    return await pool.connectBatch(probes, { trace });
+  } finally {
+    await pool.close();
+  }
+}

@@ -1,0 +1,85 @@
+// The batch API: probes shared out over worker threads give what the same shares give in fresh
+// namespaces of this thread. Workers run the built package (dist/), which `npm test` builds first.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { NetnsPool, connectBatch } from '../../dist/engine/index.js';
+import { Netns } from '../../src/engine/netns.js';
+import type { ConnectResult, ConnectSpec } from '../../src/engine/netns.js';
+import { defaultRegistry } from '../../src/engine/registry.js';
+
+const RULES = readFileSync(join(import.meta.dirname, '../fixtures/linkerd/injected-default.save'), 'utf8');
+const OPTIONS = { rules: RULES, listen: [4140, 4143, 4191, 8080] };
+
+const PROBES: ConnectSpec[] = Array.from({ length: 40 }, (_, i): ConnectSpec => {
+  switch (i % 4) {
+    case 0:
+      return { from: 'local', uid: 1000, dst: `10.96.0.${i}:80` };
+    case 1:
+      return { from: 'local', uid: 2102, dst: `10.1.0.${i}:8080` };
+    case 2:
+      return { from: 'remote', src: `10.2.0.${i}`, dst: '10.0.0.2:8080' };
+    default:
+      return { from: 'remote', src: `10.2.0.${i}`, dst: '10.0.0.2:4191', proto: 'udp' };
+  }
+});
+
+/** What the shares give in fresh namespaces of this thread, one after another. */
+function inShares(probes: readonly ConnectSpec[], shares: number, trace: boolean): ConnectResult[] {
+  const out: ConnectResult[] = [];
+  for (let i = 0; i < shares; i++) {
+    const ns = new Netns(OPTIONS);
+    const from = Math.round((probes.length * i) / shares);
+    const to = Math.round((probes.length * (i + 1)) / shares);
+    for (const p of probes.slice(from, to)) out.push(ns.connect(p, { trace }));
+  }
+  return out;
+}
+
+describe('connectBatch', () => {
+  it('with one worker (this thread): one namespace, probes in order', async () => {
+    expect(await connectBatch(OPTIONS, PROBES)).toEqual(inShares(PROBES, 1, true));
+  });
+
+  it('with two workers: each half in its own namespace, results in probe order, with traces', async () => {
+    expect(await connectBatch(OPTIONS, PROBES, { workers: 2 })).toEqual(inShares(PROBES, 2, true));
+  });
+
+  it('without traces: the same results as Netns.connect(p, { trace: false })', async () => {
+    const got = await connectBatch(OPTIONS, PROBES, { workers: 3, trace: false });
+    const want = inShares(PROBES, 3, false);
+    expect(got).toEqual(want);
+    // The same fields in the same order, as JSON shows them.
+    expect(JSON.stringify(got)).toBe(JSON.stringify(want));
+  });
+
+  it('a bad probe rejects the batch with the typed error', async () => {
+    const bad = [...PROBES.slice(0, 3), { from: 'local', uid: 1000, dst: 'nowhere' } as ConnectSpec];
+    await expect(connectBatch(OPTIONS, bad, { workers: 2 })).rejects.toMatchObject({ name: 'NetfilterSimError', code: 'BAD_PROBE' });
+  });
+
+  it('refuses what cannot cross to a worker', () => {
+    expect(() => new NetnsPool({ ...OPTIONS, registry: defaultRegistry() }, { workers: 2 })).toThrow(/registry/);
+    expect(() => new NetnsPool(OPTIONS, { workers: 0 })).toThrow(/worker count/);
+  });
+});
+
+describe('NetnsPool', () => {
+  it('keeps each worker\'s namespace (and its conntrack) across batches until flushed', async () => {
+    const pool = new NetnsPool(OPTIONS, { workers: 2 });
+    try {
+      const probe: ConnectSpec = { from: 'local', uid: 1000, sport: 45000, dst: '10.96.0.10:80' };
+      const ns = new Netns(OPTIONS);
+      const first = ns.connect(probe, { trace: false });
+      const second = ns.connect(probe, { trace: false });
+      expect(second.outcome).not.toBe(first.outcome);
+      expect(await pool.connectBatch([probe, probe], { trace: false })).toEqual([first, first]);
+      // The same 4-tuple again in each worker's namespace meets the connection made before.
+      expect(await pool.connectBatch([probe, probe], { trace: false })).toEqual([second, second]);
+      await pool.flushConntrack();
+      expect(await pool.connectBatch([probe, probe], { trace: false })).toEqual([first, first]);
+    } finally {
+      await pool.close();
+    }
+  });
+});
