@@ -26,7 +26,8 @@ export * from './mesh/linkerd/index.js';
 export { compileProxyInit as compileLinkerd } from './mesh/linkerd/index.js';
 export { renderLinkerd, linkerdRulesets } from './mesh/linkerd/output.js';
 export { readPod, readNamespace, readService, type Pod, type Namespace } from './mesh/pod.js';
-export { Netns, needsConntrack, parsePacketSpec, parseEndpoint } from './engine/index.js';
+export { Netns, needsConntrack, parsePacketSpec, parseEndpoint, NetnsPool, connectBatch } from './engine/index.js';
+export type { BatchOptions, PoolOptions } from './engine/index.js';
 export type {
   NetnsOptions, ListenerSpec, ConnectSpec, LocalConnectSpec, RemoteConnectSpec, ConnectResult, ConnectStep, CallOptions,
   PacketSpec, Endpoint, InterfaceSpec, RouteSpec, RuleSpec, ConntrackSnapshot, ExtensionRegistry, RuleCounter, TraceEvent,
