@@ -320,7 +320,7 @@ function heap() {
 }
 
 function fullGc() {
-  for (let i = 0; i < 4; i++) globalThis.gc();
+  if (typeof globalThis.gc === 'function') for (let i = 0; i < 4; i++) globalThis.gc();
 }
 
 /** Heap (JS heap + typed-array memory) per tracked connection, with `n` connections. */
@@ -363,9 +363,15 @@ async function batchRates() {
     const pools = { 1: new NetnsPool(options, { workers: 1 }), 2: new NetnsPool(options, { workers: 2 }) };
     try {
       const rates = { 1: [], 2: [] };
-      for (const w of [1, 2]) await pools[w].connectBatch(list, { trace });
+      // Warm: each worker compiles the engine on its own.
+      for (let k = 0; k < 3; k++) {
+        for (const w of [1, 2]) {
+          await pools[w].flushConntrack();
+          await pools[w].connectBatch(list, { trace });
+        }
+      }
       // Alternating, so that both meet the same drift of this machine; the medians are compared.
-      for (let k = 0; k < (trace ? 3 : 7); k++) {
+      for (let k = 0; k < (trace ? 3 : 9); k++) {
         for (const w of [1, 2]) {
           await pools[w].flushConntrack();
           const t0 = performance.now();
@@ -425,26 +431,29 @@ for (const b of stats.benchmarks) {
   avg[key] = Math.min(avg[key] ?? Infinity, s.avg);
 }
 
-// What disturbs the heap or the JIT for what follows comes after the mitata run.
+// What disturbs the heap, the JIT or the machine comes after the mitata run, and the real kernel
+// last: tearing down its namespaces (tens of thousands of connections) keeps a core busy for a
+// while after it.
+log('threads: the batch API with one and two worker threads');
+const batch = await batchRates();
+log('threads: one process, then two at once, running the same loop');
+const scaling = await machineScaling(2);
+log('memory: one million connections tracked');
+const memory = conntrackMemory(1_000_000);
+fullGc();
+
 log('parse: the router dump, next to iptables-restore --test');
 const parse = await parseBench({ quiet: true });
 
 const kernelWhyNot = kernelUnavailable();
 let kernel = { skipped: kernelWhyNot };
 if (kernelWhyNot === null) {
-  log('kernel: TCP connections through the Linkerd default rules (C client and server, 3 × 1 s)');
-  const rate = connectionRate({ rulesFile: join(ROOT, 'test/fixtures/linkerd/injected-default.save') });
   log('kernel: the differential harness on 8 generated cases, one after another');
   const harness = await harnessCaseCost({ cases: 8 });
+  log('kernel: TCP connections through the Linkerd default rules (C client and server, 3 × 1 s)');
+  const rate = connectionRate({ rulesFile: join(ROOT, 'test/fixtures/linkerd/injected-default.save') });
   kernel = { connections: rate, harness };
 }
-
-log('memory: one million connections tracked');
-const memory = conntrackMemory(1_000_000);
-log('threads: the batch API with one and two worker threads');
-const batch = await batchRates();
-log('threads: one process, then two at once, running the same loop');
-const scaling = await machineScaling(2);
 
 // ---------------------------------------------------------------------------------------------
 // Figures, ratios, the table

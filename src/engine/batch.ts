@@ -119,7 +119,7 @@ function toError(e: { readonly message: string; readonly diagnostics: readonly D
 }
 
 /** Probes per message to a worker. */
-const MESSAGE_PROBES = 512;
+const MESSAGE_PROBES = 1024;
 
 /** Splits `n` items into `k` contiguous chunks of near-equal size: the chunk boundaries. */
 function bounds(n: number, k: number): number[] {
