@@ -4,7 +4,7 @@
  * @internal
  */
 import { readFileSync } from 'node:fs';
-import { formatDiagnostic, type Diagnostic } from '../errors.js';
+import { NetfilterSimError, formatDiagnostic, type Diagnostic } from '../errors.js';
 
 export interface CliIO {
   readonly stdout: (text: string) => void;
@@ -146,4 +146,43 @@ export function memoryIO(files: Record<string, string> = {}, stdin = ''): CliIO 
     env: {} as Record<string, string | undefined>,
   };
   return io;
+}
+
+/**
+ * Prints an error the way every command does and returns its exit code: usage errors exit 2,
+ * input errors (unreadable files, bad manifests, refused rules) exit 1; anything else is a bug and
+ * is thrown on. `formatError` renders a {@link NetfilterSimError} when the command knows better
+ * (its source text, its file name); by default each diagnostic is a line, with its position.
+ */
+export function reportCliError(e: unknown, io: CliIO, command: string, formatError?: (e: NetfilterSimError) => string): number {
+  if (e instanceof UsageError) {
+    io.stderr(usageMessage(command, e.message));
+    return EXIT_USAGE;
+  }
+  if (isParseArgsError(e)) {
+    io.stderr(usageMessage(command, parseArgsMessage(e)));
+    return EXIT_USAGE;
+  }
+  if (e instanceof SourceError) {
+    io.stderr(e.format());
+    return EXIT_INPUT;
+  }
+  if (e instanceof FileReadError) {
+    io.stderr(`netfilter-sim ${command}: ${e.message}\n`);
+    return EXIT_INPUT;
+  }
+  if (e instanceof NetfilterSimError) {
+    io.stderr(
+      formatError
+        ? formatError(e)
+        : e.diagnostics.map((d) => (d.span ? formatDiagnostic(d, undefined, '<input>') : `netfilter-sim ${command}: ${d.message}`) + '\n').join(''),
+    );
+    return EXIT_INPUT;
+  }
+  const err = e as NodeJS.ErrnoException | undefined;
+  if (err && typeof err.code === 'string' && typeof err.path === 'string') {
+    io.stderr(`netfilter-sim ${command}: cannot read ${err.path}: ${err.code}\n`);
+    return EXIT_INPUT;
+  }
+  throw e;
 }

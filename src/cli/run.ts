@@ -2,7 +2,6 @@
  * The CLI's command table and error handling. `main.ts` only calls {@link run}.
  * @internal
  */
-import { NetfilterSimError, formatDiagnostic } from '../errors.js';
 import { suggest } from '../syntax/command.js';
 import { runCheck } from './commands/check.js';
 import { runCompile } from './commands/compile.js';
@@ -11,7 +10,7 @@ import { runDemo } from './commands/demo.js';
 import { runTrace } from './commands/trace.js';
 import { runFmt } from './commands/fmt.js';
 import { runMesh } from './commands/mesh.js';
-import { EXIT_INPUT, EXIT_USAGE, FileReadError, SourceError, UsageError, isParseArgsError, parseArgsMessage, usageMessage, type CliIO } from './io.js';
+import { EXIT_USAGE, type CliIO, reportCliError } from './io.js';
 
 type Command = (args: string[], io: CliIO) => Promise<number>;
 
@@ -65,26 +64,6 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   try {
     return await cmd.run(rest, io);
   } catch (e) {
-    if (e instanceof UsageError) {
-      io.stderr(usageMessage(name, e.message));
-      return EXIT_USAGE;
-    }
-    if (isParseArgsError(e)) {
-      io.stderr(usageMessage(name, parseArgsMessage(e)));
-      return EXIT_USAGE;
-    }
-    if (e instanceof SourceError) {
-      io.stderr(e.format());
-      return EXIT_INPUT;
-    }
-    if (e instanceof FileReadError) {
-      io.stderr(`netfilter-sim ${name}: ${e.message}\n`);
-      return EXIT_INPUT;
-    }
-    if (e instanceof NetfilterSimError) {
-      for (const d of e.diagnostics) io.stderr((d.span ? formatDiagnostic(d, undefined, '<input>') : `netfilter-sim ${name}: ${d.message}`) + '\n');
-      return EXIT_INPUT;
-    }
-    throw e;
+    return reportCliError(e, io, name);
   }
 }

@@ -10,7 +10,7 @@ import { compileIstio, type IstioCompileResult } from '../../mesh/istio/compile.
 import { detectEnableIPv6, type IstioConfig, parseResolvConf, splitDnsServers } from '../../mesh/istio/config.js';
 import { formatIstioResult, ISTIO_OUTPUT_FORMATS, type IstioOutputFormat } from '../../mesh/istio/format.js';
 import { readPod } from '../../mesh/pod.js';
-import { type CliIO, EXIT_INPUT, EXIT_OK, EXIT_USAGE, FileReadError, SourceError, UsageError, usageMessage } from '../io.js';
+import { type CliIO, EXIT_OK, SourceError, UsageError, reportCliError } from '../io.js';
 
 /**
  * `netfilter-sim compile istio --help`.
@@ -188,28 +188,7 @@ async function run(io: CliIO, name: string, body: () => Outcome): Promise<number
     io.stdout(formatIstioResult(outcome.result, outcome.format));
     return EXIT_OK;
   } catch (e) {
-    if (e instanceof UsageError) {
-      io.stderr(usageMessage(name, e.message));
-      return EXIT_USAGE;
-    }
-    if (e instanceof SourceError) {
-      io.stderr(e.format());
-      return EXIT_INPUT;
-    }
-    if (e instanceof FileReadError) {
-      io.stderr(`netfilter-sim ${name}: ${e.message}\n`);
-      return EXIT_INPUT;
-    }
-    if (e instanceof NetfilterSimError) {
-      io.stderr(`netfilter-sim ${name}: ${e.message}\n`);
-      return EXIT_INPUT;
-    }
-    const err = e as NodeJS.ErrnoException;
-    if (err && typeof err.code === 'string' && typeof err.path === 'string') {
-      io.stderr(`netfilter-sim ${name}: cannot read ${err.path}: ${err.code}\n`);
-      return EXIT_INPUT;
-    }
-    throw e;
+    return reportCliError(e, io, name, (err) => `netfilter-sim ${name}: ${err.message}\n`);
   }
 }
 

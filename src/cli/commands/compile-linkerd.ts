@@ -10,7 +10,7 @@ import { PROXY_INIT_FLAGS, parseProxyInitArgs } from '../../mesh/linkerd/config.
 import { compileLinkerdCni, type LinkerdCniResult } from '../../mesh/linkerd/cni.js';
 import { compileProxyInit, type ProxyInitResult } from '../../mesh/linkerd/proxy-init.js';
 import type { LinkerdOutputFormat } from '../../mesh/linkerd/output.js';
-import { EXIT_INPUT, EXIT_OK, EXIT_USAGE, FileReadError, SourceError, UsageError, type CliIO } from '../io.js';
+import { EXIT_INPUT, EXIT_OK, SourceError, UsageError, type CliIO, reportCliError } from '../io.js';
 
 const FORMATS: readonly LinkerdOutputFormat[] = ['save', 'restore', 'commands', 'json'];
 
@@ -200,28 +200,7 @@ async function guard(io: CliIO, command: string, body: () => Promise<number>): P
   try {
     return await body();
   } catch (e) {
-    if (e instanceof UsageError) {
-      io.stderr(`netfilter-sim ${command}: ${e.message}\nRun "netfilter-sim ${command} --help" for usage.\n`);
-      return EXIT_USAGE;
-    }
-    if (e instanceof NetfilterSimError) {
-      io.stderr(`netfilter-sim ${command}: ${e.message}\n`);
-      return EXIT_INPUT;
-    }
-    if (e instanceof SourceError) {
-      io.stderr(e.format());
-      return EXIT_INPUT;
-    }
-    if (e instanceof FileReadError) {
-      io.stderr(`netfilter-sim ${command}: ${e.message}\n`);
-      return EXIT_INPUT;
-    }
-    const err = e as NodeJS.ErrnoException;
-    if (err && typeof err.code === 'string' && typeof err.path === 'string') {
-      io.stderr(`netfilter-sim ${command}: cannot read ${err.path}: ${err.code}\n`);
-      return EXIT_INPUT;
-    }
-    throw e;
+    return reportCliError(e, io, command, (err) => `netfilter-sim ${command}: ${err.message}\n`);
   }
 }
 

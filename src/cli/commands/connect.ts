@@ -6,14 +6,14 @@
 import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
 import { check } from '../../check/index.js';
-import { NetfilterSimError, formatDiagnostic, type Diagnostic } from '../../errors.js';
+import { formatDiagnostic, type Diagnostic } from '../../errors.js';
 import { Netns } from '../../engine/netns.js';
 import type { ConnectResult, ConnectSpec, NetnsOptions } from '../../engine/netns.js';
 import type { Family, Ruleset } from '../../model/types.js';
 import { parseIptablesSave } from '../../syntax/save.js';
 import { renderOutcome, renderTrace } from '../../trace/render.js';
 import type { TraceFormat } from '../../trace/render.js';
-import { EXIT_INPUT, EXIT_OK, EXIT_USAGE, FileReadError, SourceError, UsageError, isParseArgsError, parseArgsMessage, usageMessage } from '../io.js';
+import { EXIT_OK, FileReadError, SourceError, UsageError, reportCliError } from '../io.js';
 import type { CliIO } from '../io.js';
 
 const CONNECT_HELP = `Usage: netfilter-sim connect --rules FILE|- --dst IP:PORT [options]
@@ -199,32 +199,16 @@ export function useColor(values: Values, io: CliIO): boolean {
 
 /** Prints an error the way every command does; returns the exit code. @internal */
 export function reportError(e: unknown, io: CliIO, command: string, sources: Map<string, string>, files: { rules?: string | undefined; rules6?: string | undefined }): number {
-  if (e instanceof UsageError) {
-    io.stderr(usageMessage(command, e.message));
-    return EXIT_USAGE;
-  }
-  if (isParseArgsError(e)) {
-    io.stderr(usageMessage(command, parseArgsMessage(e)));
-    return EXIT_USAGE;
-  }
-  if (e instanceof SourceError) {
-    io.stderr(e.format());
-    return EXIT_INPUT;
-  }
-  if (e instanceof FileReadError) {
-    io.stderr(`netfilter-sim ${command}: ${e.message}\n`);
-    return EXIT_INPUT;
-  }
-  if (e instanceof NetfilterSimError) {
-    for (const d of e.diagnostics) {
-      // Diagnostics with a position come from a rules file: the IPv4 one unless only IPv6 was given.
-      const file = d.span ? (files.rules ?? files.rules6) : undefined;
-      const source = file !== undefined ? sources.get(file) : undefined;
-      io.stderr(`${d.span ? formatDiagnostic(d, source, file === '-' ? '<stdin>' : file) : `netfilter-sim ${command}: ${d.message}`}\n`);
-    }
-    return EXIT_INPUT;
-  }
-  throw e;
+  return reportCliError(e, io, command, (err) =>
+    err.diagnostics
+      .map((d) => {
+        // Diagnostics with a position come from a rules file: the IPv4 one unless only IPv6 was given.
+        const file = d.span ? (files.rules ?? files.rules6) : undefined;
+        const source = file !== undefined ? sources.get(file) : undefined;
+        return `${d.span ? formatDiagnostic(d, source, file === '-' ? '<stdin>' : file) : `netfilter-sim ${command}: ${d.message}`}\n`;
+      })
+      .join(''),
+  );
 }
 
 function connectSpec(values: Values): ConnectSpec {

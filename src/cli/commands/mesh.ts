@@ -11,7 +11,7 @@ import { parseServices } from '../../mesh/scenario/address.js';
 import { MESH_FORMATS, renderMesh, type MeshFormat } from '../../mesh/scenario/render.js';
 import { simulateMesh } from '../../mesh/scenario/simulate.js';
 import type { MeshName, MeshScenarioOptions, MeshService } from '../../mesh/scenario/types.js';
-import { EXIT_INPUT, EXIT_OK, EXIT_USAGE, FileReadError, SourceError, UsageError, isParseArgsError, parseArgsMessage, usageMessage, type CliIO } from '../io.js';
+import { EXIT_OK, FileReadError, SourceError, UsageError, type CliIO, reportCliError } from '../io.js';
 
 /** `netfilter-sim mesh --help`. @internal */
 export const MESH_HELP = `Usage: netfilter-sim mesh linkerd|istio [--client POD] [--server POD] [--dst ADDR:PORT] [options]
@@ -190,26 +190,6 @@ export async function runMesh(args: string[], io: CliIO): Promise<number> {
     io.stdout(renderMesh(result, format, { color }));
     return EXIT_OK;
   } catch (e) {
-    if (e instanceof UsageError) {
-      io.stderr(usageMessage('mesh', e.message));
-      return EXIT_USAGE;
-    }
-    if (isParseArgsError(e)) {
-      io.stderr(usageMessage('mesh', parseArgsMessage(e)));
-      return EXIT_USAGE;
-    }
-    if (e instanceof FileReadError) {
-      io.stderr(`netfilter-sim mesh: ${e.message}\n`);
-      return EXIT_INPUT;
-    }
-    if (e instanceof SourceError) {
-      io.stderr(e.format());
-      return EXIT_INPUT;
-    }
-    if (e instanceof NetfilterSimError) {
-      for (const d of e.diagnostics) io.stderr(`netfilter-sim mesh: ${d.message}\n`);
-      return EXIT_INPUT;
-    }
-    throw e;
+    return reportCliError(e, io, 'mesh', (err) => err.diagnostics.map((d) => `netfilter-sim mesh: ${d.message}\n`).join(''));
   }
 }
