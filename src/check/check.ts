@@ -8,17 +8,12 @@
  */
 import { diagnostic } from '../errors.js';
 import type { Diagnostic } from '../errors.js';
-import { BUILTIN_CHAINS, HOOK_NAMES } from '../model/types.js';
+import { BUILTIN_CHAINS, HOOK_NAMES, MAX_CHAIN_NAME_LENGTH } from '../model/types.js';
 import type { Chain, HookName, Rule, Ruleset, Span, Table } from '../model/types.js';
 import { MATCHES, TARGETS } from '../extensions/registry.js';
 import { checkExtension } from '../extensions/placement.js';
 import type { MatchExtension, TargetExtension } from '../extensions/types.js';
 
-/**
- * `XT_EXTENSION_MAXNAMELEN` (29, include/uapi/linux/netfilter/x_tables.h) less the NUL:
- * iptables refuses longer chain names.
- */
-export const MAX_CHAIN_NAME_LENGTH = 28;
 
 /**
  * `NFT_JUMP_STACK_SIZE` (include/net/netfilter/nf_tables.h): iptables-nft, the default back end,

@@ -3,5 +3,6 @@
  *
  * @module
  */
-export { check, reachableHooks, MAX_CHAIN_NAME_LENGTH, NFT_JUMP_STACK_SIZE } from './check.js';
+export { check, reachableHooks, NFT_JUMP_STACK_SIZE } from './check.js';
+export { MAX_CHAIN_NAME_LENGTH } from '../model/types.js';
 export type { CheckOptions } from './check.js';

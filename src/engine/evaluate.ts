@@ -24,41 +24,20 @@ export interface TableEvaluator {
   doTable(table: number, hook: number, p: PacketState, host: TargetHost, tr: TraceRecorder | null): number;
 }
 
+/** `(addr ^ base) & mask == 0`: one word for IPv4 (kept in plain fields), four for IPv6. */
+function addressHit(addr: ArrayLike<number>, base: ArrayLike<number>, mask: ArrayLike<number>, base0: number, mask0: number, v4: boolean): boolean {
+  if (v4) return ((addr[0]! ^ base0) & mask0) === 0;
+  for (let i = 0; i < 4; i++) if (((addr[i]! ^ base[i]!) & mask[i]!) !== 0) return false;
+  return true;
+}
+
 /**
  * `ip_packet_match` / `ip6_packet_match`: addresses with masks, interfaces, protocol, fragment.
  * @internal
  */
 export function ipPacketMatch(r: LoweredRule, p: PacketState, v4: boolean): boolean {
-  if (r.hasSrc) {
-    let hit: boolean;
-    const src = p.src;
-    if (v4) hit = ((src[0]! ^ r.src0) & r.smsk0) === 0;
-    else {
-      hit = true;
-      for (let i = 0; i < 4; i++) {
-        if (((src[i]! ^ r.src[i]!) & r.smsk[i]!) !== 0) {
-          hit = false;
-          break;
-        }
-      }
-    }
-    if (hit === r.invSrc) return false;
-  }
-  if (r.hasDst) {
-    let hit: boolean;
-    const dst = p.dst;
-    if (v4) hit = ((dst[0]! ^ r.dst0) & r.dmsk0) === 0;
-    else {
-      hit = true;
-      for (let i = 0; i < 4; i++) {
-        if (((dst[i]! ^ r.dst[i]!) & r.dmsk[i]!) !== 0) {
-          hit = false;
-          break;
-        }
-      }
-    }
-    if (hit === r.invDst) return false;
-  }
+  if (r.hasSrc && addressHit(p.src, r.src, r.smsk, r.src0, r.smsk0, v4) === r.invSrc) return false;
+  if (r.hasDst && addressHit(p.dst, r.dst, r.dmsk, r.dst0, r.dmsk0, v4) === r.invDst) return false;
   if (r.inIf !== null && (r.inIf[p.inIndex] === 1) === r.invIn) return false;
   if (r.outIf !== null && (r.outIf[p.outIndex] === 1) === r.invOut) return false;
   if (r.proto !== 0 && (p.proto === r.proto) === r.invProto) return false;

@@ -128,3 +128,9 @@ export interface Ruleset {
   readonly family: Family;
   readonly tables: readonly Table[];
 }
+
+/**
+ * Chain names are at most 28 characters: `XT_EXTENSION_MAXNAMELEN` (29,
+ * include/uapi/linux/netfilter/x_tables.h) less the NUL. iptables refuses longer ones.
+ */
+export const MAX_CHAIN_NAME_LENGTH = 28;

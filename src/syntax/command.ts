@@ -9,13 +9,11 @@
 import { diagnostic, fail, NetfilterSimError, type Diagnostic } from '../errors.js';
 import { MATCHES, TARGETS } from '../extensions/registry.js';
 import type { ExtensionContext, MatchExtension, OptionDef, OptionOccurrence, TargetExtension } from '../extensions/types.js';
-import type { Cidr, Counters, Family, Match, Negatable, Rule, Span, Target } from '../model/types.js';
+import { MAX_CHAIN_NAME_LENGTH, type Cidr, type Counters, type Family, type Match, type Negatable, type Rule, type Span, type Target } from '../model/types.js';
 import { parseCidr } from './address.js';
 import type { Token } from './lexer.js';
 import { parseProtocol, protocolMatchName, protocolName } from './protocols.js';
 
-/** Chain names are at most 28 characters (`XT_EXTENSION_MAXNAMELEN` 29, including the NUL). */
-export const MAX_CHAIN_NAME_LENGTH = 28;
 /** Interface names are at most 15 characters (`IFNAMSIZ` 16, including the NUL). */
 export const MAX_INTERFACE_NAME_LENGTH = 15;
 

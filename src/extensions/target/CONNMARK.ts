@@ -10,7 +10,7 @@
 import type { ConnmarkOptions } from '../target-options.js';
 import type { ExtensionContext, OptionOccurrence, TargetExtension } from '../types.js';
 import { conflict, hex, missing, parseUint32, UINT32_MAX, unknownOption } from '../values.js';
-import { markOperation } from './MARK.js';
+import { MARK_OPERATIONS, markOperation } from './MARK.js';
 
 function parse(occurrences: readonly OptionOccurrence[], ctx: ExtensionContext): ConnmarkOptions {
   let mode: ConnmarkOptions['mode'] | undefined;
@@ -62,11 +62,7 @@ export const CONNMARK: TargetExtension<ConnmarkOptions> = {
   family: 'both',
   terminal: false,
   options: [
-    { name: 'set-xmark', arg: true },
-    { name: 'set-mark', arg: true },
-    { name: 'and-mark', arg: true },
-    { name: 'or-mark', arg: true },
-    { name: 'xor-mark', arg: true },
+    ...MARK_OPERATIONS,
     { name: 'save-mark', arg: false },
     { name: 'restore-mark', arg: false },
     { name: 'ctmask', arg: true },

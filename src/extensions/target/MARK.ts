@@ -7,8 +7,17 @@
  * @module
  */
 import type { MarkOptions } from '../target-options.js';
-import type { ExtensionContext, OptionOccurrence, TargetExtension } from '../types.js';
+import type { ExtensionContext, OptionDef, OptionOccurrence, TargetExtension } from '../types.js';
 import { conflict, hex, missing, parseMarkMask, parseUint32, unknownOption } from '../values.js';
+
+/** The mark operations MARK and CONNMARK share (`--set-xmark` … `--xor-mark`). */
+export const MARK_OPERATIONS: readonly OptionDef[] = [
+  { name: 'set-xmark', arg: true },
+  { name: 'set-mark', arg: true },
+  { name: 'and-mark', arg: true },
+  { name: 'or-mark', arg: true },
+  { name: 'xor-mark', arg: true },
+];
 
 /** Turns one MARK/CONNMARK set operation into the kernel's value/mask pair. */
 export function markOperation(o: OptionOccurrence, ext: string): { value: number; mask: number } {
@@ -50,13 +59,7 @@ export const MARK: TargetExtension<MarkOptions> = {
   name: 'MARK',
   family: 'both',
   terminal: false,
-  options: [
-    { name: 'set-xmark', arg: true },
-    { name: 'set-mark', arg: true },
-    { name: 'and-mark', arg: true },
-    { name: 'or-mark', arg: true },
-    { name: 'xor-mark', arg: true },
-  ],
+  options: MARK_OPERATIONS,
   parse,
   save(o) {
     return `--set-xmark ${hex(o.value)}/${hex(o.mask)}`;
