@@ -50,6 +50,12 @@ function outputKey(command: string, args: readonly string[]): string {
   return command === 'compile' && args[0] !== undefined ? `compile ${args[0]}` : command;
 }
 
+/** The command a usage error of {@link resolveOutputFlags} names (`compile linkerd` for a compiler). */
+export function outputCommand(command: string, args: readonly string[]): string {
+  const key = outputKey(command, args);
+  return OUTPUTS.has(key) ? key : command;
+}
+
 /**
  * Rewrites `-o VALUE` / `--output VALUE` (also `-oVALUE`, `--output=VALUE`) into the command's
  * own output flags, and refuses output flags that select different outputs (`--json --format

@@ -13,7 +13,7 @@ import { runMesh } from './commands/mesh.js';
 import { commandTree, runCompletion } from './commands/completion.js';
 import { runVersion } from './commands/version.js';
 import { EXIT_USAGE, type CliIO, memoryIO, reportCliError } from './io.js';
-import { escapeControl, flagsOfHelp, resolveOutputFlags, suggestFlag } from './output.js';
+import { escapeControl, flagsOfHelp, outputCommand, resolveOutputFlags, suggestFlag } from './output.js';
 
 type Command = (args: string[], io: CliIO) => Promise<number>;
 
@@ -91,8 +91,13 @@ export async function run(argv: string[], outer: CliIO): Promise<number> {
     io.stderr(`netfilter-sim: unknown ${name.startsWith('-') ? 'option' : 'command'} "${name}"${suggest(name, name.startsWith('-') ? ['--help', '--version'] : Object.keys(COMMANDS))}\n\n${help()}`);
     return EXIT_USAGE;
   }
+  let rest: string[];
   try {
-    const rest = resolveOutputFlags(name, given);
+    rest = resolveOutputFlags(name, given);
+  } catch (e) {
+    return reportCliError(e, io, outputCommand(name, given));
+  }
+  try {
     return await cmd.run(rest, io);
   } catch (e) {
     return reportCliError(e, io, name);
