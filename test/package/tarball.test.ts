@@ -55,7 +55,7 @@ interface PackFile {
 }
 interface PackResult {
   filename: string;
-  version?: string;
+  version: string;
   size: number;
   unpackedSize: number;
   files: PackFile[];
@@ -239,7 +239,7 @@ export { parsed, texts, nets };
   });
 
   it('runs the bin: npx netfilter-sim version, and its bash completion script parses', () => {
-    expect(ok('npx', ['--no', '--', 'netfilter-sim', 'version'], app)).toBe(`${pack.version ?? ''}\n`.replace(/^\n$/, ''));
+    expect(ok('npx', ['--no', '--', 'netfilter-sim', 'version'], app)).toBe(`${pack.version}\n`);
     const script = ok('npx', ['--no', '--', 'netfilter-sim', 'completion', 'bash'], app);
     expect(script).toContain('complete -o default -F _netfilter_sim netfilter-sim');
     ok('bash', ['-n'], app, script);
