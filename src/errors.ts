@@ -63,7 +63,11 @@ export type ErrorCode =
   | 'BAD_PROBE'
   | 'BAD_CONFIG'
   | 'BAD_MANIFEST'
-  | 'UNSUPPORTED';
+  | 'UNSUPPORTED'
+  // bounds and argument types (docs/semantics.md, "Limits")
+  | 'BAD_ARGUMENT'
+  | 'INPUT_TOO_LARGE'
+  | 'LIMIT_EXCEEDED';
 
 /** A problem found in the input. */
 export interface Diagnostic {

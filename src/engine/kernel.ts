@@ -37,6 +37,7 @@ import { isLoopback } from './routing.js';
 import { NF_ACCEPT, NF_DROP } from './targets.js';
 import type { TargetHost } from './targets.js';
 import type { RouteEvent, TraceRecorder } from './trace-events.js';
+import { pushAll } from '../limits.js';
 
 /** Where a packet's journey ended. @internal */
 export type PathResult =
@@ -150,7 +151,7 @@ export class SocketTable {
 
   clone(): SocketTable {
     const t = new SocketTable();
-    t.listeners.push(...this.listeners);
+    pushAll(t.listeners, this.listeners);
     t.slots = this.slots.slice();
     t.mask = this.mask;
     t.count = this.count;

@@ -32,6 +32,7 @@ import { Routing, parseAnyAddress, parseIfaceAddress } from './routing.js';
 import type { InterfaceSpec, RouteSpec, RuleSpec } from './routing.js';
 import { TraceRecorder } from './trace-events.js';
 import type { TraceEvent } from './trace-events.js';
+import { pushAll } from '../limits.js';
 
 /** A listening socket. */
 export interface ListenerSpec {
@@ -311,7 +312,7 @@ export class Netns {
       this.peers.set(addressText(a.addr, a.family), ports);
     }
     const sockets = new SocketTable();
-    for (const l of options.listen ?? []) sockets.listeners.push(...parseListener(l));
+    for (const l of options.listen ?? []) pushAll(sockets.listeners, parseListener(l));
     const names = this.routing.ifaces.map((i) => i.name);
     const evaluator = (rs: Ruleset): TableEvaluator =>
       options.evaluator === 'reference' ? new ReferenceInterpreter(rs, registry) : new LoweredEvaluator(lowerRuleset(rs, names, registry));

@@ -10,6 +10,7 @@ import type { Counters, Family, Ruleset, Span, TableName } from '../model/types.
 import { RulesetBuilder, isTableName } from './builder.js';
 import { STANDARD_TARGET_NAMES, checkChainName, parseCommandTokens } from './command.js';
 import { tokenizeLine } from './lexer.js';
+import { pushAll } from '../limits.js';
 
 /** iptables-restore reads lines into a 10 KiB buffer (`char buffer[10240]`). */
 export const MAX_LINE_LENGTH = 10240;
@@ -160,7 +161,7 @@ export function parseIptablesSave(text: string, options: SaveParseOptions = {}):
       if (refusal) diagnostics.push({ ...refusal, severity: 'warning' });
     } catch (e) {
       if (e instanceof NetfilterSimError) {
-        diagnostics.push(...e.diagnostics);
+        pushAll(diagnostics, e.diagnostics);
         return done();
       }
       throw e;

@@ -14,6 +14,7 @@ import { parseIptablesSave } from '../../syntax/save.js';
 import { renderOutcome, renderTrace } from '../../trace/render.js';
 import type { TraceFormat } from '../../trace/render.js';
 import { EXIT_OK, FileReadError, SourceError, UsageError, reportCliError } from '../io.js';
+import { writeJson } from '../json.js';
 import type { CliIO } from '../io.js';
 
 const CONNECT_HELP = `Usage: netfilter-sim connect --rules FILE|- --dst IP:PORT [options]
@@ -300,7 +301,7 @@ export async function runConnect(args: string[], io: CliIO): Promise<number> {
     const color = useColor(values, io);
     const results = values.enumerate ? ns.connectAll(spec) : [ns.connect(spec)];
     if (values.json) {
-      io.stdout(JSON.stringify(values.enumerate ? results.map(jsonResult) : jsonResult(results[0]!), null, 2) + '\n');
+      writeJson(values.enumerate ? results.map(jsonResult) : jsonResult(results[0]!), io.stdout);
       return EXIT_OK;
     }
     results.forEach((r, i) => {

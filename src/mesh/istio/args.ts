@@ -6,6 +6,7 @@
  */
 import { fail } from '../../errors.js';
 import { type IstioConfig, ISTIO_DEFAULT_CONFIG } from './config.js';
+import { pushAll } from '../../limits.js';
 
 type FieldOf<T> = { [K in keyof IstioConfig]: IstioConfig[K] extends T ? K : never }[keyof IstioConfig];
 
@@ -177,7 +178,7 @@ export function parseIstioIptablesCommandLine(
   while (args.length > 0) {
     const a = args.shift()!;
     if (a === '--') {
-      ignored.push(...args);
+      pushAll(ignored, args);
       break;
     }
     if (a.startsWith('--')) {

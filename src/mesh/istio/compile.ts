@@ -18,6 +18,7 @@ import {
 } from './defaults.js';
 import { formatGoPrefix, isGo4, isGoLoopback, parseGoPrefix } from './netip.js';
 import { type IstioShape, istioShape, parseIstioVersion, unsupportedShape } from './version.js';
+import { pushAll } from '../../limits.js';
 
 const { ISTIO_OUTPUT, ISTIO_OUTPUT_DNS, ISTIO_INBOUND, ISTIO_DIVERT, ISTIO_TPROXY, ISTIO_REDIRECT, ISTIO_IN_REDIRECT, ISTIO_DROP } =
   ISTIO_CHAINS;
@@ -158,8 +159,8 @@ export function compileIstio(config: Partial<IstioConfig>, options: IstioCompile
   const restore: IstioRestore[] = [{ family: 4, text: b.buildV4Restore() }];
   if (cfg.enableIPv6) restore.push({ family: 6, text: b.buildV6Restore() });
   const commands = [...stateCheck];
-  for (const r of restore) commands.push(...r.text.split('\n').filter((l) => l !== ''));
-  commands.push(...finalSaves);
+  for (const r of restore) pushAll(commands, r.text.split('\n').filter((l) => l !== ''));
+  pushAll(commands, finalSaves);
 
   return { config: cfg, restore, commands, ipCommands: routeCommands(cfg), rules, warnings };
 }

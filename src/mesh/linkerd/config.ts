@@ -12,6 +12,7 @@ import {
   proxyInitFeatures,
   type ProxyInitFeatures,
 } from './version.js';
+import { pushAll } from '../../limits.js';
 
 /**
  * Every proxy-init option that affects what it runs, named after its flag (camel-cased). Types
@@ -281,7 +282,7 @@ export function parseProxyInitArgs(argv: readonly string[], options: ParseProxyI
     }
     if (s[1] === '-') {
       if (s.length === 2) {
-        positional.push(...args);
+        pushAll(positional, args);
         break;
       }
       let name = s.slice(2);

@@ -20,6 +20,7 @@ import {
   proxyInitFeatures,
   type ProxyInitFeatures,
 } from './version.js';
+import { pushAll } from '../../limits.js';
 
 /**
  * `iptables.FirewallConfiguration`: what one pass of `ConfigureFirewall` works from.
@@ -491,7 +492,7 @@ class RuleBuilder {
 
   private ignoredPorts(ports: readonly string[], chain: string): string[][] {
     const { chunks, invalid } = makeMultiportDestinations(ports);
-    this.log.push(...invalid);
+    pushAll(this.log, invalid);
     return chunks.map((destinations) => {
       const list = destinations.join(',');
       return ['-t', 'nat', '-A', chain, '-p', 'tcp', '--match', 'multiport', '--dports', list, '-j', 'RETURN',
@@ -507,7 +508,7 @@ class RuleBuilder {
   incoming(existingRules: string): string[][] {
     const fc = this.fc;
     const out: string[][] = [this.createOrFlush(C.redirectChainName, redirectChainRegex, existingRules)];
-    out.push(...this.ignoredPorts(fc.inboundPortsToIgnore, C.redirectChainName));
+    pushAll(out, this.ignoredPorts(fc.inboundPortsToIgnore, C.redirectChainName));
     for (const subnet of fc.subnetsToIgnore) {
       out.push(['-t', 'nat', '-A', C.redirectChainName, '-p', 'all', '-j', 'RETURN', '-s', subnet,
         '-m', 'comment', '--comment', this.comment(`ignore-subnet-${subnet}`)]);
@@ -546,7 +547,7 @@ class RuleBuilder {
     }
     out.push(['-t', 'nat', '-A', C.outputChainName, '-o', 'lo', '-j', 'RETURN',
       '-m', 'comment', '--comment', this.comment('ignore-loopback')]);
-    out.push(...this.ignoredPorts(fc.outboundPortsToIgnore, C.outputChainName));
+    pushAll(out, this.ignoredPorts(fc.outboundPortsToIgnore, C.outputChainName));
     out.push(this.redirectToPort(C.outputChainName, fc.proxyOutgoingPort, 'redirect-all-outgoing-to-proxy-port'));
     if (!this.features.flushAndReuse || !outputRuleRegex.test(existingRules)) {
       out.push(this.jump(C.IptablesOutputChainName, C.outputChainName, 'install-proxy-init-output'));

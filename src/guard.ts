@@ -1,0 +1,59 @@
+/**
+ * Argument checks for the public entry points. Callers from plain JavaScript get a
+ * {@link NetfilterSimError} with code `BAD_ARGUMENT` naming the argument and what it should be,
+ * instead of a `TypeError` from deep inside.
+ *
+ * @module
+ */
+import { NetfilterSimError, diagnostic } from './errors.js';
+
+/** What an argument may be. `array` and `object` are told apart; `object` excludes `null` and arrays. */
+export type ArgumentKind = 'string' | 'number' | 'integer' | 'boolean' | 'bigint' | 'function' | 'array' | 'object' | 'undefined';
+
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'number') return Number.isNaN(value) ? 'NaN' : Number.isFinite(value) ? (Number.isInteger(value) ? 'an integer' : 'a number') : String(value);
+  if (typeof value === 'object') return 'an object';
+  return typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`;
+}
+
+function fits(value: unknown, kind: ArgumentKind): boolean {
+  switch (kind) {
+    case 'array':
+      return Array.isArray(value);
+    case 'object':
+      return typeof value === 'object' && value !== null && !Array.isArray(value);
+    case 'integer':
+      return Number.isSafeInteger(value);
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    default:
+      return typeof value === kind;
+  }
+}
+
+/**
+ * Throws `BAD_ARGUMENT` unless `value` is one of `kinds`. `what` names the argument as the caller
+ * knows it (`"text"`, `"options.family"`).
+ *
+ * @example
+ * ```ts
+ * expectArgument(text, 'string', 'text');
+ * expectArgument(options, ['object', 'undefined'], 'options');
+ * ```
+ */
+export function expectArgument(value: unknown, kinds: ArgumentKind | readonly ArgumentKind[], what: string): void {
+  const list: readonly ArgumentKind[] = typeof kinds === 'string' ? [kinds] : kinds;
+  for (const k of list) if (fits(value, k)) return;
+  const want = list.filter((k) => k !== 'undefined').map((k) => (k === 'integer' || k === 'array' || k === 'object' ? `an ${k}` : `a ${k}`));
+  const optional = list.includes('undefined') ? ' (or nothing)' : '';
+  throw new NetfilterSimError(diagnostic('BAD_ARGUMENT', `${what} must be ${want.join(' or ')}${optional}, not ${kindOf(value)}`));
+}
+
+/** Throws `BAD_ARGUMENT` unless every element of `values` is a string. */
+export function expectStrings(values: readonly unknown[], what: string): void {
+  for (let i = 0; i < values.length; i++) {
+    if (typeof values[i] !== 'string') expectArgument(values[i], 'string', `${what}[${i}]`);
+  }
+}
