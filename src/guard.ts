@@ -6,6 +6,7 @@
  * @module
  */
 import { NetfilterSimError, diagnostic } from './errors.js';
+import { MAX_ARGS } from './limits.js';
 
 /** What an argument may be. `array` and `object` are told apart; `object` excludes `null` and arrays. */
 export type ArgumentKind = 'string' | 'number' | 'integer' | 'boolean' | 'bigint' | 'function' | 'array' | 'object' | 'undefined';
@@ -56,4 +57,25 @@ export function expectStrings(values: readonly unknown[], what: string): void {
   for (let i = 0; i < values.length; i++) {
     if (typeof values[i] !== 'string') expectArgument(values[i], 'string', `${what}[${i}]`);
   }
+}
+
+/**
+ * Throws unless `argv` is an array of at most {@link MAX_ARGS} strings: `BAD_ARGUMENT` for a wrong
+ * type (a string where an array is expected would otherwise be read one character at a time),
+ * `LIMIT_EXCEEDED` past the limit.
+ */
+export function expectArgv(argv: unknown, what: string): void {
+  expectArgument(argv, 'array', what);
+  const list = argv as readonly unknown[];
+  if (list.length > MAX_ARGS) {
+    throw new NetfilterSimError(diagnostic('LIMIT_EXCEEDED', `${what} has ${list.length} arguments; the most netfilter-sim reads is ${MAX_ARGS}`));
+  }
+  expectStrings(list, what);
+}
+
+/** Throws `BAD_ARGUMENT` unless `value` is one of `allowed` (`undefined` passes when `optional`). */
+export function expectOneOf(value: unknown, allowed: readonly unknown[], what: string, optional = false): void {
+  if ((optional && value === undefined) || allowed.includes(value)) return;
+  const shown = typeof value === 'string' ? JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value) : kindOf(value);
+  throw new NetfilterSimError(diagnostic('BAD_ARGUMENT', `${what} must be ${allowed.map((a) => JSON.stringify(a)).join(' or ')}${optional ? ' (or nothing)' : ''}, not ${shown}`));
 }

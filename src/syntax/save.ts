@@ -10,7 +10,7 @@ import type { Counters, Family, Ruleset, Span, TableName } from '../model/types.
 import { RulesetBuilder, isTableName } from './builder.js';
 import { STANDARD_TARGET_NAMES, checkChainName, parseCommandTokens } from './command.js';
 import { tokenizeLine } from './lexer.js';
-import { pushAll } from '../limits.js';
+import { MAX_RULES, pushAll } from '../limits.js';
 
 /** iptables-restore reads lines into a 10 KiB buffer (`char buffer[10240]`). */
 export const MAX_LINE_LENGTH = 10240;
@@ -65,6 +65,9 @@ export function parseIptablesSave(text: string, options: SaveParseOptions = {}):
 
   let table: TableName | undefined;
   let tableSpan: Span | undefined;
+  // Rules created so far (an upper bound: deleted rules still count), against MAX_RULES.
+  let created = 0;
+  for (const t of options.noflush?.tables ?? []) for (const c of t.chains) created += c.rules.length;
   let touched = false;
   let offset = 0;
   let lineNo = 0;
@@ -156,6 +159,11 @@ export function parseIptablesSave(text: string, options: SaveParseOptions = {}):
       const cmd = parseCommandTokens(tokens, { family, mode, restoreTable: table, text: line, onWarning: (d) => diagnostics.push({ ...d, severity: 'warning' }) });
       const withCounters = counters && (options.counters ?? false) ? { ...cmd, rules: cmd.rules.map((r) => ({ ...r, counters })) } : { ...cmd, rules: cmd.rules.map((r) => stripCounters(r, options.counters ?? false)) };
       if (cmd.command === 'new-chain' && cmd.chain !== undefined) checkChainName(cmd.chain, cmd.chainSpan!);
+      created += cmd.rules.length;
+      if (created > MAX_RULES) {
+        diagnostics.push(diagnostic('TOO_MANY_RULES', `line ${lineNo} takes the rule set past ${MAX_RULES} rules, the most netfilter-sim reads`, cmd.span));
+        return done();
+      }
       const refusal = builder.apply(withCounters, table);
       touched = true;
       if (refusal) diagnostics.push({ ...refusal, severity: 'warning' });

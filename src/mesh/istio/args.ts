@@ -7,6 +7,7 @@
 import { fail } from '../../errors.js';
 import { type IstioConfig, ISTIO_DEFAULT_CONFIG } from './config.js';
 import { pushAll } from '../../limits.js';
+import { expectArgv } from '../../guard.js';
 
 type FieldOf<T> = { [K in keyof IstioConfig]: IstioConfig[K] extends T ? K : never }[keyof IstioConfig];
 
@@ -145,7 +146,8 @@ export function parseIstioIptablesCommandLine(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>> = {},
 ): IstioCommandLine {
-  let args = [...argv];
+  expectArgv(argv, 'argv');
+  let args = argv;
   const isProgram = (a: string | undefined, name: string): boolean => a === name || (a ?? '').endsWith(`/${name}`);
   if (isProgram(args[0], 'pilot-agent') && args[1] === 'istio-iptables') args = args.slice(2);
   else if (isProgram(args[0], 'istio-iptables')) args = args.slice(1);
@@ -175,10 +177,11 @@ export function parseIstioIptablesCommandLine(
     values.set(def.field, convert(def, raw, written, false));
   };
 
-  while (args.length > 0) {
-    const a = args.shift()!;
+  let next = 0;
+  while (next < args.length) {
+    const a = args[next++]!;
     if (a === '--') {
-      pushAll(ignored, args);
+      pushAll(ignored, args.slice(next));
       break;
     }
     if (a.startsWith('--')) {
@@ -187,7 +190,7 @@ export function parseIstioIptablesCommandLine(
       const name = eq >= 0 ? body.slice(0, eq) : body;
       const logKind = LOG_FLAGS.get(name);
       if (logKind !== undefined) {
-        if (eq < 0 && logKind === 'string') args.shift();
+        if (eq < 0 && logKind === 'string') next++;
         continue;
       }
       const def = byLong.get(name);
@@ -195,8 +198,8 @@ export function parseIstioIptablesCommandLine(
       if (eq >= 0) set(def, body.slice(eq + 1), `--${name}`);
       else if (def.kind === 'bool') set(def, 'true', `--${name}`);
       else {
-        if (args.length === 0) fail('MISSING_ARGUMENT', `flag needs an argument: --${name}`, undefined, a);
-        set(def, args.shift()!, `--${name}`);
+        if (next >= args.length) fail('MISSING_ARGUMENT', `flag needs an argument: --${name}`, undefined, a);
+        set(def, args[next++]!, `--${name}`);
       }
       continue;
     }
@@ -218,8 +221,8 @@ export function parseIstioIptablesCommandLine(
         if (rest.length > 1) {
           set(def, rest.slice(1), `-${c}`);
         } else {
-          if (args.length === 0) fail('MISSING_ARGUMENT', `flag needs an argument: '${c}' in -${c}`, undefined, a);
-          set(def, args.shift()!, `-${c}`);
+          if (next >= args.length) fail('MISSING_ARGUMENT', `flag needs an argument: '${c}' in -${c}`, undefined, a);
+          set(def, args[next++]!, `-${c}`);
         }
         break;
       }

@@ -13,6 +13,7 @@ import {
   type ProxyInitFeatures,
 } from './version.js';
 import { pushAll } from '../../limits.js';
+import { expectArgv } from '../../guard.js';
 
 /**
  * Every proxy-init option that affects what it runs, named after its flag (camel-cased). Types
@@ -253,8 +254,10 @@ export function parseProxyInitArgs(argv: readonly string[], options: ParseProxyI
           if ('error' in r) return invalid(formatNumError(r.error));
           out.push(r.value);
         }
-        const prev = changed.has(flag.name) ? ((fields as Record<string, number[]>)[flag.field] ?? []) : [];
-        (fields as Record<string, unknown>)[flag.field] = [...prev, ...out];
+        // Repeated flags append (pflag's intSlice after the first Set); in place, so n flags cost n.
+        const prev = changed.has(flag.name) ? (fields as Record<string, number[]>)[flag.field] : undefined;
+        if (prev) pushAll(prev, out);
+        else (fields as Record<string, unknown>)[flag.field] = out;
         break;
       }
       case 'stringSlice': {
@@ -264,8 +267,9 @@ export function parseProxyInitArgs(argv: readonly string[], options: ParseProxyI
           if ('error' in r) return invalid(r.error);
           out = r.fields;
         }
-        const prev = changed.has(flag.name) ? ((fields as Record<string, string[]>)[flag.field] ?? []) : [];
-        (fields as Record<string, unknown>)[flag.field] = [...prev, ...out];
+        const prev = changed.has(flag.name) ? (fields as Record<string, string[]>)[flag.field] : undefined;
+        if (prev) pushAll(prev, out);
+        else (fields as Record<string, unknown>)[flag.field] = out;
         break;
       }
     }
@@ -273,16 +277,18 @@ export function parseProxyInitArgs(argv: readonly string[], options: ParseProxyI
     return undefined;
   };
 
-  const args = [...argv];
-  while (args.length > 0) {
-    const s = args.shift()!;
+  expectArgv(argv, 'argv');
+  const args = argv;
+  let next = 0;
+  while (next < args.length) {
+    const s = args[next++]!;
     if (s.length === 0 || s[0] !== '-' || s.length === 1) {
       positional.push(s);
       continue;
     }
     if (s[1] === '-') {
       if (s.length === 2) {
-        pushAll(positional, args);
+        pushAll(positional, args.slice(next));
         break;
       }
       let name = s.slice(2);
@@ -295,7 +301,7 @@ export function parseProxyInitArgs(argv: readonly string[], options: ParseProxyI
       let value: string;
       if (inline !== undefined) value = inline;
       else if (flag.kind === 'bool') value = 'true';
-      else if (args.length > 0) value = args.shift()!;
+      else if (next < args.length) value = args[next++]!;
       else return { ok: false, error: `flag needs an argument: ${s}` };
       const err = set(flag, value);
       if (err) return { ok: false, error: err };
@@ -317,8 +323,8 @@ export function parseProxyInitArgs(argv: readonly string[], options: ParseProxyI
       } else if (shorthands.length > 1) {
         value = shorthands.slice(1);
         rest = '';
-      } else if (args.length > 0) {
-        value = args.shift()!;
+      } else if (next < args.length) {
+        value = args[next++]!;
       } else {
         return { ok: false, error: `flag needs an argument: '${c}' in -${shorthands}` };
       }
