@@ -42,6 +42,12 @@ export function isParseArgsError(e: unknown): e is Error {
 
 /** `parseArgs`' message without its advice about positionals after `--`. */
 export function parseArgsMessage(e: Error): string {
+  // "--uid -1": parseArgs takes "-1" for an option and calls the argument ambiguous.
+  const ambiguous = /^Option '(-[^']*)' argument is ambiguous/.exec(e.message);
+  if (ambiguous) {
+    const flag = ambiguous[1]!.split(', ').pop()!;
+    return `${flag} needs a value, and the next argument starts with "-"; numbers here are never negative (write ${flag}=VALUE for a value that starts with "-")`;
+  }
   return e.message.replace(/\. To specify a positional argument starting with a '-'.*$/s, '');
 }
 

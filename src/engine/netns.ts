@@ -32,7 +32,7 @@ import { Routing, parseAnyAddress, parseIfaceAddress } from './routing.js';
 import type { InterfaceSpec, RouteSpec, RuleSpec } from './routing.js';
 import { TraceRecorder } from './trace-events.js';
 import type { TraceEvent } from './trace-events.js';
-import { pushAll } from '../limits.js';
+import { MAX_CONNTRACK_MAX, pushAll } from '../limits.js';
 
 /** A listening socket. */
 export interface ListenerSpec {
@@ -91,6 +91,12 @@ export interface NetnsOptions {
    * needs it (NAT targets, conntrack/state/connmark matches, CT/CONNMARK targets).
    */
   readonly conntrack?: boolean;
+  /**
+   * `net.netfilter.nf_conntrack_max`: connections the table holds. A new connection past it is
+   * dropped, and the trace says so ("nf_conntrack: table full, dropping packet"). Default 262144,
+   * the kernel's value on a host with 8 GiB or more; at most 16777216.
+   */
+  readonly conntrackMax?: number;
 }
 
 /** Matches whose `checkentry` calls `nf_ct_netns_get`. */
@@ -321,7 +327,14 @@ export class Netns {
       addressType: (family, addr, iface) => this.routing.addressType(family, addr, iface),
       statisticRandom: (probability) => this.statisticRandom(probability),
     };
-    this.kernel = new Kernel(this.routing, new ConntrackTable(), sockets, evaluator(this.ruleset4), evaluator(this.ruleset6), options.ipForward ?? false);
+    const ct = new ConntrackTable();
+    if (options.conntrackMax !== undefined) {
+      if (!Number.isSafeInteger(options.conntrackMax) || options.conntrackMax < 1 || options.conntrackMax > MAX_CONNTRACK_MAX) {
+        bad('BAD_CONFIG', `conntrackMax (nf_conntrack_max) must be an integer from 1 to ${MAX_CONNTRACK_MAX}, not ${String(options.conntrackMax)}`);
+      }
+      ct.max = options.conntrackMax;
+    }
+    this.kernel = new Kernel(this.routing, ct, sockets, evaluator(this.ruleset4), evaluator(this.ruleset6), options.ipForward ?? false);
     this.kernel.ctEnabled4 = options.conntrack ?? needsConntrack(this.ruleset4);
     this.kernel.ctEnabled6 = options.conntrack ?? needsConntrack(this.ruleset6);
   }
@@ -563,7 +576,8 @@ export class Netns {
     const label = proto === PROTO.TCP ? 'SYN' : 'UDP';
     const flags = proto === PROTO.TCP ? TCP_FLAGS.SYN : 0;
     if (spec.from === 'local') {
-      if (!Number.isInteger(spec.uid) || spec.uid < 0) bad('BAD_PROBE', `bad uid "${spec.uid}"`);
+      if (!Number.isInteger(spec.uid) || spec.uid < 0 || spec.uid > 0xffffffff) bad('BAD_PROBE', `bad uid "${spec.uid}" (a uid is from 0 to 4294967295)`);
+      if (spec.gid !== undefined && (!Number.isInteger(spec.gid) || spec.gid < 0 || spec.gid > 0xffffffff)) bad('BAD_PROBE', `bad gid "${spec.gid}" (a gid is from 0 to 4294967295)`);
       const owner: SocketView = { uid: spec.uid, gid: spec.gid ?? spec.uid, groups: spec.groups ?? [] };
       let src: number[] | null = null;
       if (spec.src !== undefined) {

@@ -117,9 +117,14 @@ function labelOf(proto: number, flags: number): string {
   return names.length > 0 ? names.join('-') : 'TCP';
 }
 
-function num(text: string | undefined, what: string): number {
+/** uids, gids and marks are 32-bit (`kuid_t`, `skb->mark`), as `connect --uid` checks. */
+const U32_MAX = 0xffffffff;
+
+function num(text: string | undefined, what: string, max: number = U32_MAX): number {
   if (text === undefined || !/^(0x[0-9a-f]+|\d+)$/i.test(text)) bad(`"${what}" needs a number`);
-  return Number(text);
+  const n = Number(text);
+  if (n > max) bad(`"${what}" is at most ${max}, not ${text}`);
+  return n;
 }
 
 /**
@@ -181,7 +186,7 @@ export function parsePacketSpec(text: string): PacketSpec {
         i++;
         break;
       case 'mark':
-        mark = num(v, k) >>> 0;
+        mark = num(v, k);
         i++;
         break;
       case 'flags':
@@ -190,11 +195,11 @@ export function parsePacketSpec(text: string): PacketSpec {
         i++;
         break;
       case 'type':
-        icmpType = num(v, k);
+        icmpType = num(v, k, 255);
         i++;
         break;
       case 'code':
-        icmpCode = num(v, k);
+        icmpCode = num(v, k, 255);
         i++;
         break;
       case 'frag':
