@@ -44,3 +44,37 @@ export const MAX_CONNTRACK_MAX = 1 << 24;
 export function pushAll<T>(target: T[], items: Iterable<T>): void {
   for (const x of items) target.push(x);
 }
+
+/**
+ * Length of `s` in UTF-8 bytes, which is what iptables and the kernel count for names, comments
+ * and lines (a character outside ASCII takes 2 to 4).
+ */
+export function utf8Length(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) n += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      n += 2; // a surrogate pair: 2 UTF-16 units, 4 bytes
+      i++;
+    } else n += 2;
+  }
+  return n;
+}
+
+/** The longest prefix of `s` that fits in `bytes` UTF-8 bytes, without splitting a character. */
+export function truncateUtf8(s: string, bytes: number): string {
+  if (s.length * 3 <= bytes || utf8Length(s) <= bytes) return s;
+  let n = 0;
+  let i = 0;
+  while (i < s.length) {
+    const c = s.charCodeAt(i);
+    const pair = c >= 0xd800 && c <= 0xdbff && i + 1 < s.length;
+    const w = c < 0x80 ? 1 : c < 0x800 ? 2 : pair ? 4 : 3;
+    if (n + w > bytes) break;
+    n += w;
+    i += pair ? 2 : 1;
+  }
+  return s.slice(0, i);
+}

@@ -13,6 +13,7 @@ import type { Chain, HookName, Rule, Ruleset, Span, Table } from '../model/types
 import { MATCHES, TARGETS } from '../extensions/registry.js';
 import { checkExtension } from '../extensions/placement.js';
 import type { MatchExtension, TargetExtension } from '../extensions/types.js';
+import { utf8Length } from '../limits.js';
 
 
 /**
@@ -202,8 +203,8 @@ export function check(ruleset: Ruleset, options: CheckOptions = {}): Diagnostic[
     for (const c of table.chains) {
       if (byName.has(c.name)) out.push(diagnostic('CHAIN_EXISTS', `chain ${c.name} is defined twice in table ${table.name}`, c.span, c.name));
       byName.set(c.name, c);
-      if (c.name.length > MAX_CHAIN_NAME_LENGTH) {
-        out.push(diagnostic('CHAIN_NAME_TOO_LONG', `chain name "${c.name}" is ${c.name.length} characters; the limit is ${MAX_CHAIN_NAME_LENGTH}`, c.span, c.name));
+      if (utf8Length(c.name) > MAX_CHAIN_NAME_LENGTH) {
+        out.push(diagnostic('CHAIN_NAME_TOO_LONG', `chain name "${c.name}" is ${utf8Length(c.name)} bytes; the limit is ${MAX_CHAIN_NAME_LENGTH}`, c.span, c.name));
       }
       if (c.builtin && !builtins.includes(c.name)) {
         out.push(diagnostic('BUILTIN_CHAIN', `table ${table.name} has no built-in chain ${c.name} (it has ${builtins.join(', ')})`, c.span, c.name));

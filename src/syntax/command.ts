@@ -13,7 +13,7 @@ import { MAX_CHAIN_NAME_LENGTH, type Cidr, type Counters, type Family, type Matc
 import { parseCidr } from './address.js';
 import type { Token } from './lexer.js';
 import { parseProtocol, protocolMatchName, protocolName } from './protocols.js';
-import { MAX_RULES } from '../limits.js';
+import { MAX_RULES, utf8Length } from '../limits.js';
 import { expectArgument, expectArgv, expectOneOf } from '../guard.js';
 
 /** Interface names are at most 15 characters (`IFNAMSIZ` 16, including the NUL). */
@@ -433,7 +433,7 @@ export function parseCommandTokens(tokens: readonly Token[], options: CommandOpt
         if (seen.has(s)) fail('DUPLICATE_OPTION', `multiple -${s} flags not allowed`, t.span, text);
         seen.add(s);
         const name = a.value!;
-        if (name.length > MAX_INTERFACE_NAME_LENGTH) fail('BAD_INTERFACE', `interface name "${name}" must be shorter than ${MAX_INTERFACE_NAME_LENGTH + 1} characters`, a.span, name);
+        if (utf8Length(name) > MAX_INTERFACE_NAME_LENGTH) fail('BAD_INTERFACE', `interface name "${name}" must be shorter than ${MAX_INTERFACE_NAME_LENGTH + 1} bytes`, a.span, name);
         if (/[\s/]/.test(name)) fail('BAD_INTERFACE', `invalid character in interface name "${name}"`, a.span, name);
         const v = { negated, value: name };
         if (s === 'i') inInterface = v;
@@ -454,7 +454,7 @@ export function parseCommandTokens(tokens: readonly Token[], options: CommandOpt
         jumpSeen = true;
         const name = a.value!;
         if (name.length === 0) fail('BAD_VALUE', 'invalid target name (too short)', a.span, name);
-        if (name.length > MAX_CHAIN_NAME_LENGTH) fail('CHAIN_NAME_TOO_LONG', `invalid target name "${name}" (${MAX_CHAIN_NAME_LENGTH} chars max)`, a.span, name);
+        if (utf8Length(name) > MAX_CHAIN_NAME_LENGTH) fail('CHAIN_NAME_TOO_LONG', `invalid target name "${name}" (${MAX_CHAIN_NAME_LENGTH} bytes max)`, a.span, name);
         if (/\s/.test(name)) fail('BAD_CHAIN_NAME', `invalid target name "${name}"`, a.span, name);
         if (s === 'g') {
           target = { kind: 'goto', chain: name, span: a.span! };
@@ -494,6 +494,9 @@ export function parseCommandTokens(tokens: readonly Token[], options: CommandOpt
         const p = Number(a.value);
         const by = Number(b!.text);
         if (!/^\d+$/.test(a.value!) || !/^\d+$/.test(b!.text)) fail('BAD_COUNTERS', 'invalid counters for -c', a.span, a.value);
+        if (!Number.isSafeInteger(p) || !Number.isSafeInteger(by)) {
+          fail('BAD_COUNTERS', `-c ${a.value} ${b!.text}: a counter past ${Number.MAX_SAFE_INTEGER} (2^53 - 1), the largest netfilter-sim keeps exactly`, a.span, a.value);
+        }
         counters = { packets: p, bytes: by };
         break;
       }
@@ -589,7 +592,7 @@ function parseRuleNumber(t: Token): number {
 
 /** Checks a new chain name as iptables does before creating it. */
 export function checkChainName(name: string, span: Span): void {
-  if (name.length > MAX_CHAIN_NAME_LENGTH) fail('CHAIN_NAME_TOO_LONG', `chain name "${name}" is too long (${name.length} characters; at most ${MAX_CHAIN_NAME_LENGTH})`, span, name);
+  if (utf8Length(name) > MAX_CHAIN_NAME_LENGTH) fail('CHAIN_NAME_TOO_LONG', `chain name "${name}" is too long (${utf8Length(name)} bytes; at most ${MAX_CHAIN_NAME_LENGTH})`, span, name);
   if (name.length === 0 || name[0] === '-' || name[0] === '!') fail('BAD_CHAIN_NAME', `invalid chain name "${name}"`, span, name);
   if (/\s/.test(name)) fail('BAD_CHAIN_NAME', `invalid chain name "${name}" (contains whitespace)`, span, name);
 }

@@ -307,6 +307,12 @@ export async function runConnect(args: string[], io: CliIO): Promise<number> {
     const ns = new Netns(built.options);
     const color = useColor(values, io);
     const results = values.enumerate ? ns.connectAll(spec) : [ns.connect(spec)];
+    if (values.enumerate) {
+      const covered = results.reduce((sum, r) => sum + (r.probability ?? 0), 0);
+      if (covered < 1 - 1e-9) {
+        io.stderr(`netfilter-sim connect: warning: enumeration stopped at ${results.length} branches; they cover ${(covered * 100).toPrecision(4)}% of the probability\n`);
+      }
+    }
     if (values.json) {
       writeJson(values.enumerate ? results.map(jsonResult) : jsonResult(results[0]!), io.stdout);
       return EXIT_OK;
