@@ -6,6 +6,7 @@
  * @module
  */
 import type { Span } from './model/types.js';
+import { expectArgument } from './guard.js';
 
 /** Every error code netfilter-sim reports. */
 export type ErrorCode =
@@ -152,6 +153,9 @@ export function fail(code: ErrorCode, message: string, span?: Span, token?: stri
  * ```
  */
 export function formatDiagnostic(d: Diagnostic, source?: string, file = '<input>'): string {
+  expectArgument(d, 'object', 'diagnostic');
+  expectArgument(source, ['string', 'undefined'], 'source');
+  expectArgument(file, 'string', 'file');
   if (!d.span) return `${file}: ${d.message}`;
   const head = `${file}:${d.span.line}:${d.span.column}: ${d.message}`;
   if (source === undefined) return head;

@@ -9,7 +9,7 @@ import { NetfilterSimError, diagnostic } from './errors.js';
 import { MAX_ARGS } from './limits.js';
 
 /** What an argument may be. `array` and `object` are told apart; `object` excludes `null` and arrays. */
-export type ArgumentKind = 'string' | 'number' | 'integer' | 'boolean' | 'bigint' | 'function' | 'array' | 'object' | 'undefined';
+export type ArgumentKind = 'string' | 'number' | 'integer' | 'boolean' | 'bigint' | 'function' | 'array' | 'object' | 'undefined' | 'null';
 
 function kindOf(value: unknown): string {
   if (value === null) return 'null';
@@ -29,6 +29,8 @@ function fits(value: unknown, kind: ArgumentKind): boolean {
       return Number.isSafeInteger(value);
     case 'number':
       return typeof value === 'number' && Number.isFinite(value);
+    case 'null':
+      return value === null;
     default:
       return typeof value === kind;
   }
@@ -47,7 +49,7 @@ function fits(value: unknown, kind: ArgumentKind): boolean {
 export function expectArgument(value: unknown, kinds: ArgumentKind | readonly ArgumentKind[], what: string): void {
   const list: readonly ArgumentKind[] = typeof kinds === 'string' ? [kinds] : kinds;
   for (const k of list) if (fits(value, k)) return;
-  const want = list.filter((k) => k !== 'undefined').map((k) => (k === 'integer' || k === 'array' || k === 'object' ? `an ${k}` : `a ${k}`));
+  const want = list.filter((k) => k !== 'undefined').map((k) => (k === 'null' ? 'null' : k === 'integer' || k === 'array' || k === 'object' ? `an ${k}` : `a ${k}`));
   const optional = list.includes('undefined') ? ' (or nothing)' : '';
   throw new NetfilterSimError(diagnostic('BAD_ARGUMENT', `${what} must be ${want.join(' or ')}${optional}, not ${kindOf(value)}`));
 }
@@ -78,4 +80,22 @@ export function expectOneOf(value: unknown, allowed: readonly unknown[], what: s
   if ((optional && value === undefined) || allowed.includes(value)) return;
   const shown = typeof value === 'string' ? JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value) : kindOf(value);
   throw new NetfilterSimError(diagnostic('BAD_ARGUMENT', `${what} must be ${allowed.map((a) => JSON.stringify(a)).join(' or ')}${optional ? ' (or nothing)' : ''}, not ${shown}`));
+}
+
+/**
+ * Throws `BAD_ARGUMENT` unless `value` is an object whose listed fields have the listed kinds
+ * (`{ tables: 'array' }` for a rule set): enough to tell a wrong value from a right one at the
+ * entry point, without walking it.
+ */
+export function expectFields(value: unknown, fields: Readonly<Record<string, ArgumentKind | readonly ArgumentKind[]>>, what: string): void {
+  expectArgument(value, 'object', what);
+  for (const [k, kinds] of Object.entries(fields)) expectArgument((value as Record<string, unknown>)[k], kinds, `${what}.${k}`);
+}
+
+/** Throws `BAD_ARGUMENT` unless every element of `values` is a non-null object (trace events, rules). */
+export function expectObjects(values: readonly unknown[], what: string): void {
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) expectArgument(v, 'object', `${what}[${i}]`);
+  }
 }

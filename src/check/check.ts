@@ -14,6 +14,7 @@ import { MATCHES, TARGETS } from '../extensions/registry.js';
 import { checkExtension } from '../extensions/placement.js';
 import type { MatchExtension, TargetExtension } from '../extensions/types.js';
 import { utf8Length } from '../limits.js';
+import { expectArgument, expectFields } from '../guard.js';
 
 
 /**
@@ -56,6 +57,8 @@ function jumpTarget(rule: Rule): { chain: string; kind: 'jump' | 'goto' } | null
  * ```
  */
 export function reachableHooks(table: Table): Map<string, Set<HookName>> {
+  expectArgument(table, 'object', 'table');
+  expectFields(table, { chains: 'array', name: 'string' }, 'table');
   const byName = new Map<string, Chain>();
   for (const c of table.chains) byName.set(c.name, c);
   const out = new Map<string, Set<HookName>>();
@@ -193,6 +196,9 @@ function ruleLabel(table: string, chain: string, index: number): string {
  * ```
  */
 export function check(ruleset: Ruleset, options: CheckOptions = {}): Diagnostic[] {
+  expectArgument(ruleset, 'object', 'ruleset');
+  expectArgument(options, 'object', 'options');
+  expectFields(ruleset, { tables: 'array', family: 'integer' }, 'ruleset');
   const out: Diagnostic[] = [];
   const matches = options.registry?.matches ?? MATCHES;
   const targets = options.registry?.targets ?? TARGETS;

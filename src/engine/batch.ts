@@ -158,6 +158,8 @@ export class NetnsPool {
   private busy = 0;
 
   constructor(options: NetnsOptions, pool: PoolOptions = {}) {
+    expectArgument(options, 'object', 'options');
+    expectArgument(pool, 'object', 'pool options');
     const workers = pool.workers ?? 1;
     if (!Number.isInteger(workers) || workers < 1 || workers > MAX_WORKERS) bad(`bad worker count "${String(pool.workers)}" (from 1 to ${MAX_WORKERS})`);
     if (options.registry !== undefined) bad('a custom extension registry cannot be sent to worker threads');

@@ -33,6 +33,7 @@ import type { InterfaceSpec, RouteSpec, RuleSpec } from './routing.js';
 import { TraceRecorder } from './trace-events.js';
 import type { TraceEvent } from './trace-events.js';
 import { MAX_CONNTRACK_MAX, pushAll } from '../limits.js';
+import { expectArgument, expectFields } from '../guard.js';
 
 /** A listening socket. */
 export interface ListenerSpec {
@@ -110,6 +111,8 @@ const CONNTRACK_TARGETS: ReadonlySet<string> = new Set(['CT', 'CONNMARK', 'CONNS
  * NAT target in it, packets stay untracked and nat chains are never traversed.
  */
 export function needsConntrack(rs: Ruleset): boolean {
+  expectArgument(rs, 'object', 'ruleset');
+  expectFields(rs, { tables: 'array', family: 'integer' }, 'ruleset');
   for (const t of rs.tables) {
     for (const c of t.chains) {
       for (const r of c.rules) {
@@ -284,6 +287,7 @@ export class Netns {
   private readonly host: PacketHost;
 
   constructor(options: NetnsOptions = {}) {
+    expectArgument(options, 'object', 'options');
     const registry = options.registry ?? defaultRegistry();
     this.ruleset4 = loadRules(options.rules, 4, registry, options.check);
     this.ruleset6 = loadRules(options.rules6, 6, registry, options.check);
@@ -405,6 +409,8 @@ export class Netns {
    * prints.
    */
   connect(spec: ConnectSpec, options: CallOptions = {}): ConnectResult {
+    expectArgument(spec, 'object', 'spec');
+    expectArgument(options, 'object', 'options');
     const tr = options.trace === false ? null : new TraceRecorder();
     try {
       return this.run(spec, tr);
@@ -419,6 +425,8 @@ export class Netns {
    * Results carry the probability of their branch.
    */
   connectAll(spec: ConnectSpec, options: CallOptions = {}): ConnectResult[] {
+    expectArgument(spec, 'object', 'spec');
+    expectArgument(options, 'object', 'options');
     const out: ConnectResult[] = [];
     const saved = this.kernel;
     const ports = [this.nextLocalPort, this.nextRemotePort] as const;
@@ -452,6 +460,9 @@ export class Netns {
    * `tcp > 10.96.0.10:80 uid 1000` (sent by a local process). See {@link parsePacketSpec}.
    */
   trace(packet: string | PacketSpec, options: CallOptions = {}): ConnectResult {
+    expectArgument(packet, ['string', 'object'], 'packet');
+    expectArgument(options, 'object', 'options');
+    if (typeof packet !== 'string') expectFields(packet, { family: 'integer', proto: 'integer', dst: 'array', groups: 'array', origin: 'string' }, 'packet');
     const spec = typeof packet === 'string' ? parsePacketSpec(packet) : packet;
     const tr = options.trace === false ? null : new TraceRecorder();
     try {

@@ -10,6 +10,7 @@ import { NetfilterSimError, diagnostic } from '../errors.js';
 import { parseProtocol } from '../syntax/protocols.js';
 import { PROTO } from './constants.js';
 import { parseAnyAddress } from './routing.js';
+import { expectArgument } from '../guard.js';
 
 function bad(message: string): never {
   throw new NetfilterSimError(diagnostic('BAD_PROBE', message));
@@ -31,6 +32,7 @@ function parsePort(text: string, what: string): number {
 
 /** Parses `IP:PORT`, `[V6]:PORT` (or, when the port is optional, `IP`, `V6`, `[V6]`). */
 export function parseEndpoint(text: string, requirePort: boolean): Endpoint {
+  expectArgument(text, 'string', 'text');
   const t = text.trim();
   let host: string;
   let port: string | undefined;
@@ -140,6 +142,7 @@ function num(text: string | undefined, what: string, max: number = U32_MAX): num
  * ```
  */
 export function parsePacketSpec(text: string): PacketSpec {
+  expectArgument(text, 'string', 'packet');
   const tokens = text.trim().split(/\s+/).filter((t) => t !== '');
   if (tokens.length < 3) bad(`bad packet "${text}": expected "PROTO [SRC[:PORT]] > DST:PORT …"`);
   const protoText = tokens[0]!.toLowerCase();

@@ -445,6 +445,7 @@ function first<T>(text: string, kinds: readonly string[], what: string, read: (o
  * ```
  */
 export function readPod(text: string): Pod {
+  expectArgument(text, 'string', 'text');
   return first(text, ['Pod', ...WORKLOAD_KINDS, 'CronJob'], 'Pod', podFromObject);
 }
 
@@ -457,6 +458,7 @@ export function readPod(text: string): Pod {
  * ```
  */
 export function readNamespace(text: string): Namespace {
+  expectArgument(text, 'string', 'text');
   return first(text, ['Namespace'], 'Namespace', namespaceFromObject);
 }
 
@@ -469,5 +471,6 @@ export function readNamespace(text: string): Namespace {
  * ```
  */
 export function readService(text: string): Service {
+  expectArgument(text, 'string', 'text');
   return first(text, ['Service'], 'Service', serviceFromObject);
 }

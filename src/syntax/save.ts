@@ -11,6 +11,7 @@ import { RulesetBuilder, isTableName } from './builder.js';
 import { STANDARD_TARGET_NAMES, checkChainName, parseCommandTokens } from './command.js';
 import { tokenizeLine } from './lexer.js';
 import { MAX_RULES, pushAll, utf8Length } from '../limits.js';
+import { expectArgument } from '../guard.js';
 
 /** iptables-restore reads lines into a 10 KiB buffer (`char buffer[10240]`). */
 export const MAX_LINE_LENGTH = 10240;
@@ -50,6 +51,8 @@ export interface SaveParseResult {
  * ```
  */
 export function parseIptablesSave(text: string, options: SaveParseOptions = {}): SaveParseResult {
+  expectArgument(text, 'string', 'text');
+  expectArgument(options, 'object', 'options');
   const family = options.family ?? 4;
   const mode = options.mode ?? 'strict';
   const builder = new RulesetBuilder(family, options.noflush);

@@ -8,6 +8,7 @@ import { fail } from '../../errors.js';
 import { type IstioConfig, ISTIO_DEFAULT_CONFIG } from './config.js';
 import { pushAll } from '../../limits.js';
 import { expectArgv } from '../../guard.js';
+import { expectArgument } from '../../guard.js';
 
 type FieldOf<T> = { [K in keyof IstioConfig]: IstioConfig[K] extends T ? K : never }[keyof IstioConfig];
 
@@ -146,6 +147,7 @@ export function parseIstioIptablesCommandLine(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>> = {},
 ): IstioCommandLine {
+  expectArgument(env, 'object', 'env');
   expectArgv(argv, 'argv');
   let args = argv;
   const isProgram = (a: string | undefined, name: string): boolean => a === name || (a ?? '').endsWith(`/${name}`);
@@ -288,6 +290,7 @@ export function parseGoBool(s: string): boolean | undefined {
  * ```
  */
 export function formatIstioIptablesArgs(config: IstioConfig): { argv: string[]; env: Record<string, string> } {
+  expectArgument(config, 'object', 'config');
   const argv: string[] = [];
   for (const def of ISTIO_IPTABLES_FLAGS) {
     const v = config[def.field];

@@ -19,6 +19,7 @@ import {
 import { formatGoPrefix, isGo4, isGoLoopback, parseGoPrefix } from './netip.js';
 import { type IstioShape, istioShape, parseIstioVersion, unsupportedShape } from './version.js';
 import { pushAll } from '../../limits.js';
+import { expectArgument } from '../../guard.js';
 
 const { ISTIO_OUTPUT, ISTIO_OUTPUT_DNS, ISTIO_INBOUND, ISTIO_DIVERT, ISTIO_TPROXY, ISTIO_REDIRECT, ISTIO_IN_REDIRECT, ISTIO_DROP } =
   ISTIO_CHAINS;
@@ -124,6 +125,8 @@ export interface IstioCompileResult {
  * ```
  */
 export function compileIstio(config: Partial<IstioConfig>, options: IstioCompileOptions = {}): IstioCompileResult {
+  expectArgument(config, 'object', 'config');
+  expectArgument(options, 'object', 'options');
   const cfg = resolveIstioConfig(istioConfig(config), options.envoyUserUID);
   if (cfg.nativeNftables) {
     fail('UNSUPPORTED', '--native-nftables writes nftables rules (tools/istio-nftables); only the iptables mode is simulated');

@@ -14,6 +14,7 @@ import {
 } from './version.js';
 import { pushAll } from '../../limits.js';
 import { expectArgv } from '../../guard.js';
+import { expectArgument } from '../../guard.js';
 
 /**
  * Every proxy-init option that affects what it runs, named after its flag (camel-cased). Types
@@ -74,6 +75,7 @@ export interface ProxyInitConfig {
  * ```
  */
 export function proxyInitConfig(fields: Partial<ProxyInitConfig> = {}): ProxyInitConfig {
+  expectArgument(fields, 'object', 'fields');
   const d = PROXY_INIT_DEFAULTS;
   return {
     incomingProxyPort: fields.incomingProxyPort ?? d.incomingProxyPort,
@@ -213,6 +215,7 @@ export interface ParseProxyInitArgsOptions {
  * ```
  */
 export function parseProxyInitArgs(argv: readonly string[], options: ParseProxyInitArgsOptions = {}): ParsedProxyInitArgs {
+  expectArgument(options, 'object', 'options');
   const version = parseProxyInitVersion(options.upstreamVersion ?? CURRENT_PROXY_INIT_VERSION);
   if (!version) return { ok: false, error: `unknown proxy-init version ${goQuote(options.upstreamVersion ?? '')}` };
   const features = proxyInitFeatures(version);
@@ -347,6 +350,7 @@ export function parseProxyInitArgs(argv: readonly string[], options: ParseProxyI
  * ```
  */
 export function formatProxyInitArgs(config: ProxyInitConfig): string[] {
+  expectArgument(config, 'object', 'config');
   const out: string[] = [];
   const d = PROXY_INIT_DEFAULTS as unknown as Record<string, unknown>;
   for (const flag of PROXY_INIT_FLAGS) {

@@ -21,6 +21,7 @@ import {
   type ProxyInitFeatures,
 } from './version.js';
 import { pushAll } from '../../limits.js';
+import { expectArgument, expectStrings } from '../../guard.js';
 
 /**
  * `iptables.FirewallConfiguration`: what one pass of `ConfigureFirewall` works from.
@@ -202,6 +203,8 @@ export function buildFirewallConfiguration(
   family: 4 | 6,
   options: { readonly upstreamVersion?: string } = {},
 ): { readonly ok: true; readonly value: FirewallConfiguration } | { readonly ok: false; readonly error: string } {
+  expectArgument(config, 'object', 'config');
+  expectArgument(options, 'object', 'options');
   const features = featuresOf(options.upstreamVersion);
   let bin: string;
   let saveBin: string;
@@ -287,6 +290,8 @@ const SAFE_ARG = /^[A-Za-z0-9_./:,=@%+-]+$/;
  * ```
  */
 export function formatCommandLine(argv: readonly string[]): string {
+  expectArgument(argv, 'array', 'argv');
+  expectStrings(argv, 'argv');
   return argv.map((a) => (SAFE_ARG.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
 }
 
@@ -307,6 +312,8 @@ export function compileProxyInit(
   config: Partial<ProxyInitConfig> | ProxyInitConfig,
   options: CompileProxyInitOptions = {},
 ): ProxyInitResult {
+  expectArgument(config, 'object', 'config');
+  expectArgument(options, 'object', 'options');
   const cfg = proxyInitConfig(config);
   const upstreamVersion = options.upstreamVersion ?? CURRENT_PROXY_INIT_VERSION;
   const features = featuresOf(upstreamVersion);
