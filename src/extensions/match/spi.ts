@@ -72,7 +72,7 @@ export const ah: MatchExtension<SpiOptions> = {
     { name: 'ahlen', arg: true, negatable: true, family: 6 },
     { name: 'ahres', arg: false, family: 6 },
   ],
-  check(o, ctx) {
+  check(_o, ctx) {
     // ipt_ah has `.proto = IPPROTO_AH`; ip6t_ah walks the extension headers instead.
     if (ctx.family === 4 && !protocolIs(ctx.protocol, [51])) return [diagnostic('MATCH_NEEDS_PROTOCOL', 'ah match needs -p ah', undefined, 'ah')];
     return [];
