@@ -57,6 +57,8 @@ import { dst } from './match/dst.js';
 import { ipv6header } from './match/ipv6header.js';
 import { eui64 } from './match/eui64.js';
 import { mh } from './match/mh.js';
+import { hashlimit } from './match/hashlimit.js';
+import { dccp } from './match/dccp.js';
 import { CONNMARK } from './target/CONNMARK.js';
 import { CT } from './target/CT.js';
 import { DNAT } from './target/DNAT.js';
@@ -76,7 +78,7 @@ const MATCH_LIST: readonly MatchExtension[] = [
   addrtype, comment, connmark, conntrack, icmp, icmp6, iprange, limit, mac, mark, multiport, nfacct,
   owner, policy, recent, rpfilter, sctp, socket, state, statistic, tcp, udp,
   length, ttl, hl, tos, dscp, pkttype, helper, realm, devgroup, cpu, quota, connlimit, esp, ah, ipcomp, ecn, tcpmss, physdev, cgroup, connbytes, connlabel, cluster, string, u32, time,
-  rt, frag, hbh, dst, ipv6header, eui64, mh,
+  rt, frag, hbh, dst, ipv6header, eui64, mh, hashlimit, dccp,
 ];
 
 const TARGET_LIST: readonly TargetExtension[] = [
