@@ -105,13 +105,24 @@ interface RuleContext {
   l4?: number;
 }
 
+/** Reject codes by name (`icmp_code_type`, `icmpv6_code_type`, `icmpx_code_type`). */
+const REJECT_CODES: Readonly<Record<string, readonly (readonly [string, number])[]>> = {
+  icmp: [['net-unreachable', 0], ['host-unreachable', 1], ['prot-unreachable', 2], ['port-unreachable', 3], ['frag-needed', 4],
+    ['net-prohibited', 9], ['host-prohibited', 10], ['admin-prohibited', 13]],
+  icmpv6: [['no-route', 0], ['admin-prohibited', 1], ['addr-unreachable', 3], ['port-unreachable', 4], ['policy-fail', 5], ['reject-route', 6]],
+  icmpx: [['no-route', 0], ['port-unreachable', 1], ['host-unreachable', 2], ['admin-prohibited', 3]],
+};
+
 const L4_NUMBERS: Readonly<Record<string, number>> = { tcp: 6, udp: 17, sctp: 132, icmp: 1, icmpv6: 58 };
 const L4_NAMES: Readonly<Record<number, string>> = { 6: 'tcp', 17: 'udp', 132: 'sctp', 1: 'icmp', 58: 'icmpv6' };
 
 /** The result of evaluating a file's commands. */
 export interface NftEvaluation {
   readonly ruleset: NftRuleset;
+  /** Evaluation errors (nft refuses the file before talking to the kernel). */
   readonly diagnostics: readonly Diagnostic[];
+  /** What the kernel refuses when the transaction is committed. */
+  readonly commitDiagnostics?: readonly Diagnostic[];
 }
 
 /** Options for {@link evaluateNftCommands}. */
@@ -125,7 +136,7 @@ export function evaluateNftCommands(commands: readonly RawCommand[], options: Nf
   const ev = new Evaluator(options.base);
   try {
     for (const c of commands) ev.command(c);
-    return { ruleset: ev.result(), diagnostics: [] };
+    return { ruleset: ev.result(), diagnostics: [], commitDiagnostics: ev.deferred };
   } catch (e) {
     if (e instanceof EvalError) return { ruleset: ev.result(), diagnostics: [e.diag] };
     throw e;
@@ -133,6 +144,8 @@ export function evaluateNftCommands(commands: readonly RawCommand[], options: Nf
 }
 
 class Evaluator {
+  /** What the kernel refuses at commit: reported after every evaluation error, as nft does. */
+  readonly deferred: Diagnostic[] = [];
   private tables: MTable[] = [];
   private nextTableHandle = 1;
 
@@ -148,6 +161,10 @@ class Evaluator {
         this.nextTableHandle = Math.max(this.nextTableHandle, t.handle + 1);
       }
     }
+  }
+
+  private commitFail(code: ErrorCode, message: string, span?: Span, token?: string): void {
+    this.deferred.push(diagnostic(code, message, span, token));
   }
 
   result(): NftRuleset {
@@ -198,14 +215,14 @@ class Evaluator {
     switch (c.op) {
       case 'add': case 'create':
         if (existing) {
-          if (c.op === 'create') fail('CHAIN_EXISTS', `Could not process rule: File exists`, c.span, c.table);
+          if (c.op === 'create') { this.commitFail('CHAIN_EXISTS', `Could not process rule: File exists`, c.span, c.table); return; }
           return;
         }
         if (c.table.length > 255) fail('BAD_VALUE', 'table name too long', c.span, c.table);
         this.tables.push({ family: c.family, name: c.table, handle: this.nextTableHandle++, nextHandle: 1, sets: [], chains: [], span: c.span });
         return;
       case 'delete':
-        if (!existing) fail('UNKNOWN_TABLE', `Could not process rule: No such file or directory`, c.span, c.table);
+        if (!existing) { this.commitFail('UNKNOWN_TABLE', `Could not process rule: No such file or directory`, c.span, c.table); return; }
         this.tables = this.tables.filter((t) => t !== existing);
         return;
       case 'flush': {
@@ -225,11 +242,15 @@ class Evaluator {
         if (c.chain.length > 255) fail('CHAIN_NAME_TOO_LONG', 'chain name too long', c.nameSpan, c.chain);
         const base = c.spec ? this.baseChain(t, c.spec) : undefined;
         if (existing) {
-          if (c.op === 'create') fail('CHAIN_EXISTS', 'Could not process rule: File exists', c.span, c.chain);
-          if (base && existing.base && (base.type !== existing.base.type || base.hook !== existing.base.hook)) {
-            fail('CHAIN_EXISTS', 'Could not process rule: Device or resource busy', c.span, c.chain);
+          if (c.op === 'create') { this.commitFail('CHAIN_EXISTS', 'Could not process rule: File exists', c.span, c.chain); return; }
+          if (base && existing.base && (base.type !== existing.base.type || base.hook !== existing.base.hook || base.priority !== existing.base.priority)) {
+            this.commitFail('INVALID_HOOK', 'Could not process rule: Operation not supported (a base chain keeps its type, hook and priority)', c.span, c.chain);
+            return;
           }
-          if (base && !existing.base) fail('CHAIN_EXISTS', 'Could not process rule: Device or resource busy', c.span, c.chain);
+          if (base && !existing.base) {
+            this.commitFail('CHAIN_EXISTS', 'Could not process rule: File exists', c.nameSpan, c.chain);
+            return;
+          }
           if (base && existing.base) existing.base = { ...existing.base, policy: c.spec?.policy ? base.policy : existing.base.policy };
           return;
         }
@@ -241,7 +262,7 @@ class Evaluator {
         return;
       }
       case 'delete': {
-        if (!existing) fail('UNKNOWN_CHAIN', 'Could not process rule: No such file or directory', c.span, c.chain);
+        if (!existing) { this.commitFail('UNKNOWN_CHAIN', 'Could not process rule: No such file or directory', c.span, c.chain); return; }
         t.chains = t.chains.filter((x) => x !== existing);
         return;
       }
@@ -272,7 +293,7 @@ class Evaluator {
     switch (c.op) {
       case 'add': case 'create': {
         if (existing) {
-          if (c.op === 'create') fail('CHAIN_EXISTS', 'Could not process rule: File exists', c.span, c.name);
+          if (c.op === 'create') { this.commitFail('CHAIN_EXISTS', 'Could not process rule: File exists', c.span, c.name); return; }
           if (c.spec?.elements) this.addElements(existing, c.spec.elements);
           return;
         }
@@ -304,7 +325,7 @@ class Evaluator {
         return;
       }
       case 'delete':
-        if (!existing) fail('UNKNOWN_CHAIN', 'Could not process rule: No such file or directory', c.span, c.name);
+        if (!existing) { this.commitFail('UNKNOWN_CHAIN', 'Could not process rule: No such file or directory', c.span, c.name); return; }
         t.sets = t.sets.filter((s) => s !== existing);
         return;
       case 'flush': {
@@ -330,13 +351,23 @@ class Evaluator {
   private addElements(set: MSet, raw: RawExpr): void {
     const t = this.tables.find((x) => x.sets.includes(set))!;
     const ctx: RuleContext = { family: t.family, table: t };
-    const elems = this.elements(raw, set.key, set.keyBits, set.data, ctx, set.flags.includes('interval'));
-    for (const e of elems) {
+    const elems = this.elements(raw, set.key, set.keyBits, set.data, ctx, set.flags.includes('interval'))
+      .map((e) => ({ ...e, key: e.key.map((k) => (k.kind === 'prefix' && k.length === k.value.bits ? k.value : k)) }));
+    const spans = raw.t === 'set' ? raw.elements.map((e) => e.span) : [];
+    elems.forEach((e, i) => {
       if (!set.flags.includes('interval') && e.key.some((k) => k.kind !== 'value')) {
-        fail('BAD_VALUE', `You must add 'flags interval' to your set declaration if you want to add intervals`, raw.span);
+        fail('BAD_VALUE', `You must add 'flags interval' to your set declaration if you want to add intervals`, spans[i] ?? raw.span);
+      }
+      if (set.flags.includes('interval') && e.key.length === 1) {
+        const [lo, hi] = bounds(e.key[0]!);
+        for (const x of set.elements) {
+          const [xl, xh] = bounds(x.key[0]!);
+          if (lo === xl && hi === xh) continue;
+          if (lo <= xh && xl <= hi) fail('BAD_VALUE', 'conflicting intervals specified', spans[i] ?? raw.span);
+        }
       }
       if (!set.elements.some((x) => sameKey(x, e))) set.elements.push(e);
-    }
+    });
   }
 
   private elements(raw: RawExpr, key: readonly NftType[], keyBits: readonly number[], data: NftType | undefined, ctx: RuleContext, interval: boolean): NftElement[] {
@@ -391,9 +422,10 @@ class Evaluator {
       const v = sym(a);
       const mask = len === 0 ? 0n : allOnes(bits) ^ allOnes(bits - len);
       const value: NftValue = { ...v, value: v.value & mask };
-      if (len === bits) return value;
+      // A full-length prefix is one address, but it makes an anonymous set an interval set.
+      if (len === bits && !allowInterval) return value;
       if (!allowInterval && false) fail('BAD_VALUE', 'prefix not allowed here', raw.span);
-      return { kind: 'prefix', value, length: len };
+      return { kind: 'prefix', value, length: len, ...(value.value !== v.value ? { hostBits: true } : {}) };
     }
     if (!raw.quoted && type !== 'ifname' && text.includes('-') && !/^-/.test(text)) {
       try {
@@ -434,7 +466,7 @@ class Evaluator {
     const chain = this.findChain(t, c.chain, c.chainSpan);
     if (c.op === 'delete') {
       const idx = chain.rules.findIndex((r) => r.handle === c.position!.value);
-      if (idx < 0) fail('RULE_NOT_FOUND', 'Could not process rule: No such file or directory', c.position!.span);
+      if (idx < 0) { this.commitFail('RULE_NOT_FOUND', 'Could not process rule: No such file or directory', c.position!.span); return; }
       chain.rules.splice(idx, 1);
       return;
     }
@@ -446,19 +478,20 @@ class Evaluator {
         comment = s.text;
         continue;
       }
-      statements.push(this.statement(s, ctx));
+      const st = this.statement(s, ctx);
+      statements.push(st);
     }
     // Anonymous sets are objects of the table: each takes a handle before the rule does.
     for (const s of statements) t.nextHandle += countAnonSets(s);
     let position = chain.rules.length;
     if (c.position) {
       if (c.position.kind === 'index') {
-        if (c.position.value > chain.rules.length) fail('RULE_NOT_FOUND', `Could not process rule: No such file or directory`, c.position.span);
+        if (c.position.value > chain.rules.length) { this.commitFail('RULE_NOT_FOUND', `Could not process rule: No such file or directory`, c.position.span); return; }
         position = c.op === 'insert' ? c.position.value : c.position.value + 1;
-        if (c.op === 'add' && c.position.value >= chain.rules.length) fail('RULE_NOT_FOUND', `Could not process rule: No such file or directory`, c.position.span);
+        if (c.op === 'add' && c.position.value >= chain.rules.length) { this.commitFail('RULE_NOT_FOUND', `Could not process rule: No such file or directory`, c.position.span); return; }
       } else {
         const idx = chain.rules.findIndex((r) => r.handle === c.position!.value);
-        if (idx < 0) fail('RULE_NOT_FOUND', 'Could not process rule: No such file or directory', c.position.span);
+        if (idx < 0) { this.commitFail('RULE_NOT_FOUND', 'Could not process rule: No such file or directory', c.position.span); return; }
         if (c.op === 'replace') {
           const rule: NftRule = { handle: chain.rules[idx]!.handle, statements, ...(comment !== undefined ? { comment } : {}), span: c.span };
           chain.rules[idx] = rule;
@@ -502,7 +535,12 @@ class Evaluator {
   }
 
   private reject(s: Extract<RawStatement, { t: 'reject' }>, ctx: RuleContext): NftStatement {
-    if (!s.with) return { kind: 'reject', span: s.span };
+    if (!s.with) {
+      // nft picks the ICMP flavour from the family or the rule's network protocol.
+      const l3 = ctx.family === 'inet' ? ctx.l3 : ctx.family;
+      const type = l3 === 'ip' ? 'icmp' : l3 === 'ip6' ? 'icmpv6' : 'icmpx';
+      return { kind: 'reject', with: { type, code: 'port-unreachable' }, span: s.span };
+    }
     if (s.with.type === 'tcp-reset') {
       if (ctx.l4 !== undefined && ctx.l4 !== 6) fail('BAD_VALUE', 'conflicting protocols specified: tcp vs. ' + (L4_NAMES[ctx.l4] ?? ctx.l4), s.span);
       return { kind: 'reject', with: { type: 'tcp-reset' }, span: s.span };
@@ -510,26 +548,24 @@ class Evaluator {
     const type = s.with.type;
     if (type === 'icmp' && ctx.l3 === 'ip6') fail('BAD_VALUE', 'conflicting protocols specified: ip6 vs. ip', s.span);
     if (type === 'icmpv6' && ctx.l3 === 'ip') fail('BAD_VALUE', 'conflicting protocols specified: ip vs. ip6', s.span);
-    const codeType: NftType = type === 'icmpv6' ? 'icmpv6_code' : 'icmp_code';
+    if (type === 'icmpx' && ctx.family !== 'inet') fail('BAD_VALUE', 'icmpx reject codes are for inet tables', s.span);
     const raw = s.with.code!;
-    let code: string;
-    if (raw.t === 'sym') {
-      const names = type === 'icmpx' ? ['port-unreachable', 'admin-prohibited', 'no-route', 'host-unreachable'] : undefined;
-      if (names) {
-        if (!names.includes(raw.text)) fail('BAD_VALUE', `Could not parse ICMPX code`, raw.span, raw.text);
-        code = raw.text;
-      } else {
-        const v = this.constant(raw, codeType, 8, false) as NftValue;
-        code = String(v.value);
-      }
-    } else code = '';
-    return { kind: 'reject', with: { type, code }, span: s.span };
+    const names = REJECT_CODES[type]!;
+    const text = raw.t === 'sym' ? raw.text : '';
+    const byNumber = /^[0-9]+$/.test(text) ? names.find(([, n]) => n === Number(text)) : undefined;
+    const hit = byNumber ?? names.find(([n]) => n === text);
+    if (!hit) fail('BAD_VALUE', `Could not parse ${type === 'icmpx' ? 'ICMPX' : type === 'icmp' ? 'ICMP' : 'ICMPv6'} code`, raw.span, text);
+    if (ctx.family === 'inet') {
+      if (type === 'icmp') ctx.l3 = 'ip';
+      if (type === 'icmpv6') ctx.l3 = 'ip6';
+    }
+    return { kind: 'reject', with: { type, code: hit[0] }, span: s.span };
   }
 
   private nat(s: Extract<RawStatement, { t: 'nat' }>, ctx: RuleContext): NftStatement {
     let family = s.family;
     if (family && ctx.family !== 'inet' && family !== ctx.family) fail('BAD_VALUE', `conflicting protocols specified: ${ctx.family} vs. ${family}`, s.span);
-    if (s.port && (ctx.l4 === undefined || ![6, 17, 132, 33, 136].includes(ctx.l4))) {
+    if (s.port && ctx.l4 === undefined) {
       fail('BAD_VALUE', 'transport protocol mapping is only valid after transport protocol match', s.port.span);
     }
     let addr: NftValue | NftRange | NftPrefix | NftMapLookup | undefined;
@@ -547,7 +583,10 @@ class Evaluator {
         const key = this.selectorExpr(s.addr.key, ctx);
         const mappings = this.mappings(s.addr.mappings, keyTypes(key), type, ctx, s.addr.span);
         addr = { kind: 'map', key, mappings, dataType: type, dataBits: bits };
-      } else addr = this.constant(s.addr, type, bits, true);
+      } else {
+        addr = this.constant(s.addr, type, bits, true);
+        if (addr.kind === 'prefix' && addr.length === bits) addr = addr.value;
+      }
     }
     let port: NftValue | NftRange | undefined;
     if (s.port) {
@@ -560,7 +599,7 @@ class Evaluator {
   }
 
   private tproxy(s: Extract<RawStatement, { t: 'tproxy' }>, ctx: RuleContext): NftStatement {
-    if (ctx.l4 === undefined || (ctx.l4 !== 6 && ctx.l4 !== 17)) fail('BAD_VALUE', 'transparent proxy support requires transport protocol match', s.span);
+    if (ctx.l4 === undefined) fail('BAD_VALUE', 'transparent proxy support requires transport protocol match', s.span);
     let family = s.family;
     if (ctx.family !== 'inet') {
       if (family && family !== ctx.family) fail('BAD_VALUE', `conflicting protocols specified: ${ctx.family} vs. ${family}`, s.span);
@@ -666,6 +705,8 @@ class Evaluator {
       if (sel.protocol === 'icmpv6' && ctx.l3 === 'ip') fail('BAD_VALUE', `conflicting protocols specified: ip vs. icmpv6`, span);
       if (ctx.l4 !== undefined && ctx.l4 !== n) fail('BAD_VALUE', `conflicting protocols specified: ${L4_NAMES[ctx.l4] ?? ctx.l4} vs. ${sel.protocol}`, span);
       ctx.l4 = n;
+      if (ctx.family === 'inet' && sel.protocol === 'icmp') ctx.l3 = 'ip';
+      if (ctx.family === 'inet' && sel.protocol === 'icmpv6') ctx.l3 = 'ip6';
     }
     if (sel.kind === 'ct' && (sel.key === 'saddr' || sel.key === 'daddr') && !sel.family) {
       if (ctx.family === 'inet') fail('BAD_VALUE', 'ct original/reply addresses need ip or ip6 in an inet table', span);
@@ -692,10 +733,13 @@ class Evaluator {
     } else if (r.t === 'concat') {
       if (left.kind !== 'concat' || left.items.length !== r.items.length) fail('BAD_VALUE', 'datatype mismatch: concatenation', r.span);
       right = { kind: 'concat-value', items: r.items.map((it, i) => this.constant(it, kts[i]!.type, kts[i]!.bits, true)) };
+    } else if (left.kind === 'fib' && left.result !== 'type' && r.t === 'sym' && (r.text === 'exists' || r.text === 'missing')) {
+      right = { kind: 'value', type: 'boolean', bits: 1, value: r.text === 'exists' ? 1n : 0n };
     } else {
       if (left.kind === 'concat') fail('BAD_VALUE', 'datatype mismatch, expected concatenation', r.span);
       const st = selectorType(left);
       right = this.constant(r, st.type, st.bits, true);
+      if (right.kind === 'prefix' && right.length === st.bits) right = right.value;
     }
     let op = s.op;
     if (left.kind === 'bitwise' && left.mask === allOnes(left.bits) && right.kind === 'value' && (op === '==' || op === '!=' || op === 'implicit')) {
@@ -727,6 +771,12 @@ class Evaluator {
     if (ctx.l4 !== undefined && ctx.l4 !== n) fail('BAD_VALUE', `conflicting protocols specified: ${L4_NAMES[ctx.l4] ?? ctx.l4} vs. ${L4_NAMES[n] ?? n}`, span);
     ctx.l4 = n;
   }
+}
+
+function bounds(k: NftValue | NftRange | NftPrefix): [bigint, bigint] {
+  if (k.kind === 'value') return [k.value, k.value];
+  if (k.kind === 'range') return [k.low.value, k.high.value];
+  return [k.value.value, k.value.value | allOnes(k.value.bits - k.length)];
 }
 
 function rangeSplit(text: string): number {

@@ -26,7 +26,12 @@ export { detectRulesSyntax, type RulesSyntax } from './detect.js';
 /** The rule set a file describes, and what was wrong with it. */
 export interface NftParseResult {
   readonly ruleset: NftRuleset;
-  /** Syntax and evaluation errors, as `nft -f` reports them before it talks to the kernel. */
+  /**
+   * Syntax and evaluation errors, as `nft -f` reports them before it talks to the kernel; when
+   * there are none, what the kernel refuses in the transaction (an existing table given to
+   * `create`, a rule handle that does not exist …). {@link checkNftRuleset} adds the kernel's
+   * validation of the result (jumps, loops, statements per hook).
+   */
   readonly diagnostics: readonly Diagnostic[];
 }
 
@@ -52,7 +57,8 @@ export interface NftParseOptions {
 export function parseNftRuleset(text: string, options: NftParseOptions = {}): NftParseResult {
   const parsed = parseNftCommands(text);
   if (parsed.diagnostics.length > 0) return { ruleset: options.base ?? { kind: 'nftables', tables: [] }, diagnostics: parsed.diagnostics };
-  return evaluateNftCommands(parsed.commands, options.base ? { base: options.base } : {});
+  const ev = evaluateNftCommands(parsed.commands, options.base ? { base: options.base } : {});
+  return { ruleset: ev.ruleset, diagnostics: ev.diagnostics.length > 0 ? ev.diagnostics : (ev.commitDiagnostics ?? []) };
 }
 
 /**
@@ -83,8 +89,26 @@ export function parseNftRulesetOrThrow(text: string, options: NftParseOptions & 
  * ```
  */
 export function formatNftRuleset(text: string, options: { file?: string } = {}): string {
-  const ruleset = parseNftRulesetOrThrow(text, options);
-  const errors = checkNftRuleset(ruleset).filter((d) => d.severity === 'error');
-  if (errors.length > 0) throw new NetfilterSimError(errors, options.file !== undefined ? { file: options.file } : {});
-  return printNftRuleset(ruleset);
+  const errors = nftLoadErrors(text);
+  if (errors.diagnostics.length > 0) throw new NetfilterSimError(errors.diagnostics, options.file !== undefined ? { file: options.file } : {});
+  return printNftRuleset(errors.ruleset);
+}
+
+/**
+ * Everything `nft -f` would refuse in a text, in the order nft reports it: syntax errors, then
+ * evaluation errors, then what the kernel refuses at commit (sorted by position).
+ *
+ * @example
+ * ```ts
+ * nftLoadErrors('table ip t {\n\tchain c {\n\t\tjump nowhere\n\t}\n}\n').diagnostics[0]?.span?.line; // 3
+ * ```
+ */
+export function nftLoadErrors(text: string, options: NftParseOptions = {}): NftParseResult {
+  const parsed = parseNftCommands(text);
+  if (parsed.diagnostics.length > 0) return { ruleset: options.base ?? { kind: 'nftables', tables: [] }, diagnostics: parsed.diagnostics };
+  const ev = evaluateNftCommands(parsed.commands, options.base ? { base: options.base } : {});
+  if (ev.diagnostics.length > 0) return { ruleset: ev.ruleset, diagnostics: ev.diagnostics };
+  const commit = [...(ev.commitDiagnostics ?? []), ...checkNftRuleset(ev.ruleset).filter((d) => d.severity === 'error')];
+  commit.sort((a, b) => (a.span?.offset ?? 0) - (b.span?.offset ?? 0));
+  return { ruleset: ev.ruleset, diagnostics: commit };
 }

@@ -48,6 +48,8 @@ export interface NftPrefix {
   readonly kind: 'prefix';
   readonly value: NftValue;
   readonly length: number;
+  /** The address was written with host bits set (`10.0.0.5/24`); nft keeps such a set a set. */
+  readonly hostBits?: boolean;
 }
 
 /** The header fields the simulator knows (`ip saddr`, `tcp dport`, …). */

@@ -115,13 +115,12 @@ function intervalPart(template: NftValue, lo: bigint, hi: bigint): KeyPart {
  * adjacent intervals merged (nft's automerge of anonymous sets).
  */
 function normalizeElements(elements: readonly NftElement[], interval: boolean, merge: boolean): NftElement[] {
-  const sorted = [...elements].sort((a, b) => {
-    for (let i = 0; i < Math.min(a.key.length, b.key.length); i++) {
-      const x = low(a.key[i]!);
-      const y = low(b.key[i]!);
-      if (x !== y) return x < y ? -1 : 1;
-    }
-    return 0;
+  const keyed = elements.map((e) => ({ e, k: sortKey(e.key) }));
+  keyed.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
+  const sorted: NftElement[] = [];
+  keyed.forEach((x, i) => {
+    if (i > 0 && x.k === keyed[i - 1]!.k && (interval ? high(x.e.key[0]!) === high(keyed[i - 1]!.e.key[0]!) : true)) return;
+    sorted.push(x.e);
   });
   if (!interval || sorted.some((e) => e.key.length !== 1)) return sorted.map((e) => (interval ? { ...e, key: e.key.map((k) => intervalPart(valueOf(k), low(k), high(k))) } : e));
   const out: { lo: bigint; hi: bigint; e: NftElement }[] = [];
@@ -137,6 +136,33 @@ function normalizeElements(elements: readonly NftElement[], interval: boolean, m
     out.push({ lo, hi, e });
   }
   return out.map(({ lo, hi, e }) => ({ ...e, key: [intervalPart(valueOf(e.key[0]!), lo, hi)] }));
+}
+
+/** Types nft keeps in network byte order; the others are host (little) endian. */
+const BIG_ENDIAN = new Set<NftType>(['ipv4_addr', 'ipv6_addr', 'inet_service', 'inet_proto', 'icmp_type', 'icmpv6_type', 'icmp_code', 'icmpv6_code']);
+
+function exportBytes(v: NftValue): number[] {
+  const n = Math.ceil(v.bits / 8);
+  const out: number[] = [];
+  if (v.type === 'ifname') {
+    const t = v.text ?? '';
+    for (let i = 0; i < n; i++) out.push(i < t.length ? t.charCodeAt(i) & 0xff : 0);
+    return out;
+  }
+  for (let i = 0; i < n; i++) out.push(Number((v.value >> BigInt(8 * i)) & 0xffn));
+  return BIG_ENDIAN.has(v.type) ? out.reverse() : out;
+}
+
+/**
+ * The order nft lists set elements in (`mergesort.c`): by value; a concatenation (and a string)
+ * by its bytes read as one little-endian number.
+ */
+function sortKey(key: readonly KeyPart[]): bigint {
+  if (key.length === 1 && valueOf(key[0]!).type !== 'ifname') return low(key[0]!);
+  const bytes = key.flatMap((k) => exportBytes(k.kind === 'value' ? k : { ...valueOf(k), value: low(k) }));
+  let v = 0n;
+  for (let i = bytes.length - 1; i >= 0; i--) v = (v << 8n) | BigInt(bytes[i]!);
+  return v;
 }
 
 function printKeyPart(k: KeyPart): string {
@@ -202,7 +228,25 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftTable['fa
   let l4dep: { index: number; proto: number } | undefined;
   const l4Numbers: Readonly<Record<string, number>> = { tcp: 6, udp: 17, sctp: 132, icmp: 1, icmpv6: 58 };
   stmts.forEach((s, i) => {
-    if (s.kind !== 'match') return;
+    if (s.kind === 'reject' && family === 'inet' && (s.with?.type === 'icmp' || s.with?.type === 'icmpv6') && l3dep && l3dep.index === i - 1) {
+      // stmt_reject_postprocess: the network protocol right before an icmp reject is its dependency.
+      hidden.add(l3dep.index);
+      l3dep = undefined;
+    }
+    const mapKey = s.kind === 'vmap' ? s.key : s.kind === 'nat' && s.addr?.kind === 'map' ? s.addr.key : s.kind === 'mangle' && s.value.kind === 'map' ? s.value.key : undefined;
+    if (mapKey) {
+      for (const p of payloads(mapKey)) {
+        const n = p.protocol === 'th' ? l4dep?.proto : l4Numbers[p.protocol];
+        if (n !== undefined && l4dep && l4dep.proto === n) hidden.add(l4dep.index);
+        if ((p.protocol === 'ip' || p.protocol === 'ip6') && l3dep && l3dep.proto === p.protocol) hidden.add(l3dep.index);
+      }
+    }
+    if (s.kind !== 'match') {
+      // rule_maybe_reset_payload_deps: any other statement ends what a dependency covers.
+      l3dep = undefined;
+      l4dep = undefined;
+      return;
+    }
     const single = s.right.kind === 'value' && (s.op === 'implicit' || s.op === '==');
     const left = s.left;
     if (single && left.kind === 'meta' && left.key === 'nfproto' && family === 'inet') {
@@ -257,19 +301,101 @@ function l4Before(stmts: readonly NftStatement[], index: number, family: NftTabl
   return l4;
 }
 
-const L4_NAME: Readonly<Record<number, string>> = { 6: 'tcp', 17: 'udp', 132: 'sctp' };
+const L4_NAME: Readonly<Record<number, string>> = { 6: 'tcp', 17: 'udp', 132: 'sctp', 1: 'icmp', 58: 'icmpv6' };
+
+/** Header offsets and widths in bits (`proto.c`), for nft's merge of adjacent payload matches. */
+const PAYLOAD_LAYOUT: Readonly<Record<string, Readonly<Record<string, readonly [number, number]>>>> = {
+  ip: { length: [16, 16], id: [32, 16], ttl: [64, 8], protocol: [72, 8], saddr: [96, 32], daddr: [128, 32] },
+  ip6: { length: [32, 16], nexthdr: [48, 8], hoplimit: [56, 8], saddr: [64, 128], daddr: [192, 128] },
+  tcp: { sport: [0, 16], dport: [16, 16], sequence: [32, 32], flags: [104, 8], window: [112, 16] },
+  udp: { sport: [0, 16], dport: [16, 16], length: [32, 16] },
+  sctp: { sport: [0, 16], dport: [16, 16] },
+  th: { sport: [0, 16], dport: [16, 16] },
+  icmp: { type: [0, 8], code: [8, 8], id: [32, 16], sequence: [48, 16] },
+  icmpv6: { type: [0, 8], code: [8, 8], id: [32, 16], sequence: [48, 16] },
+};
+
+/**
+ * nft 1.0.6's `stmt_reduce`: equality (and inequality) matches of adjacent fields of one header
+ * are merged into one comparison, which lists back in header order at the place of the statement
+ * that kept it. Other matches do not interrupt a run; other statements end it only once two
+ * candidates were seen (as 1.0.6 does).
+ */
+function mergePayloads(stmts: readonly NftStatement[]): NftStatement[] {
+  type Match = Extract<NftStatement, { kind: 'match' }>;
+  const out: (NftStatement | NftStatement[] | undefined)[] = [...stmts];
+  const layout = (i: number): { base: number; off: number; len: number; protocol: boolean } => {
+    const p = (stmts[i] as Match).left as Extract<NftSelector, { kind: 'payload' }>;
+    const [off, len] = PAYLOAD_LAYOUT[p.protocol]![p.field]!;
+    const protocol = (p.protocol === 'ip' && p.field === 'protocol') || (p.protocol === 'ip6' && p.field === 'nexthdr');
+    return { base: p.protocol === 'ip' || p.protocol === 'ip6' ? 1 : 2, off, len, protocol };
+  };
+  const eqOp = (i: number): string => ((stmts[i] as Match).op === '!=' ? '!=' : '==');
+  const merge = (run: readonly number[]): void => {
+    const sa = [...run].sort((a, b) => layout(a).base - layout(b).base || layout(a).off - layout(b).off);
+    let last = { ...layout(sa[0]!), members: [sa[0]!], keep: sa[0]!, op: eqOp(sa[0]!) };
+    const groups: (typeof last)[] = [];
+    for (let i = 1; i < sa.length; i++) {
+      const cur = layout(sa[i]!);
+      const total = last.len + cur.len;
+      const adjacent = last.base === cur.base && last.off + last.len === cur.off;
+      const fits = total <= 128 && (total <= 32 || last.len > 32 || cur.len > 32);
+      if (!adjacent || !fits || eqOp(sa[i]!) !== last.op) {
+        groups.push(last);
+        last = { ...cur, members: [sa[i]!], keep: sa[i]!, op: eqOp(sa[i]!) };
+        continue;
+      }
+      // A protocol field keeps its place, so the dependency stays ahead of what needs it.
+      last = { ...last, len: total, members: [...last.members, sa[i]!], keep: cur.protocol ? sa[i]! : last.keep, protocol: last.protocol || cur.protocol };
+    }
+    groups.push(last);
+    for (const g of groups) {
+      if (g.members.length < 2) continue;
+      for (const m of g.members) out[m] = undefined;
+      out[g.keep] = g.members.map((m) => (g.op === '==' ? { ...(stmts[m] as Match), op: 'implicit' } : stmts[m]!) as NftStatement);
+    }
+  };
+  let run: number[] = [];
+  stmts.forEach((s, i) => {
+    if (s.kind !== 'match') {
+      if (run.length >= 2) {
+        merge(run);
+        run = [];
+      }
+      return;
+    }
+    if (s.left.kind === 'payload' && s.right.kind === 'value' && (s.op === 'implicit' || s.op === '==' || s.op === '!=') && !s.flagMask
+      && !(BITMASK_TYPES.has(s.right.type) && s.op === 'implicit')) run.push(i);
+  });
+  if (run.length >= 2) merge(run);
+  return out.flatMap((s) => (s === undefined ? [] : Array.isArray(s) ? s : [s]));
+}
 
 /** One rule as nft lists it (without the handle). */
 export function printNftRule(r: NftRule, t: Pick<NftTable, 'family'>): string {
-  const hidden = hiddenDependencies(r.statements, t.family);
+  const statements = mergePayloads(r.statements);
+  const hidden = hiddenDependencies(statements, t.family);
   const parts: string[] = [];
-  r.statements.forEach((s, i) => {
+  statements.forEach((s, i) => {
     if (hidden.has(i)) return;
-    const thAs = L4_NAME[l4Before(r.statements, i, t.family) ?? -1];
-    parts.push(printStatement(s, thAs));
+    const thAs = L4_NAME[l4Before(statements, i, t.family) ?? -1];
+    parts.push(printStatement(s, thAs, t.family));
   });
   if (r.comment !== undefined) parts.push(`comment "${r.comment}"`);
   return parts.join(' ');
+}
+
+function prefixLength(mask: bigint, bits: number): number | undefined {
+  const ones = allOnes(bits);
+  for (let len = 0; len < bits; len++) if (mask === (ones ^ allOnes(bits - len))) return len;
+  return undefined;
+}
+
+/** A flag value compared with `==`/`!=`: a symbol when it is exactly one, else hex. */
+function printFlagsExact(v: NftValue): string {
+  const single = printValue(v);
+  if (!single.includes(',') && !single.startsWith('0x')) return single;
+  return '0x' + v.value.toString(16).padStart(Math.ceil(v.bits / 4), '0');
 }
 
 /** A selector as nft lists it. */
@@ -304,18 +430,31 @@ function printRight(r: NftRight): string {
     case 'value': return printValue(r);
     case 'range': return printKeyPart(r);
     case 'prefix': return printKeyPart(r);
-    case 'set': return printAnonSet(r);
+    case 'set': {
+      // nft turns a one-element anonymous set into a plain comparison.
+      const elements = normalizeElements(r.elements, r.interval, true);
+      if (r.elements.length === 1 && r.key.length === 1) return printKeyPart(elements[0]!.key[0]!);
+      return printSetElements(elements, r.key, false, true);
+    }
     case 'setref': return `@${r.name}`;
     case 'concat-value': return r.items.map(printKeyPart).join(' . ');
   }
 }
 
-function printStatement(s: NftStatement, thAs: string | undefined): string {
+function printStatement(s: NftStatement, thAs: string | undefined, family: NftTable['family']): string {
   switch (s.kind) {
     case 'match': {
       const left = printSelector(s.left, thAs);
       if (s.flagMask) return `${left} ${printRight(s.right)} / ${printValue(s.flagMask)}`;
       const rt = s.right.kind === 'value' ? s.right.type : undefined;
+      // `x & prefixmask == v` lists as a prefix: `meta mark 0x00000539/0`.
+      if (s.left.kind === 'bitwise' && s.left.xor === 0n && s.right.kind === 'value' && (s.op === 'implicit' || s.op === '==' || s.op === '!=')) {
+        const len = prefixLength(s.left.mask, s.left.bits);
+        if (len !== undefined) return `${printSelector(s.left.operand, thAs)} ${s.op === '!=' ? '!= ' : ''}${printValue(s.right)}/${len}`;
+      }
+      if (rt !== undefined && BITMASK_TYPES.has(rt) && (s.op === '==' || s.op === '!=') && s.right.kind === 'value') {
+        return `${left} ${s.op} ${printFlagsExact(s.right)}`;
+      }
       let op: string;
       if (s.op === 'implicit') op = ' ';
       else if (s.op === '==') op = s.left.kind === 'bitwise' || (rt !== undefined && BITMASK_TYPES.has(rt)) ? ' == ' : ' ';
@@ -340,6 +479,8 @@ function printStatement(s: NftStatement, thAs: string | undefined): string {
     case 'reject': {
       if (!s.with) return 'reject';
       if (s.with.type === 'tcp-reset') return 'reject with tcp reset';
+      // reject_stmt_print: the default code is left out, except that inet tables list icmp/icmpv6 in full.
+      if (s.with.code === 'port-unreachable' && (s.with.type === 'icmpx' || family !== 'inet')) return 'reject';
       return `reject with ${s.with.type} ${s.with.code}`;
     }
     case 'nat': {

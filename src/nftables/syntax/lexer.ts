@@ -16,7 +16,7 @@ export interface NftToken {
   readonly span: Span;
 }
 
-const WORD = /[A-Za-z0-9_./:\-*$@[\]%]/;
+const WORD = /[A-Za-z0-9_./:\-*$@[\]%+]/;
 const PUNCT2 = new Set(['==', '!=', '<=', '>=', '<<', '>>']);
 const PUNCT1 = new Set(['{', '}', '(', ')', ',', ';', '=', '<', '>', '&', '|', '^', '!']);
 

@@ -39,6 +39,14 @@ const BINOPS: Readonly<Record<string, '&' | '|' | '^'>> = { '&': '&', and: '&', 
 /** nft keywords that are statements or selectors, never values. */
 const UNSUPPORTED_STATEMENTS = new Set(['queue', 'dup', 'fwd', 'quota', 'synproxy', 'flow', 'meter', 'xt', 'secmark', 'osf', 'exthdr', 'rt', 'ipsec', 'vlan', 'ether', 'arp', 'dccp', 'udplite', 'ah', 'esp', 'comp', 'hbh', 'frag', 'dst', 'mh', 'srh', 'tcpopt', 'ct-helper', 'last']);
 
+/** Keywords of nft's grammar that can never be a value (the scanner returns them as tokens). */
+const RESERVED = new Set([
+  'counter', 'accept', 'drop', 'return', 'continue', 'jump', 'goto', 'log', 'limit', 'reject', 'redirect', 'masquerade',
+  'tproxy', 'notrack', 'meta', 'ct', 'iifname', 'oifname', 'iif', 'oif', 'skuid', 'skgid', 'mark', 'fib', 'socket',
+  'numgen', 'comment', 'vmap', 'map', 'set', 'add', 'insert', 'delete', 'table', 'chain', 'rule', 'flush', 'define', 'queue',
+  'pkttype', 'saddr', 'daddr', 'sport', 'dport', 'type', 'hook', 'priority', 'policy', 'elements', 'flags', 'to', 'with',
+]);
+
 function describe(t: NftToken): string {
   if (t.kind === 'eof') return 'end of file';
   if (t.kind === 'newline') return 'newline';
@@ -256,7 +264,9 @@ class Parser {
         return;
       }
       default:
-        return this.fail(kw);
+        // `add [rule] FAMILY TABLE CHAIN …`: the rule keyword may be left out.
+        this.i--;
+        return this.ruleCommand('add', kw.span);
     }
   }
 
@@ -475,6 +485,11 @@ class Parser {
     if (t.kind === 'word' && /^-?[0-9]+$/.test(t.text)) {
       this.next();
       return { t: 'sym', text: t.text, quoted: false, span: t.span };
+    }
+    if (t.kind === 'word' && (t.text === '-' || t.text === '+') && this.peek(1).kind === 'word' && /^[0-9]+$/.test(this.peek(1).text)) {
+      this.next();
+      const n = this.next();
+      return { t: 'sym', text: `${t.text === '-' ? '-' : ''}${n.text}`, quoted: false, span: join(t.span, n.span) };
     }
     return this.fail(t, 'number or priority name');
   }
@@ -701,7 +716,7 @@ class Parser {
     const text = word.text;
     const at = (offset: number, len: number): Span => ({ ...word.span, column: word.span.column + offset, offset: word.span.offset + offset, length: Math.max(1, len) });
     const sym = (s: string, offset: number): RawExpr => ({ t: 'sym', text: s, quoted: false, span: at(offset, s.length) });
-    if (text.startsWith(':')) return { port: sym(text.slice(1), 1) };
+    if (text.startsWith(':') && !text.startsWith('::')) return { port: sym(text.slice(1), 1) };
     if (text.startsWith('[')) {
       const close = text.indexOf(']');
       if (close < 0) this.fail(word);
@@ -711,7 +726,7 @@ class Parser {
       if (!rest.startsWith(':')) this.fail(word);
       return { addr: sym(addr, 1), port: sym(rest.slice(1), close + 2) };
     }
-    if (text.includes('.') && text.includes(':')) {
+    if (/^[0-9]+\.[0-9.\-]*:/.test(text)) {
       const c = text.indexOf(':');
       return { addr: sym(text.slice(0, c), 0), port: sym(text.slice(c + 1), c + 1) };
     }
@@ -891,7 +906,7 @@ class Parser {
       return { t: 'setref', name: t.text.slice(1), span: t.span };
     }
     if (t.kind === 'word' || t.kind === 'string') {
-      if (t.kind === 'word' && (t.text === '.' || t.text === ':' || t.text === '/' || t.text === '-')) this.fail(t);
+      if (t.kind === 'word' && (t.text === '.' || t.text === ':' || t.text === '/' || t.text === '-' || RESERVED.has(t.text))) this.fail(t);
       this.next();
       return { t: 'sym', text: t.text, quoted: t.kind === 'string', span: t.span };
     }
