@@ -226,7 +226,11 @@ class Evaluator {
         this.tables = this.tables.filter((t) => t !== existing);
         return;
       case 'flush': {
-        const t = existing ?? this.findTable(c.family, c.table, c.span);
+        if (!existing) {
+          this.commitFail('UNKNOWN_TABLE', 'Could not process rule: No such file or directory', c.span, c.table);
+          return;
+        }
+        const t = existing;
         for (const ch of t.chains) ch.rules = [];
         for (const s of t.sets) s.elements = [];
         return;
@@ -380,18 +384,19 @@ class Evaluator {
     const parts = e.key.t === 'concat' ? e.key.items : [e.key];
     if (parts.length !== key.length) fail('BAD_VALUE', `datatype mismatch, expected ${key.length > 1 ? 'concatenation' : key[0]}`, e.key.span);
     const k = parts.map((p, i) => this.constant(p, key[i]!, keyBits[i]!, true));
+    const counter = e.counter ? { counter: e.counter } : {};
     if (data === undefined) {
       if (e.data) fail('BAD_VALUE', 'set element has data but the set is not a map', e.data.span);
-      return { key: k };
+      return { key: k, ...counter };
     }
     if (!e.data) fail('BAD_VALUE', 'map element needs data: KEY : VALUE', e.span);
     if (data === 'verdict') {
       if (e.data.t !== 'verdict') fail('BAD_VALUE', 'datatype mismatch, expected verdict', e.data.span);
-      return { key: k, data: this.verdict(e.data, ctx) };
+      return { key: k, data: this.verdict(e.data, ctx), ...counter };
     }
     const v = this.constant(e.data, data, typeBits(data), false);
     if (v.kind !== 'value') fail('BAD_VALUE', 'map data must be a single value', e.data.span);
-    return { key: k, data: v };
+    return { key: k, data: v, ...counter };
   }
 
   private verdict(raw: Extract<RawExpr, { t: 'verdict' }>, ctx: RuleContext): NftVerdict {
@@ -478,7 +483,12 @@ class Evaluator {
         comment = s.text;
         continue;
       }
+      const before = ctx.l3;
       const st = this.statement(s, ctx);
+      if (st.kind === 'reject' && ctx.family === 'inet' && before === undefined && (st.with?.type === 'icmp' || st.with?.type === 'icmpv6')) {
+        // nft puts the network protocol an icmp reject needs at the start of the rule.
+        statements.unshift({ kind: 'match', left: { kind: 'meta', key: 'nfproto' }, op: 'implicit', right: { kind: 'value', type: 'nf_proto', bits: 8, value: st.with.type === 'icmp' ? 2n : 10n } });
+      }
       statements.push(st);
     }
     // Anonymous sets are objects of the table: each takes a handle before the rule does.

@@ -108,7 +108,10 @@ export function nftLoadErrors(text: string, options: NftParseOptions = {}): NftP
   if (parsed.diagnostics.length > 0) return { ruleset: options.base ?? { kind: 'nftables', tables: [] }, diagnostics: parsed.diagnostics };
   const ev = evaluateNftCommands(parsed.commands, options.base ? { base: options.base } : {});
   if (ev.diagnostics.length > 0) return { ruleset: ev.ruleset, diagnostics: ev.diagnostics };
-  const commit = [...(ev.commitDiagnostics ?? []), ...checkNftRuleset(ev.ruleset).filter((d) => d.severity === 'error')];
-  commit.sort((a, b) => (a.span?.offset ?? 0) - (b.span?.offset ?? 0));
-  return { ruleset: ev.ruleset, diagnostics: commit };
+  // Errors on single messages of the transaction come back first; the validation of the whole
+  // table (statements per hook, jump depth) runs only when every message was accepted.
+  const byOffset = (a: Diagnostic, b: Diagnostic): number => (a.span?.offset ?? 0) - (b.span?.offset ?? 0);
+  const perMessage = [...(ev.commitDiagnostics ?? [])].sort(byOffset);
+  if (perMessage.length > 0) return { ruleset: ev.ruleset, diagnostics: perMessage };
+  return { ruleset: ev.ruleset, diagnostics: checkNftRuleset(ev.ruleset).filter((d) => d.severity === 'error') };
 }

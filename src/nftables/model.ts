@@ -137,6 +137,8 @@ export interface NftElement {
   readonly key: readonly (NftValue | NftRange | NftPrefix)[];
   /** For maps: the value (a verdict for verdict maps). */
   readonly data?: NftValue | NftVerdict;
+  /** A per-element counter (`{ 22 counter, 80 }`). */
+  readonly counter?: { readonly packets: number; readonly bytes: number };
 }
 
 /** Right-hand sides of a match. */

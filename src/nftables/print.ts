@@ -172,7 +172,7 @@ function printKeyPart(k: KeyPart): string {
 }
 
 function printElement(e: NftElement): string {
-  const key = e.key.map(printKeyPart).join(' . ');
+  const key = e.key.map(printKeyPart).join(' . ') + (e.counter ? ` counter packets ${e.counter.packets} bytes ${e.counter.bytes}` : '');
   if (!e.data) return key;
   return `${key} : ${e.data.kind === 'verdict' ? printVerdict(e.data) : printValue(e.data)}`;
 }
@@ -228,8 +228,8 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftTable['fa
   let l4dep: { index: number; proto: number } | undefined;
   const l4Numbers: Readonly<Record<string, number>> = { tcp: 6, udp: 17, sctp: 132, icmp: 1, icmpv6: 58 };
   stmts.forEach((s, i) => {
-    if (s.kind === 'reject' && family === 'inet' && (s.with?.type === 'icmp' || s.with?.type === 'icmpv6') && l3dep && l3dep.index === i - 1) {
-      // stmt_reject_postprocess: the network protocol right before an icmp reject is its dependency.
+    if (s.kind === 'reject' && family === 'inet' && (s.with?.type === 'icmp' || s.with?.type === 'icmpv6') && l3dep) {
+      // stmt_reject_postprocess: a network protocol match still in force is the reject's dependency.
       hidden.add(l3dep.index);
       l3dep = undefined;
     }

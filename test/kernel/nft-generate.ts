@@ -272,8 +272,10 @@ function makeTable(rng: Rng, family: Family, name: string): GenTable {
     const key = `${type}:${hook}`;
     if (usedHooks.has(key)) continue;
     usedHooks.add(key);
+    const name = rng.chance(0.5) && !usedHooks.has(hook) ? hook : `${hook}-${type}`;
+    usedHooks.add(name);
     const policy = type === 'filter' && rng.chance(0.2) ? 'drop' : rng.chance(0.2) ? 'accept' : undefined;
-    chains.push({ name: rng.chance(0.5) ? hook : `${hook}-${type}`, base: { type, hook, priority: priorityFor(rng, type, hook), ...(policy ? { policy } : {}) }, rules: [] });
+    chains.push({ name, base: { type, hook, priority: priorityFor(rng, type, hook), ...(policy ? { policy } : {}) }, rules: [] });
   }
   const nRegular = rng.int(0, 3);
   for (let i = 0; i < nRegular; i++) chains.push({ name: chainName(rng, i), rules: [] });
@@ -399,7 +401,8 @@ export function mutateNft(text: string, seed: number): NftMutation {
     const m = rng.pick(MUTATIONS);
     const i = rng.int(0, lines.length - 1);
     const line = lines[i]!;
-    if (line.trim() === '' || line.trim().startsWith('#')) continue;
+    // Continuation lines are left alone: their errors depend on bison's lookahead, not on the rule.
+    if (line.trim() === '' || line.trim().startsWith('#') || line.endsWith('\\') || (lines[i - 1] ?? '').endsWith('\\')) continue;
     const out = m.apply(line, rng);
     if (out === undefined || out === line && m.kind !== 'dup-rule-line') continue;
     const copy = [...lines];

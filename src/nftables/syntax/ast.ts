@@ -25,6 +25,7 @@ export type RawExpr =
 export interface RawElement {
   readonly key: RawExpr;
   readonly data?: RawExpr;
+  readonly counter?: { readonly packets: number; readonly bytes: number };
   readonly span: Span;
 }
 

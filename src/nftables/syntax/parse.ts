@@ -174,7 +174,7 @@ class Parser {
 
   private family(): NftFamily {
     const t = this.peek();
-    if (t.kind === 'word' && FAMILIES.has(t.text) && (this.peek(1).kind === 'word' || this.peek(1).kind === 'string')) {
+    if (t.kind === 'word' && FAMILIES.has(t.text)) {
       this.next();
       if (t.text === 'ip' || t.text === 'ip6' || t.text === 'inet') return t.text;
       this.failAt(t.span, `family "${t.text}" is not supported (netfilter-sim reads ip, ip6 and inet tables)`, t.text, 'UNSUPPORTED');
@@ -214,6 +214,7 @@ class Parser {
   private define(): void {
     this.next();
     const name = this.expectWord();
+    if (this.vars.has(name.text)) this.failAt(name.span, `redefinition of symbol '${name.text}'`, name.text, 'BAD_VALUE');
     this.expectPunct('=');
     const value = this.rhs(true);
     this.vars.set(name.text, value);
@@ -962,12 +963,23 @@ class Parser {
       if (this.isPunct('}')) break;
       const key = this.setKey();
       let data: RawExpr | undefined;
+      let counter: { packets: number; bytes: number } | undefined;
+      if (this.isWord('counter')) {
+        this.next();
+        counter = { packets: 0, bytes: 0 };
+        if (this.isWord('packets')) {
+          this.next();
+          counter.packets = this.number().value;
+          this.expectWord('bytes');
+          counter.bytes = this.number().value;
+        }
+      }
       this.skipNewlines();
       if (this.isWord(':')) {
         this.next();
         data = this.setData();
       }
-      elements.push({ key, ...(data ? { data } : {}), span: key.span });
+      elements.push({ key, ...(data ? { data } : {}), ...(counter ? { counter } : {}), span: key.span });
       this.skipNewlines();
       if (this.isPunct(',')) {
         this.next();
