@@ -136,13 +136,19 @@ export function suggestFlag(message: string, known: () => readonly string[]): st
 
 /**
  * The flags a help text lists (`--long` and `-s`), in order of appearance: those of its `Usage:`
- * line and of its option rows (an indented line starting with `-`, up to the two spaces before
- * the description, so that flags named in a description are not taken).
+ * line and of its option rows (an indented line starting with `-`: its columns that start with
+ * `-`, up to the description, so that flags named in a description are not taken).
  */
 export function flagsOfHelp(help: string): string[] {
   const flags = new Set<string>();
   for (const line of help.split('\n')) {
-    const part = /^Usage:/.test(line) ? line : /^\s+-/.test(line) ? line.trimStart().split(/ {2,}/)[0]! : '';
+    let part = '';
+    if (/^Usage:/.test(line)) part = line;
+    else if (/^\s+-/.test(line)) {
+      const columns = line.trim().split(/ {2,}/);
+      const end = columns.findIndex((c) => !c.startsWith('-'));
+      part = columns.slice(0, end < 0 ? columns.length : end).join(' ');
+    }
     for (const m of part.matchAll(/(?<![\w-])(--[a-z0-9][a-z0-9-]*|-[a-zA-Z0-9])(?![\w-])/g)) flags.add(m[1]!);
   }
   return [...flags];

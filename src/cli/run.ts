@@ -86,7 +86,7 @@ export async function run(argv: string[], outer: CliIO): Promise<number> {
     io.stdout(VERSION + '\n');
     return 0;
   }
-  const cmd = COMMANDS[name];
+  const cmd = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!cmd) {
     io.stderr(`netfilter-sim: unknown ${name.startsWith('-') ? 'option' : 'command'} "${name}"${suggest(name, name.startsWith('-') ? ['--help', '--version'] : Object.keys(COMMANDS))}\n\n${help()}`);
     return EXIT_USAGE;

@@ -7,6 +7,7 @@
  */
 import type { ConnectResult } from '../engine/netns.js';
 import { renderOutcome, renderTraceTree } from '../trace/render.js';
+import { expectArgument, expectFields } from '../guard.js';
 
 /**
  * A connection a law probed, in the shape `Netns.connect` takes.
@@ -78,6 +79,9 @@ export function connectCommand(
   family: 4 | 6,
   netns: { readonly interfaces?: readonly { readonly name: string; readonly addresses: readonly string[] }[]; readonly gateway?: readonly string[] } = {},
 ): string {
+  expectArgument(probe, 'object', 'probe');
+  expectArgument(listen, 'array', 'listen');
+  expectArgument(netns, 'object', 'netns');
   const args = ['netfilter-sim', 'connect', family === 6 ? '--rules6' : '--rules', '-'];
   if (listen.length > 0) args.push('--listen', listen.join(','));
   for (const i of netns.interfaces ?? []) args.push('--iface', `${i.name}=${i.addresses.join(',')}`);
@@ -120,6 +124,7 @@ function indent(text: string, by = '    '): string {
  * ```
  */
 export function explainCounterexample(cx: Counterexample): string {
+  expectFields(cx, { law: 'string', message: 'string', rules: 'string' }, 'counterexample');
   const out: string[] = [];
   out.push(`Law broken: ${cx.law}`);
   out.push(indent(cx.message, '  '));

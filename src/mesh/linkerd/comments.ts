@@ -5,6 +5,7 @@
  * @module
  */
 import { LINKERD_ANNOTATIONS } from './defaults.js';
+import { expectArgument } from '../../guard.js';
 
 /**
  * The rule kinds proxy-init writes, named by their comment text.
@@ -70,6 +71,8 @@ export interface ProxyInitRuleExplanation {
  * ```
  */
 export function explainProxyInitComment(comment: string, chain?: string): ProxyInitRuleExplanation | undefined {
+  expectArgument(comment, 'string', 'comment');
+  expectArgument(chain, ['string', 'undefined'], 'chain');
   let text = comment.startsWith('proxy-init/') ? comment.slice('proxy-init/'.length) : comment;
   let timestamp: number | undefined;
   // Releases before v2.4.0: `/<unix seconds>`. A prefix length never has nine digits.
