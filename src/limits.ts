@@ -24,6 +24,12 @@ export const MAX_ARGS = 65_536;
 /** Characters of one argument given as a string where an argv array is also accepted. */
 export const MAX_ARG_STRING_LENGTH = 1024 * 1024;
 
+/**
+ * Rule-level trace events (`rule`, `return`) one traced call keeps; past it they are counted in
+ * `ConnectResult.traceOmitted`. Hook, verdict, conntrack, NAT and routing events are all kept.
+ */
+export const MAX_TRACE_RULE_EVENTS = 65_536;
+
 /** Worker threads a batch or pool may start. */
 export const MAX_WORKERS = 64;
 
