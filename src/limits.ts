@@ -18,6 +18,13 @@ export const MAX_RULES = 1 << 20;
 /** Nesting depth of a YAML/JSON manifest (mappings and sequences). Kubernetes objects use about 10. */
 export const MAX_MANIFEST_DEPTH = 64;
 
+/**
+ * Bytes of YAML one manifest may have (2 MiB; etcd keeps objects up to 1.5 MiB). The yaml package
+ * needs tens of bytes of memory per byte of input; JSON manifests are read with `JSON.parse` and
+ * only the input limit applies.
+ */
+export const MAX_YAML_BYTES = 2 * 1024 * 1024;
+
 /** Arguments one argv-style parse accepts (an iptables command, a proxy-init or istio-iptables command line). */
 export const MAX_ARGS = 65_536;
 

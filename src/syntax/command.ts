@@ -238,18 +238,37 @@ export function parseCommandTokens(tokens: readonly Token[], options: CommandOpt
     return out;
   };
 
-  // Every prefix of every extension option name, with the option it selects first (the most
-  // recently loaded extension) and up to two distinct options it could mean. Kept up to date as
-  // extensions load, so that finding an option costs its length, not the number of options loaded
-  // so far (a command with thousands of -m would otherwise be quadratic). Main options, which come
-  // first, are in MAIN_PREFIXES.
-  const prefixes = new Map<string, PrefixEntry>();
+  // Extension option names, exactly (the most recently loaded extension first), and, once an
+  // abbreviation is seen, every prefix of them with the option it selects first and up to two
+  // distinct options it could mean. Both are kept up to date as extensions load, so that finding an
+  // option costs its length, not the number of options loaded so far (a command with thousands of
+  // -m would otherwise be quadratic). Main options, which come first, are in MAIN_PREFIXES.
+  const exactExt = new Map<string, { c: Candidate; by: Loaded }>();
+  let prefixes: Map<string, PrefixEntry> | null = null;
+  const indexOne = (l: Loaded, c: Candidate): void => {
+    const name = candidateName(c);
+    const e = exactExt.get(name);
+    if (!e || e.by !== l) exactExt.set(name, { c, by: l });
+    if (prefixes) indexPrefixes(prefixes, c, l);
+  };
   const indexLoaded = (l: Loaded): void => {
     for (const def of l.ext.options) {
       if (def.family !== undefined && def.family !== family) continue;
-      indexPrefixes(prefixes, { loaded: l, def }, l);
-      for (const alias of def.aliases ?? []) indexPrefixes(prefixes, { loaded: l, def, alias }, l);
+      indexOne(l, { loaded: l, def });
+      for (const alias of def.aliases ?? []) indexOne(l, { loaded: l, def, alias });
     }
+  };
+  const prefixIndex = (): Map<string, PrefixEntry> => {
+    if (prefixes) return prefixes;
+    const built = new Map<string, PrefixEntry>();
+    const all = targetLoaded ? [...loaded, targetLoaded] : [...loaded];
+    all.sort((a, b) => a.span.offset - b.span.offset);
+    for (const l of all) for (const def of l.ext.options) {
+      if (def.family !== undefined && def.family !== family) continue;
+      indexPrefixes(built, { loaded: l, def }, l);
+      for (const alias of def.aliases ?? []) indexPrefixes(built, { loaded: l, def, alias }, l);
+    }
+    return (prefixes = built);
   };
 
   // Option names each loaded extension has seen, for "can only be used once" in constant time.
@@ -264,10 +283,11 @@ export function parseCommandTokens(tokens: readonly Token[], options: CommandOpt
 
   const findLong = (name: string, t: Token): Candidate | undefined => {
     const m = MAIN_PREFIXES.get(name);
-    const e = prefixes.get(name);
+    if (m?.exact) return m.exact;
+    const x = exactExt.get(name);
+    if (x) return x.c;
+    const e = prefixIndex().get(name);
     if (!m && !e) return undefined;
-    const exact = m?.exact ?? e?.exact;
-    if (exact) return exact;
     const keys = new Set([...(m?.keys ?? []), ...(e?.keys ?? [])]);
     if (keys.size > 1) {
       const prefixed = candidates().filter((c) => candidateName(c).startsWith(name));
