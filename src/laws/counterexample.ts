@@ -107,9 +107,11 @@ function indent(text: string, by = '    '): string {
 }
 
 /**
- * Writes a counterexample for people: the law and what broke it, the shell snippet that replays
- * it (the command with the rule set as a here-document), and the trace of the connection. Use it
- * as the message of a failing property.
+ * Writes a counterexample for people: the law and what broke it, the probe the law ran (which may
+ * differ from the generated one a property reports, when the property aims it), the shell snippet
+ * that replays it (the command with the rule set as a here-document, unindented so that it pastes
+ * into a shell as printed), and the trace of the connection. Use it as the message of a failing
+ * property.
  *
  * @example
  * ```ts
@@ -126,9 +128,11 @@ export function explainCounterexample(cx: Counterexample): string {
   const out: string[] = [];
   out.push(`Law broken: ${cx.law}`);
   out.push(indent(cx.message, '  '));
+  if (cx.probe !== undefined) out.push('', 'Probe (the connection the law made):', indent(JSON.stringify(cx.probe)));
   if (cx.config !== undefined) out.push('', 'Configuration:', indent(compactJson(cx.config)));
   if (cx.command !== undefined) {
-    out.push('', 'Replay it:', `  ${cx.command} <<'EOF'`, indent(cx.rules, '  '), '  EOF');
+    // Not indented: bash ends a here-document only at a line that is exactly `EOF`.
+    out.push('', 'Replay it (paste into a shell):', `${cx.command} <<'EOF'`, cx.rules.replace(/\n$/, ''), 'EOF');
   } else {
     out.push('', `Rules (iptables-save, IPv${cx.family}):`, indent(cx.rules.length > 0 ? cx.rules : '(empty)'));
   }

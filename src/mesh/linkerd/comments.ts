@@ -34,7 +34,7 @@ export type ProxyInitRuleKind =
  *
  * @example
  * ```ts
- * const why: ProxyInitRuleExplanation | undefined = explainProxyInitComment(rule.comment, 'PROXY_INIT_OUTPUT');
+ * const why: ProxyInitRuleExplanation | undefined = explainProxyInitComment('proxy-init/ignore-port-4567,4568', 'PROXY_INIT_OUTPUT');
  * if (why?.annotation) console.log(`set by ${why.option} / ${why.annotation}`);
  * ```
  */

@@ -93,7 +93,8 @@ export interface InjectProxyInitInput {
  * @example
  * ```ts
  * const { args, placement } = injectProxyInitArgs({ pod });
- * if (args) compileProxyInit(parseProxyInitArgs(args).config!);
+ * const parsed = args ? parseProxyInitArgs(args) : undefined;
+ * if (parsed?.ok) compileProxyInit(parsed.config);
  * ```
  */
 export interface InjectedProxyInit {

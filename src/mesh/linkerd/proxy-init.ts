@@ -157,8 +157,9 @@ export interface ProxyInitError {
  *
  * @example
  * ```ts
- * const r: ProxyInitResult = compileProxyInit(parseProxyInitArgs(argv).config!);
- * if (r.error) process.exitCode = r.error.exitCode;
+ * const parsed = parseProxyInitArgs(argv);
+ * const r: ProxyInitResult | undefined = parsed.ok ? compileProxyInit(parsed.config) : undefined;
+ * if (r?.error) process.exitCode = r.error.exitCode;
  * ```
  */
 export interface ProxyInitResult {
