@@ -183,6 +183,8 @@ export interface ConnectResult {
   readonly reason: string;
   /** The full event list (only when tracing). */
   readonly trace?: readonly TraceEvent[];
+  /** Rule-level events left out of {@link trace} past 65536 (`MAX_TRACE_RULE_EVENTS`); absent when none were. */
+  readonly traceOmitted?: number;
   /** With {@link Netns.connectAll}: the probability of this branch of `statistic` draws. */
   readonly probability?: number;
 }
@@ -569,6 +571,7 @@ export class Netns {
       reason,
     };
     if (tr !== null) r.trace = tr.events;
+    if (tr !== null && tr.omitted > 0) r.traceOmitted = tr.omitted;
     return r;
   }
 
