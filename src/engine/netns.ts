@@ -97,6 +97,21 @@ export interface NetnsOptions {
   readonly conntrack?: boolean;
 }
 
+/**
+ * The length Linux gives the packets the engine makes (IP header included): a SYN or SYN-ACK
+ * carries MSS, SACK-permitted, timestamps and window scale (20 option bytes), the handshake's
+ * ACK timestamps (12), a reset none; a datagram or ICMP message has a small payload.
+ */
+function packetLength(family: Family, proto: number, flags: number): number {
+  const ip = family === 4 ? 20 : 40;
+  if (proto === PROTO.TCP) {
+    if (flags & TCP_FLAGS.RST) return ip + 20;
+    return ip + 20 + (flags & TCP_FLAGS.SYN ? 20 : 12);
+  }
+  if (proto === PROTO.UDP) return ip + 8 + 1;
+  return ip + 8;
+}
+
 /** Matches whose `checkentry` calls `nf_ct_netns_get`. */
 const CONNTRACK_MATCHES: ReadonlySet<string> = new Set(['conntrack', 'state', 'connmark', 'connbytes', 'connlimit', 'connlabel', 'helper', 'cluster']);
 /** Targets whose `checkentry` calls `nf_ct_netns_get`. */
@@ -575,7 +590,9 @@ export class Netns {
   }
 
   private packet(family: Family, proto: number, src: number[], sport: number, dst: number[], dport: number, flags: number): PacketState {
-    return new PacketState(this.host, family, proto, src, sport, dst, dport, proto === PROTO.TCP ? flags : 0);
+    const p = new PacketState(this.host, family, proto, src, sport, dst, dport, proto === PROTO.TCP ? flags : 0);
+    p.length = packetLength(family, proto, p.tcpFlags);
+    return p;
   }
 
   private startPacket(tr: TraceRecorder | null, index: number, label: string, p: PacketState, origin: 'local' | 'remote', iface: string | null): void {
