@@ -8,6 +8,7 @@
  */
 import { diagnostic, type Diagnostic } from '../errors.js';
 import type { NftChain, NftHook, NftRuleset, NftStatement, NftTable } from './model.js';
+import { expectArgument, expectFields } from '../guard.js';
 
 /** Options for {@link checkNftRuleset}. */
 export interface NftCheckOptions {
@@ -58,6 +59,8 @@ function statementPlacement(s: NftStatement): { type?: 'nat'; hooks: readonly Nf
  * ```
  */
 export function checkNftRuleset(ruleset: NftRuleset, options: NftCheckOptions = {}): Diagnostic[] {
+  expectFields(ruleset, { tables: 'array' }, 'ruleset');
+  expectArgument(options, 'object', 'options');
   const out: Diagnostic[] = [];
   for (const t of ruleset.tables) checkTable(t, options.maxDepth ?? NFT_JUMP_STACK_SIZE, out);
   return out.sort((a, b) => (a.span?.offset ?? 0) - (b.span?.offset ?? 0));

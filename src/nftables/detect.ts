@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { expectArgument } from '../guard.js';
 
 /** The two rule-file syntaxes. */
 export type RulesSyntax = 'iptables' | 'nft';
@@ -22,6 +23,7 @@ const NFT_FIRST_WORDS = new Set(['table', 'add', 'create', 'flush', 'insert', 'd
  * ```
  */
 export function detectRulesSyntax(text: string): RulesSyntax {
+  expectArgument(text, 'string', 'text');
   for (const raw of text.split('\n')) {
     const line = raw.trim();
     if (line === '' || line.startsWith('#')) continue;

@@ -17,6 +17,7 @@ import { evaluateNftCommands } from './evaluate.js';
 import type { NftRuleset } from './model.js';
 import { printNftRuleset } from './print.js';
 import { parseNftCommands } from './syntax/parse.js';
+import { expectArgument } from '../guard.js';
 
 export type * from './model.js';
 export { printNftRuleset, printNftRule, printNftTable, printSelector as printNftSelector, printPriority as printNftPriority } from './print.js';
@@ -55,6 +56,8 @@ export interface NftParseOptions {
  * ```
  */
 export function parseNftRuleset(text: string, options: NftParseOptions = {}): NftParseResult {
+  expectArgument(text, 'string', 'text');
+  expectArgument(options, 'object', 'options');
   const parsed = parseNftCommands(text);
   if (parsed.diagnostics.length > 0) return { ruleset: options.base ?? { kind: 'nftables', tables: [] }, diagnostics: parsed.diagnostics };
   const ev = evaluateNftCommands(parsed.commands, options.base ? { base: options.base } : {});
@@ -71,6 +74,8 @@ export function parseNftRuleset(text: string, options: NftParseOptions = {}): Nf
  * ```
  */
 export function parseNftRulesetOrThrow(text: string, options: NftParseOptions & { file?: string } = {}): NftRuleset {
+  expectArgument(text, 'string', 'text');
+  expectArgument(options, 'object', 'options');
   const r = parseNftRuleset(text, options);
   if (r.diagnostics.length > 0) throw new NetfilterSimError(r.diagnostics, options.file !== undefined ? { file: options.file } : {});
   return r.ruleset;
@@ -89,6 +94,8 @@ export function parseNftRulesetOrThrow(text: string, options: NftParseOptions & 
  * ```
  */
 export function formatNftRuleset(text: string, options: { file?: string } = {}): string {
+  expectArgument(text, 'string', 'text');
+  expectArgument(options, 'object', 'options');
   const errors = nftLoadErrors(text);
   if (errors.diagnostics.length > 0) throw new NetfilterSimError(errors.diagnostics, options.file !== undefined ? { file: options.file } : {});
   return printNftRuleset(errors.ruleset);

@@ -12,6 +12,7 @@ import type {
   NftAnonSet, NftBaseChain, NftChain, NftElement, NftPrefix, NftRange, NftRight, NftRule, NftRuleset, NftSelector, NftSet,
   NftStatement, NftTable, NftType, NftValue, NftVerdict,
 } from './model.js';
+import { expectArgument, expectFields } from '../guard.js';
 
 /**
  * Prints a rule set as `nft list ruleset` does.
@@ -23,11 +24,13 @@ import type {
  * ```
  */
 export function printNftRuleset(ruleset: NftRuleset): string {
+  expectFields(ruleset, { tables: 'array' }, 'ruleset');
   return ruleset.tables.map(printNftTable).join('');
 }
 
 /** One table, as `nft list table FAMILY NAME` prints it. */
 export function printNftTable(t: NftTable): string {
+  expectFields(t, { sets: 'array', chains: 'array' }, 'table');
   const blocks: string[] = [];
   for (const s of t.sets) blocks.push(printSet(s, t));
   for (const c of t.chains) blocks.push(printChain(c, t));
@@ -373,6 +376,8 @@ function mergePayloads(stmts: readonly NftStatement[]): NftStatement[] {
 
 /** One rule as nft lists it (without the handle). */
 export function printNftRule(r: NftRule, t: Pick<NftTable, 'family'>): string {
+  expectFields(r, { statements: 'array' }, 'rule');
+  expectArgument(t, 'object', 'table');
   const statements = mergePayloads(r.statements);
   const hidden = hiddenDependencies(statements, t.family);
   const parts: string[] = [];

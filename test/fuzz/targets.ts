@@ -10,6 +10,7 @@ import { parseProxyInitArgs } from '../../src/mesh/linkerd/config.js';
 import { readManifests, readPod } from '../../src/mesh/pod.js';
 import { parseIptablesArgv } from '../../src/syntax/command.js';
 import { parseIptablesSave } from '../../src/syntax/save.js';
+import { checkNftRuleset, parseNftRuleset } from '../../src/nftables/index.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const SHARED = resolve(ROOT, '../shared');
@@ -61,6 +62,11 @@ const packetSeeds = (): string[] => [
   'icmp 10.0.0.5 > 10.0.0.2 in eth0 type 8 code 0', 'tcp [fd00::5]:1 > [fd00::2]:80 in eth0 flags S', 'tcp > 127.0.0.1:4140 uid 2102 gid 2102 groups 1,2',
 ];
 
+const nftSeeds = (): string[] => [
+  ...filesUnder(join(SHARED, 'vectors/istio-nftables'), (n) => n.endsWith('.golden')).slice(0, 30),
+  'table inet filter {\n  chain input {\n    type filter hook input priority 0; policy accept;\n    tcp dport { 22, 80 } accept\n    ip saddr 10.0.0.0/8 counter drop\n  }\n}\n',
+];
+
 const LINKERD_RULES = readFileSync(join(ROOT, 'examples/linkerd-default.rules'), 'utf8');
 let netns: Netns | undefined;
 
@@ -80,6 +86,14 @@ export const FUZZ_TARGETS: readonly FuzzTarget[] = [
   { name: 'YAML/JSON manifests', seeds: manifestSeeds, run: (t) => [readManifests(t), readPod(t)] },
   { name: 'proxy-init flags', seeds: () => ['--incoming-proxy-port 4143 --outgoing-proxy-port 4140 --proxy-uid 2102 --inbound-ports-to-ignore 4190,4191 --ipv6=false', '-p 4143 -o 4140 -u 2102 -r 80,443 --subnets-to-ignore 10.0.0.0/8'], run: (t) => parseProxyInitArgs(words(t)) },
   { name: 'istio-iptables flags', seeds: () => ['-p 15001 -z 15006 -u 1337 -m REDIRECT -i * -x "" -b * -d 15090,15021', '--redirect-dns --capture-all-dns -o 80,443 -q 22 --run-validation'], run: (t) => parseIstioIptablesArgs(words(t)) },
+  {
+    name: 'nftables text',
+    seeds: nftSeeds,
+    run: (t) => {
+      const r = parseNftRuleset(t);
+      return r.diagnostics.some((d) => d.severity === 'error') ? r : checkNftRuleset(r.ruleset);
+    },
+  },
   {
     name: 'connect (packet descriptions traced through a pod)',
     seeds: packetSeeds,
