@@ -506,6 +506,9 @@ export function parseCommandTokens(tokens: readonly Token[], options: CommandOpt
         if (ext && (ext.family === 'both' || ext.family === family)) {
           targetLoaded = { kind: 'target', ext, name: ext.name, span: a.span!, implicit: false, occurrences: [], protocolAtFirst: null };
           indexLoaded(targetLoaded);
+        } else if (!ext && LOADABLE_TARGETS.has(name) && options.mode !== 'lenient') {
+          // iptables would load the extension; say so rather than blame its options.
+          fail('UNSUPPORTED', `target "${name}" is an iptables extension netfilter-sim does not support`, a.span, name);
         } else {
           target = { kind: 'jump', chain: name, span: a.span! };
         }

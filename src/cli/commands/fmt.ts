@@ -3,7 +3,7 @@
  * @internal
  */
 import { parseArgs } from 'node:util';
-import { formatDiagnostic } from '../../errors.js';
+import { diagnostic, formatDiagnostic } from '../../errors.js';
 import { printIptablesSave } from '../../print/save.js';
 import { parseIptablesSave } from '../../syntax/save.js';
 import { EXIT_INPUT, EXIT_OK, UsageError, type CliIO } from '../io.js';
@@ -55,7 +55,23 @@ export async function runFmt(args: string[], io: CliIO): Promise<number> {
   const result = parseIptablesSave(text, { family, mode: values.lenient ? 'lenient' : 'strict', counters: values.counters ?? false });
   const name = file === '-' ? '<stdin>' : file;
   const errors = result.diagnostics.filter((d) => d.severity === 'error');
-  for (const d of result.diagnostics) {
+  const warnings = [...result.diagnostics];
+  // iptables-restore --test takes a jump to a chain the table does not have (it looks for a
+  // target of that name at load); the kernel load fails: a warning, as documented.
+  if (errors.length === 0) {
+    for (const t of result.ruleset.tables) {
+      const chains = new Set(t.chains.map((c) => c.name));
+      for (const c of t.chains) {
+        for (const r of c.rules) {
+          const g = r.target;
+          if (g !== null && (g.kind === 'jump' || g.kind === 'goto') && !chains.has(g.chain)) {
+            warnings.push({ ...diagnostic('UNKNOWN_CHAIN', `${g.kind === 'jump' ? '-j' : '-g'} ${g.chain}: no chain or target by that name in table ${t.name}`, g.span, g.chain), severity: 'warning' });
+          }
+        }
+      }
+    }
+  }
+  for (const d of warnings) {
     if (d.severity === 'warning') io.stderr(formatDiagnostic({ ...d, message: `warning: ${d.message} (loading this into the kernel would fail)` }, text, name) + '\n');
   }
   if (errors.length > 0) {
