@@ -19,7 +19,7 @@ import { printNftRuleset } from './print.js';
 import { parseNftCommands } from './syntax/parse.js';
 
 export type * from './model.js';
-export { printNftRuleset, printNftRule, printNftTable, printSelector as printNftSelector, printPriority as printNftPriority } from './print.js';
+export { printNftRuleset, printNftRule, printNftTable } from './print.js';
 export { checkNftRuleset, type NftCheckOptions } from './check.js';
 export { detectRulesSyntax, type RulesSyntax } from './detect.js';
 
