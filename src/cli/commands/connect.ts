@@ -118,10 +118,10 @@ function int(v: Values, k: string, max = 0xffffffff): number | undefined {
  * load-time check: warnings go to stderr with the line and a caret, errors throw a
  * {@link SourceError} naming this file.
  */
-function loadRulesFile(io: CliIO, file: string, family: Family, strict: boolean, sources: Map<string, string>): Ruleset {
+function loadRulesFile(io: CliIO, file: string, family: Family, strict: boolean, sources: Map<string, string>, read?: string): Ruleset {
   let text: string;
   try {
-    text = io.readFile(file);
+    text = read ?? io.readFile(file);
   } catch (e) {
     throw e instanceof FileReadError ? e : new FileReadError(file, e);
   }
@@ -193,7 +193,7 @@ export function netnsOptions(values: Values, io: CliIO): { options: NetnsOptions
       continue;
     }
     if (options.rules !== undefined) throw new UsageError('only one iptables-save file for IPv4 (give IPv6 rules with --rules6; nft files may be repeated)');
-    options.rules = loadRulesFile(io, rulesFile, 4, strict, sources);
+    options.rules = loadRulesFile(io, rulesFile, 4, strict, sources, text);
   }
   if (nft) options.nft = nft;
   if (rules6File !== undefined) options.rules6 = loadRulesFile(io, rules6File, 6, strict, sources);
