@@ -61,7 +61,7 @@ export type {
 } from './mesh/scenario/index.js';
 export * from './laws/index.js';
 export {
-  parseNftRuleset, parseNftRulesetOrThrow, formatNftRuleset, printNftRuleset, printNftRule, printNftTable, checkNftRuleset, detectRulesSyntax,
+  parseNftRuleset, parseNftRulesetOrThrow, formatNftRuleset, nftLoadErrors, printNftRuleset, printNftRule, printNftTable, checkNftRuleset, detectRulesSyntax,
   type NftParseResult, type NftParseOptions, type NftCheckOptions, type RulesSyntax,
 } from './nftables/index.js';
 export type * from './nftables/model.js';

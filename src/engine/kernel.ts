@@ -15,6 +15,8 @@ import { CT_STATE, CT_STATUS, TCP_FLAGS } from '../model/packet.js';
 import type { HookName } from '../model/types.js';
 import type { PortRange } from '../extensions/target-options.js';
 import { HOOK_BY_INDEX, HOOK_STEPS, NF_INET, PROTO, hasPorts } from './constants.js';
+import type { TableName } from '../model/types.js';
+import type { NftEngine, NftHookEntry, NftHost } from './nft.js';
 import {
   IP_CT_DIR_ORIGINAL,
   IP_CT_DIR_REPLY,
@@ -56,6 +58,14 @@ const HOOK_PLAN: readonly Int32Array[] = HOOK_BY_INDEX.map(
   (h) => Int32Array.from(HOOK_STEPS[h].map((s) => (s.kind === 'table' ? TABLE_INDEX[s.table] : s.kind === 'conntrack' ? STEP_CONNTRACK : STEP_CONFIRM))),
 );
 const TABLE_NAME = ['raw', 'mangle', 'nat', 'filter', 'security'] as const;
+const TABLE_INDEX_OF: Readonly<Record<string, number>> = { raw: 0, mangle: 1, nat: 2, filter: 3, security: 4 };
+
+/** One function at a hook when nft chains run beside the iptables tables. */
+type MixedStep =
+  | { readonly kind: 'conntrack' | 'confirm'; readonly priority: number; readonly order: number }
+  | { readonly kind: 'ipt'; readonly table: number; readonly priority: number; readonly order: number }
+  | { readonly kind: 'nft'; readonly entry: NftHookEntry; readonly priority: number; readonly order: number }
+  | { readonly kind: 'natcore'; readonly natChains: readonly NftHookEntry[]; readonly priority: number; readonly order: number };
 
 /** A 32-bit hash of a socket's 4-tuple (`inet_ehashfn`). */
 function socketHash(family: number, proto: number, local: readonly number[], lport: number, remote: readonly number[], rport: number): number {
@@ -191,6 +201,7 @@ export class Kernel implements TargetHost {
 
   /** `nf_hook_slow`: every function registered at the hook, in priority order. */
   runHook(hook: number, p: PacketState, tr: TraceRecorder | null): number {
+    if (this.nft !== null) return this.runHookMixed(hook, p, tr);
     const name = HOOK_BY_INDEX[hook]!;
     p.hook = name;
     const ev = p.family === 4 ? this.ev4 : this.ev6;
@@ -214,6 +225,99 @@ export class Kernel implements TargetHost {
         if (step === MANGLE && hook === NF_INET.LOCAL_OUT) v = this.mangleOut(ev, p, tr);
         else v = ev.doTable(step, hook, p, this, tr);
         if (tr !== null) this.traceVerdict(tr, p, v);
+      }
+      if (v !== NF_ACCEPT) return NF_DROP;
+    }
+    return NF_ACCEPT;
+  }
+
+  /** Native nft base chains, when the namespace has any (they run beside the iptables tables). */
+  nft: NftEngine | null = null;
+  private readonly mixedPlans = new Map<string, readonly MixedStep[]>();
+
+  /**
+   * The functions at a hook when native nft chains are registered too: iptables tables at their
+   * fixed priorities, nft filter/route chains at theirs, and the NAT core in its slot, which runs
+   * every nat chain of the hook (iptables' and native ones) by priority until one binds.
+   */
+  private mixedPlan(family: 4 | 6, hook: number, ev: TableEvaluator): readonly MixedStep[] {
+    const key = `${family}:${hook}`;
+    const cached = this.mixedPlans.get(key);
+    if (cached) return cached;
+    const steps: MixedStep[] = [];
+    const name = HOOK_BY_INDEX[hook]!;
+    const natPriority = hook === NF_INET.PRE_ROUTING || hook === NF_INET.LOCAL_OUT ? -100 : 100;
+    const entries = this.nft!.hookEntries(family, hook);
+    let hasNat = false;
+    for (const s of HOOK_STEPS[name]) {
+      if (s.kind === 'conntrack') steps.push({ kind: 'conntrack', priority: s.priority, order: steps.length });
+      else if (s.kind === 'confirm') steps.push({ kind: 'confirm', priority: s.priority, order: steps.length });
+      else if (s.table === 'nat') hasNat = ev.hasTable(NAT);
+      else if (ev.hasTable(TABLE_INDEX_OF[s.table]!)) steps.push({ kind: 'ipt', table: TABLE_INDEX_OF[s.table]!, priority: s.priority, order: steps.length });
+    }
+    const natChains: NftHookEntry[] = [];
+    for (const e of entries) {
+      if (e.base.type === 'nat') natChains.push(e);
+      else steps.push({ kind: 'nft', entry: e, priority: e.priority, order: 1000 + steps.length });
+    }
+    // The NAT core hooks every nat hook of the family once any nat chain exists (nf_nat_register_fn).
+    const anyNat = hasNat || [NF_INET.PRE_ROUTING, NF_INET.LOCAL_IN, NF_INET.LOCAL_OUT, NF_INET.POST_ROUTING].some((h) => this.nft!.hookEntries(family, h).some((e) => e.base.type === 'nat'));
+    if (hook !== NF_INET.FORWARD && (anyNat || natChains.length > 0)) steps.push({ kind: 'natcore', priority: natPriority, natChains, order: 500 });
+    steps.sort((a, b) => a.priority - b.priority || a.order - b.order);
+    this.mixedPlans.set(key, steps);
+    return steps;
+  }
+
+  private nftHost(p: PacketState): NftHost {
+    return {
+      natSetup: (q, manip, addr, ports, by, tr) => this.natSetup(q, manip, addr, ports, by, tr),
+      redirectAddress: (q) => this.redirectAddress(q),
+      masqueradeAddress: (q) => this.masqueradeAddress(q),
+      tproxyLookup: (q, onIp, onPort) => this.tproxyLookup(q, onIp, onPort),
+      random: (probability) => p.statisticRandom(probability),
+    };
+  }
+
+  private runHookMixed(hook: number, p: PacketState, tr: TraceRecorder | null): number {
+    const name = HOOK_BY_INDEX[hook]!;
+    p.hook = name;
+    const ev = p.family === 4 ? this.ev4 : this.ev6;
+    for (const step of this.mixedPlan(p.family, hook, ev)) {
+      let v: number;
+      switch (step.kind) {
+        case 'conntrack':
+          if (p.family === 4 ? this.ctEnabled4 : this.ctEnabled6) this.conntrackIn(p, tr);
+          continue;
+        case 'confirm':
+          this.confirm(p, tr);
+          continue;
+        case 'ipt':
+          p.table = TABLE_NAME[step.table]!;
+          if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'table', hook: name, table: p.table });
+          if (step.table === MANGLE && hook === NF_INET.LOCAL_OUT) v = this.mangleOut(ev, p, tr);
+          else v = ev.doTable(step.table, hook, p, this, tr);
+          if (tr !== null) this.traceVerdict(tr, p, v);
+          break;
+        case 'natcore':
+          v = this.natHook(ev, hook, p, tr, step.natChains);
+          break;
+        case 'nft': {
+          const label = `${step.entry.table.family} ${step.entry.table.name}` as TableName;
+          p.table = label;
+          if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'table', hook: name, table: label });
+          const mark = p.mark;
+          const src = p.src.slice();
+          const dst = p.dst.slice();
+          v = this.nft!.runBaseChain(step.entry, hook, p, this.nftHost(p), tr);
+          if (tr !== null) this.traceVerdict(tr, p, v);
+          // nf_route_table_hook: a route chain re-routes when the mark or an address changed.
+          if (v === NF_ACCEPT && step.entry.base.type === 'route' && hook === NF_INET.LOCAL_OUT) {
+            let changed = mark !== p.mark;
+            for (let i = 0; i < src.length && !changed; i++) changed = src[i] !== p.src[i] || dst[i] !== p.dst[i];
+            if (changed) v = this.rerouteOutput(p, tr);
+          }
+          break;
+        }
       }
       if (v !== NF_ACCEPT) return NF_DROP;
     }
@@ -351,7 +455,7 @@ export class Kernel implements TargetHost {
    * packet and only while its binding of this manip type is not initialised; then the binding
    * rewrites the packet (`nf_nat_packet`).
    */
-  private natHook(ev: TableEvaluator, hook: number, p: PacketState, tr: TraceRecorder | null): number {
+  private natHook(ev: TableEvaluator, hook: number, p: PacketState, tr: TraceRecorder | null, nftNat: readonly NftHookEntry[] = []): number {
     const manip = hook === NF_INET.PRE_ROUTING || hook === NF_INET.LOCAL_OUT ? NF_NAT_MANIP_DST : NF_NAT_MANIP_SRC;
     const manipName = manip === NF_NAT_MANIP_DST ? 'DST' : 'SRC';
     const ct = p.ctEntry;
@@ -369,10 +473,28 @@ export class Kernel implements TargetHost {
     // IP_CT_NEW, and IP_CT_RELATED(_REPLY) which falls through to it (nf_nat_inet_fn).
     if ((p.ctDir === IP_CT_DIR_ORIGINAL && p.ctState === CT_STATE.NEW) || p.ctState === CT_STATE.RELATED) {
       if (!(table.natDone[ct]! & manip)) {
-        if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'table', hook: p.hook, table: 'nat' });
-        const v = ev.doTable(NAT, hook, p, this, tr);
-        if (tr !== null) this.traceVerdict(tr, p, v);
-        if (v !== NF_ACCEPT) return v;
+        // The NAT core: every nat chain of the hook, by priority, until one made a binding.
+        const natPriority = manip === NF_NAT_MANIP_DST ? -100 : 100;
+        let iptDone = !ev.hasTable(NAT);
+        let k = 0;
+        while (!(table.natDone[ct]! & manip)) {
+          const next = nftNat[k];
+          let v: number;
+          if (!iptDone && (next === undefined || natPriority <= next.priority)) {
+            iptDone = true;
+            p.table = 'nat';
+            if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'table', hook: p.hook, table: 'nat' });
+            v = ev.doTable(NAT, hook, p, this, tr);
+          } else if (next !== undefined) {
+            k++;
+            const label = `${next.table.family} ${next.table.name}` as TableName;
+            p.table = label;
+            if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'table', hook: p.hook, table: label });
+            v = this.nft!.runBaseChain(next, hook, p, this.nftHost(p), tr);
+          } else break;
+          if (tr !== null) this.traceVerdict(tr, p, v);
+          if (v !== NF_ACCEPT) return v;
+        }
         if (!(table.natDone[ct]! & manip)) this.natSetup(p, manip, null, null, 'null-binding', tr);
       } else if (tr !== null) {
         tr.push({ packet: tr.packet, label: tr.label, type: 'nat', hook: p.hook, manip: manipName, action: 'skipped', from: '', to: '', reason: `the ${manipName} binding was made at ${manip === NF_NAT_MANIP_DST ? 'OUTPUT or PREROUTING' : 'POSTROUTING or INPUT'} already` });

@@ -13,6 +13,10 @@ import { check } from '../check/check.js';
 import type { CheckOptions } from '../check/check.js';
 import { prefixMask } from '../syntax/address.js';
 import { parseIptablesSave } from '../syntax/save.js';
+import { detectRulesSyntax } from '../nftables/detect.js';
+import { nftLoadErrors } from '../nftables/index.js';
+import type { NftRuleset } from '../nftables/model.js';
+import { NftEngine } from './nft.js';
 import { PROTO } from './constants.js';
 import { ConntrackTable, IP_CT_DIR_ORIGINAL, T_DPORT, T_DST, T_SRC, addressText, formatEndpoint, sameAddr } from './conntrack.js';
 import type { ConntrackSnapshot } from './conntrack.js';
@@ -54,6 +58,12 @@ export interface NetnsOptions {
   readonly rules?: string | Ruleset;
   /** IPv6 rules. */
   readonly rules6?: string | Ruleset;
+  /**
+   * Native nftables rule sets (`nft -f` text or parsed), loaded in order into the same namespace;
+   * their base chains run at their hooks and priorities beside the iptables tables. A `rules`
+   * text whose first statement is an nft command is read as nft too.
+   */
+  readonly nft?: string | NftRuleset | readonly (string | NftRuleset)[];
   /**
    * Listeners: a port (bound to 0.0.0.0 and [::], TCP and UDP), `ADDR:PORT`, `[V6]:PORT`, with an
    * optional `/tcp` or `/udp` suffix, or a {@link ListenerSpec}.
@@ -245,6 +255,21 @@ function mulberry32(seed: number): () => number {
   };
 }
 
+/** nft inputs loaded in order, each on top of the last, refused as `nft -f` would refuse them. */
+function loadNft(inputs: readonly (string | NftRuleset)[]): NftRuleset {
+  let ruleset: NftRuleset = { kind: 'nftables', tables: [] };
+  for (const input of inputs) {
+    if (typeof input !== 'string') {
+      ruleset = { kind: 'nftables', tables: [...ruleset.tables, ...input.tables] };
+      continue;
+    }
+    const r = nftLoadErrors(input, { base: ruleset });
+    if (r.diagnostics.length > 0) throw new NetfilterSimError(r.diagnostics);
+    ruleset = r.ruleset;
+  }
+  return ruleset;
+}
+
 function loadRules(rules: string | Ruleset | undefined, family: Family, registry: ExtensionRegistry, options: CheckOptions | undefined): Ruleset {
   if (rules === undefined) return { family, tables: [] };
   let ruleset: Ruleset;
@@ -297,6 +322,8 @@ export class Netns {
   /** The IPv4 and IPv6 rule sets in use. */
   readonly ruleset4: Ruleset;
   readonly ruleset6: Ruleset;
+  /** The native nftables tables of the namespace (empty without any). */
+  readonly nftRuleset: NftRuleset;
   /** @internal */
   readonly routing: Routing;
   private kernel: Kernel;
@@ -315,8 +342,20 @@ export class Netns {
   constructor(options: NetnsOptions = {}) {
     expectArgument(options, 'object', 'options');
     const registry = options.registry ?? defaultRegistry();
-    this.ruleset4 = loadRules(options.rules, 4, registry, options.check);
-    this.ruleset6 = loadRules(options.rules6, 6, registry, options.check);
+    const nftInputs: (string | NftRuleset)[] = options.nft === undefined ? [] : Array.isArray(options.nft) ? [...(options.nft as readonly (string | NftRuleset)[])] : [options.nft as string | NftRuleset];
+    let rules4 = options.rules;
+    let rules6 = options.rules6;
+    if (typeof rules4 === 'string' && detectRulesSyntax(rules4) === 'nft') {
+      nftInputs.unshift(rules4);
+      rules4 = undefined;
+    }
+    if (typeof rules6 === 'string' && detectRulesSyntax(rules6) === 'nft') {
+      nftInputs.push(rules6);
+      rules6 = undefined;
+    }
+    this.ruleset4 = loadRules(rules4, 4, registry, options.check);
+    this.ruleset6 = loadRules(rules6, 6, registry, options.check);
+    this.nftRuleset = loadNft(nftInputs);
     const ifaces: InterfaceSpec[] = options.interfaces === undefined
       ? [...DEFAULT_INTERFACES]
       : Array.isArray(options.interfaces)
@@ -379,6 +418,14 @@ export class Netns {
     this.kernel = new Kernel(this.routing, ct, sockets, evaluator(this.ruleset4), evaluator(this.ruleset6), options.ipForward ?? false);
     this.kernel.ctEnabled4 = options.conntrack ?? needsConntrack(this.ruleset4);
     this.kernel.ctEnabled6 = options.conntrack ?? needsConntrack(this.ruleset6);
+    if (this.nftRuleset.tables.length > 0) {
+      const nft = new NftEngine(this.nftRuleset);
+      this.kernel.nft = nft;
+      if (options.conntrack === undefined) {
+        this.kernel.ctEnabled4 ||= nft.usesConntrack(4);
+        this.kernel.ctEnabled6 ||= nft.usesConntrack(6);
+      }
+    }
   }
 
   /** The conntrack table, compact. */
@@ -522,6 +569,7 @@ export class Netns {
         this.kernel = new Kernel(saved.routing, saved.conntrack.clone(), saved.sockets.clone(), saved.ev4, saved.ev6, saved.forwarding);
         this.kernel.ctEnabled4 = saved.ctEnabled4;
         this.kernel.ctEnabled6 = saved.ctEnabled6;
+        this.kernel.nft = saved.nft;
         [this.nextLocalPort, this.nextRemotePort] = ports;
         this.recent = copyRecent();
         this.branch = { script, pos: 0, taken: [], free: [], p: 1 };

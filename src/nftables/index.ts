@@ -20,7 +20,7 @@ import { parseNftCommands } from './syntax/parse.js';
 import { expectArgument } from '../guard.js';
 
 export type * from './model.js';
-export { printNftRuleset, printNftRule, printNftTable, printSelector as printNftSelector, printPriority as printNftPriority } from './print.js';
+export { printNftRuleset, printNftRule, printNftTable } from './print.js';
 export { checkNftRuleset, type NftCheckOptions } from './check.js';
 export { detectRulesSyntax, type RulesSyntax } from './detect.js';
 

@@ -348,6 +348,8 @@ export type KernelProbe =
 export interface KernelCase {
   readonly rules4?: string;
   readonly rules6?: string;
+  /** An `nft -f` file loaded after the iptables rules (needs {@link nftStatus}). */
+  readonly nft?: string;
   readonly listeners: readonly KernelListener[];
   readonly probes: readonly KernelProbe[];
 }
@@ -407,6 +409,7 @@ export async function kernelConnectReport(c: KernelCase, options: KernelConnectO
     tools,
     rules4: c.rules4 ?? '',
     rules6: c.rules6 ?? '',
+    ...(c.nft ? { nft: c.nft, nftBinary: nftBinary() } : {}),
     listeners: c.listeners,
     probes: c.probes,
     connectTimeoutMs,

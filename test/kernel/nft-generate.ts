@@ -8,7 +8,8 @@
  *   marks; nat, tproxy, reject, log, limit, ct and meta statements where the kernel takes them.
  * - {@link mutateNft}: a small, named damage to a valid text; some still load.
  */
-import { Rng } from './generate.js';
+import { Rng, generateConnectCase } from './generate.js';
+import type { ConnectCase } from './generate.js';
 
 type Family = 'ip' | 'ip6' | 'inet';
 type Hook = 'prerouting' | 'input' | 'forward' | 'output' | 'postrouting';
@@ -411,4 +412,85 @@ export function mutateNft(text: string, seed: number): NftMutation {
     return { text: copy.join('\n'), kind: m.kind, line: i + 1 };
   }
   return { text: text + 'add rule ip nosuch table x accept\n', kind: 'missing-table', line: lines.length };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pods with native nft rules (for the connect differential)
+
+/**
+ * A pod whose rules are native nft (`mixed`: iptables-nft tables from {@link generateConnectCase}
+ * plus native nft tables at priorities around theirs): the listeners and probes of the iptables
+ * case, so redirects land on real proxies.
+ */
+export function generateNftConnectCase(seed: number, mixed: boolean): ConnectCase & { readonly nft: string } {
+  const base = generateConnectCase(seed + (mixed ? 70_000 : 90_000));
+  const rng = new Rng(seed * 6007 + (mixed ? 11 : 29));
+  const listenPorts = base.kernel.listeners.map((l) => l.port);
+  const proxyPorts = listenPorts.filter((p) => p !== 8080 && p !== 9090);
+  const outPort = proxyPorts[0] ?? 15001;
+  const inPort = proxyPorts[1] ?? proxyPorts[0] ?? 15006;
+  const uids = [...new Set(base.probes.filter((p) => p.from === 'local').map((p) => (p as { uid: number }).uid))];
+  const proxyUid = uids.length > 0 ? rng.pick(uids) : 1337;
+  const v6 = base.probes.some((p) => p.dst.startsWith('['));
+  const v4 = base.probes.some((p) => !p.dst.startsWith('['));
+  const family: Family = v4 && v6 ? 'inet' : rng.chance(0.5) ? 'inet' : v6 ? 'ip6' : 'ip';
+  const l3s: ('ip' | 'ip6')[] = family === 'inet' ? ['ip', 'ip6'] : [family];
+  const skip = rng.sample([22, 443, 3306, 4191, 9999, 25, 8081], rng.int(0, 3));
+  const natPrio = (): string => rng.pick(['-100', 'dstnat', '-90', '-110', '0', '100', '-150', 'dstnat + 5']);
+  const lines: string[] = [];
+  const t = `${family} ${rng.pick(['istio-proxy-nat', 'pod', 'mesh'])}`;
+  lines.push(`add table ${t}`, `flush table ${t}`);
+  // Outbound capture, Istio-native style.
+  if (!mixed || rng.chance(0.7)) {
+    const pr = rng.pick(['-100', '-90', '-110', '0', '100', '-150', '-95']);
+    lines.push(`add chain ${t} output { type nat hook output priority ${pr} ; }`, `add chain ${t} out-redirect`);
+    const rules: string[] = [];
+    rules.push(`meta skuid ${proxyUid} counter return`);
+    if (rng.chance(0.7)) rules.push(...l3s.map((l) => `${l} daddr ${l === 'ip' ? '127.0.0.1' : '::1'} return`));
+    if (skip.length > 0) rules.push(`tcp dport { ${skip.join(', ')} } return`);
+    if (rng.chance(0.3)) rules.push(`oifname "lo" return`);
+    if (rng.chance(0.4)) {
+      const l = rng.pick(l3s);
+      rules.push(`${l} daddr ${l === 'ip' ? '10.96.0.0/16' : 'fd00:96::/112'} tcp dport 80 counter jump out-redirect`);
+    }
+    rules.push(`meta l4proto tcp counter jump out-redirect`);
+    for (const r of rules) lines.push(`add rule ${t} output ${r}`);
+    lines.push(`add rule ${t} out-redirect meta l4proto tcp redirect to :${outPort}`);
+  }
+  // Inbound capture.
+  if (rng.chance(0.7)) {
+    lines.push(`add chain ${t} prerouting { type nat hook prerouting priority ${natPrio()} ; }`);
+    if (skip.length > 0) lines.push(`add rule ${t} prerouting tcp dport { ${skip.join(', ')} } return`);
+    if (rng.chance(0.4)) lines.push(`add rule ${t} prerouting tcp dport ${inPort} return`);
+    lines.push(`add rule ${t} prerouting meta l4proto tcp counter redirect to :${inPort}`);
+  }
+  // Filtering at some priority: drop or reject some ports, accept others.
+  if (rng.chance(0.6)) {
+    const hook = rng.pick(['input', 'output']);
+    const pr = rng.pick(['filter', '-160', '-90', '10', '-300', 'mangle', 'security']);
+    const drop = rng.chance(0.15);
+    lines.push(`add chain ${t} ${hook}-filter { type filter hook ${hook} priority ${pr} ; policy ${drop ? 'drop' : 'accept'} ; }`);
+    // A drop policy lets neighbour discovery through, as real IPv6 firewalls do: the simulator
+    // does not model neighbour discovery (see docs/nftables.md).
+    if (drop && family !== 'ip') lines.push(`add rule ${t} ${hook}-filter icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert } accept`);
+    if (rng.chance(0.5)) lines.push(`add rule ${t} ${hook}-filter ct state established,related accept`);
+    if (rng.chance(0.4)) lines.push(`add rule ${t} ${hook}-filter iifname "lo" accept`, `add rule ${t} ${hook}-filter oifname "lo" accept`);
+    lines.push(`add rule ${t} ${hook}-filter tcp dport { ${rng.sample([80, 443, 8080, 9090, 25, 9999], rng.int(1, 2)).join(', ')} } ${rng.pick(['drop', 'reject', 'reject with tcp reset', 'counter drop'])}`);
+    if (rng.chance(0.5)) lines.push(`add rule ${t} ${hook}-filter meta skuid ${rng.pick(uids.length ? uids : [1000])} tcp dport 3306 drop`);
+    lines.push(`add rule ${t} ${hook}-filter tcp dport 1-65535 accept`);
+  }
+  // A route chain that marks (and re-routes when the mark changed).
+  if (rng.chance(0.3)) {
+    lines.push(`add chain ${t} route-out { type route hook output priority mangle ; }`);
+    lines.push(`add rule ${t} route-out meta skuid ${proxyUid} meta mark set 0x539`);
+  }
+  // Source NAT on the way out.
+  if (rng.chance(0.2)) {
+    lines.push(`add chain ${t} postrouting { type nat hook postrouting priority srcnat ; }`);
+    lines.push(`add rule ${t} postrouting oifname "eth0" masquerade`);
+  }
+  const nft = lines.join('\n') + '\n';
+  const kernelCase = mixed ? { ...base.kernel, nft } : { ...base.kernel, rules4: '', rules6: '', nft };
+  const sim = mixed ? { ...base.sim } : { rules: '', listen: base.sim.listen };
+  return { ...base, description: `${mixed ? 'mixed: ' + base.description + ' + ' : ''}nft ${family}`, kernel: kernelCase, sim, nft };
 }

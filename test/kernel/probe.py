@@ -208,6 +208,9 @@ class Case:
         if self.req.get('rules6'):
             procs.append(('rules6', [self.tools['ip6tablesRestore']], self.req['rules6']))
         self._run_parallel(procs)
+        # Native nftables tables, after the iptables ones (the order Netns registers them in).
+        if self.req.get('nft'):
+            self._run_parallel([('nft', [self.req['nftBinary'], '-f', '-'], self.req['nft'])])
         for l in self.req.get('listeners', []):
             addrs = [l['address']] if l.get('address') else ['0.0.0.0', '::']
             for a in addrs:

@@ -6,10 +6,11 @@ import { parseArgs } from 'node:util';
 import { check } from '../../check/index.js';
 import { formatDiagnostic, type Diagnostic } from '../../errors.js';
 import { parseIptablesSave } from '../../syntax/save.js';
+import { detectRulesSyntax, nftLoadErrors } from '../../nftables/index.js';
 import { EXIT_INPUT, EXIT_OK, UsageError, type CliIO } from '../io.js';
 import { writeJson } from '../json.js';
 
-export const CHECK_HELP = `Usage: netfilter-sim check [-4 | -6] [--lenient] [--backend nft|legacy] [--json] FILE|-
+export const CHECK_HELP = `Usage: netfilter-sim check [-4 | -6] [--lenient] [--backend nft|legacy] [--json] [--syntax iptables|nft] FILE|-
 
 Checks iptables-save / iptables-restore text as iptables-restore and the kernel would when
 loading it: syntax, then chains that do not exist, loops (ELOOP), jump depth, chain-name limits,
@@ -20,6 +21,11 @@ PREROUTING/OUTPUT, owner outside OUTPUT/POSTROUTING, TPROXY outside mangle PRERO
   --lenient       also accept what generators feed fake parsers
   --backend B     nft (default: also the 16-level jump limit) or legacy
   --json          print {"ok": bool, "diagnostics": [...]} instead
+  --syntax S      iptables or nft (default: guessed from the first statement). An nft file is
+                  checked as nft -f and the kernel would: syntax, types, then what the kernel
+                  refuses at commit (jumps to missing chains, loops, jump depth, redirect/dnat
+                  outside nat prerouting/output, masquerade outside nat postrouting, tproxy
+                  outside prerouting, reject in postrouting, chain types at the wrong hook).
 
 Exit status: 0 no errors (warnings may be printed), 1 errors found, 2 usage.
 
@@ -38,6 +44,7 @@ export async function runCheck(args: string[], io: CliIO): Promise<number> {
       lenient: { type: 'boolean' },
       backend: { type: 'string' },
       json: { type: 'boolean' },
+      syntax: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -51,6 +58,17 @@ export async function runCheck(args: string[], io: CliIO): Promise<number> {
   const file = positionals[0]!;
   const name = file === '-' ? '<stdin>' : file;
   const text = io.readFile(file);
+  if (values.syntax !== undefined && values.syntax !== 'iptables' && values.syntax !== 'nft') throw new UsageError(`--syntax must be iptables or nft, not "${values.syntax}"`);
+  if ((values.syntax ?? detectRulesSyntax(text)) === 'nft') {
+    const loaded = nftLoadErrors(text);
+    const ok = loaded.diagnostics.length === 0;
+    if (values.json) io.stdout(JSON.stringify({ ok, diagnostics: loaded.diagnostics }, null, 2) + '\n');
+    else {
+      for (const d of loaded.diagnostics) io.stderr(formatDiagnostic(d, text, name) + '\n');
+      if (ok) io.stdout(`${name}: ok (${loaded.ruleset.tables.reduce((n, t) => n + t.chains.reduce((m, c) => m + c.rules.length, 0), 0)} rules)\n`);
+    }
+    return ok ? EXIT_OK : EXIT_INPUT;
+  }
   const parsed = parseIptablesSave(text, { family: values['6'] ? 6 : 4, mode: values.lenient ? 'lenient' : 'strict' });
   const diagnostics: Diagnostic[] = [...parsed.diagnostics];
   if (!parsed.diagnostics.some((d) => d.severity === 'error')) diagnostics.push(...check(parsed.ruleset, { backend }));

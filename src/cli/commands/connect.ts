@@ -11,6 +11,8 @@ import { Netns } from '../../engine/netns.js';
 import type { ConnectResult, ConnectSpec, NetnsOptions } from '../../engine/netns.js';
 import type { Family, Ruleset } from '../../model/types.js';
 import { parseIptablesSave } from '../../syntax/save.js';
+import { detectRulesSyntax, nftLoadErrors } from '../../nftables/index.js';
+import type { NftRuleset } from '../../nftables/model.js';
 import { renderOutcome, renderTrace } from '../../trace/render.js';
 import type { TraceFormat } from '../../trace/render.js';
 import { EXIT_OK, FileReadError, SourceError, UsageError, reportCliError } from '../io.js';
@@ -24,7 +26,10 @@ Simulates a TCP connection attempt (SYN, the answer, the ACK) or one UDP datagra
 modelled pod network namespace, through every hook, table and chain it crosses.
 
 Rules and namespace:
-  --rules FILE|-          iptables-save text for IPv4 (- reads standard input)
+  --rules FILE|-          iptables-save text for IPv4 (- reads standard input), or an nft file
+                          (first statement table/add/flush/insert/delete/define); repeatable:
+                          nft files load in order beside at most one iptables-save file
+  --syntax iptables|nft   read every --rules file as this syntax instead of guessing
   --rules6 FILE|-         iptables-save text for IPv6
   --strict                read the rules as iptables-restore does (default: leniently, as
                           generators write them; what iptables would refuse is a warning)
@@ -70,8 +75,9 @@ Examples:
 
 /** The options common to `connect` and `trace`. @internal */
 export const NETNS_OPTIONS = {
-  rules: { type: 'string' },
+  rules: { type: 'string', multiple: true },
   rules6: { type: 'string' },
+  syntax: { type: 'string' },
   strict: { type: 'boolean' },
   listen: { type: 'string', multiple: true },
   iface: { type: 'string', multiple: true },
@@ -117,10 +123,10 @@ function int(v: Values, k: string, max = 0xffffffff): number | undefined {
  * load-time check: warnings go to stderr with the line and a caret, errors throw a
  * {@link SourceError} naming this file.
  */
-function loadRulesFile(io: CliIO, file: string, family: Family, strict: boolean, sources: Map<string, string>): Ruleset {
+function loadRulesFile(io: CliIO, file: string, family: Family, strict: boolean, sources: Map<string, string>, read?: string): Ruleset {
   let text: string;
   try {
-    text = io.readFile(file);
+    text = read ?? io.readFile(file);
   } catch (e) {
     throw e instanceof FileReadError ? e : new FileReadError(file, e);
   }
@@ -143,9 +149,11 @@ function loadRulesFile(io: CliIO, file: string, family: Family, strict: boolean,
 /** Reads the files and builds the namespace options. @internal */
 export function netnsOptions(values: Values, io: CliIO): { options: NetnsOptions; sources: Map<string, string> } {
   const sources = new Map<string, string>();
-  const rulesFile = str(values, 'rules');
+  const rulesFiles = list(values, 'rules');
   const rules6File = str(values, 'rules6');
-  if (rulesFile === '-' && rules6File === '-') throw new UsageError('only one of --rules and --rules6 can read standard input');
+  if ((rulesFiles.includes('-') && rules6File === '-') || rulesFiles.filter((f) => f === '-').length > 1) throw new UsageError('only one of --rules and --rules6 can read standard input');
+  const syntax = str(values, 'syntax');
+  if (syntax !== undefined && syntax !== 'iptables' && syntax !== 'nft') throw new UsageError(`--syntax must be iptables or nft, not "${syntax}"`);
   const strict = values['strict'] === true;
   const listen = list(values, 'listen').flatMap((l) => splitList(l));
   let interfaces: Record<string, string[]> | undefined;
@@ -176,7 +184,25 @@ export function netnsOptions(values: Values, io: CliIO): { options: NetnsOptions
     routeLocalnet: values['route-localnet'] === true,
     ipForward: values['ip-forward'] === true,
   };
-  if (rulesFile !== undefined) options.rules = loadRulesFile(io, rulesFile, 4, strict, sources);
+  let nft: NftRuleset | undefined;
+  for (const rulesFile of rulesFiles) {
+    let text: string;
+    try {
+      text = io.readFile(rulesFile);
+    } catch (e) {
+      throw e instanceof FileReadError ? e : new FileReadError(rulesFile, e);
+    }
+    if ((syntax ?? detectRulesSyntax(text)) === 'nft') {
+      sources.set(rulesFile, text);
+      const loaded = nftLoadErrors(text, nft ? { base: nft } : {});
+      if (loaded.diagnostics.length > 0) throw new SourceError(rulesFile, text, loaded.diagnostics);
+      nft = loaded.ruleset;
+      continue;
+    }
+    if (options.rules !== undefined) throw new UsageError('only one iptables-save file for IPv4 (give IPv6 rules with --rules6; nft files may be repeated)');
+    options.rules = loadRulesFile(io, rulesFile, 4, strict, sources, text);
+  }
+  if (nft) options.nft = nft;
   if (rules6File !== undefined) options.rules6 = loadRulesFile(io, rules6File, 6, strict, sources);
   if (interfaces) options.interfaces = interfaces;
   if (gateways.length > 0) options.gateway = gateways;
@@ -301,7 +327,7 @@ export async function runConnect(args: string[], io: CliIO): Promise<number> {
     }
     const format = traceFormat(values, 'tree');
     const spec = connectSpec(values);
-    files = { rules: values.rules, rules6: values.rules6 };
+    files = { rules: values.rules?.[0], rules6: values.rules6 };
     const built = netnsOptions(values, io);
     sources = built.sources;
     const ns = new Netns(built.options);

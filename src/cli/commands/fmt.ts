@@ -6,19 +6,23 @@ import { parseArgs } from 'node:util';
 import { diagnostic, formatDiagnostic } from '../../errors.js';
 import { printIptablesSave } from '../../print/save.js';
 import { parseIptablesSave } from '../../syntax/save.js';
+import { detectRulesSyntax, nftLoadErrors, printNftRuleset } from '../../nftables/index.js';
 import { EXIT_INPUT, EXIT_OK, UsageError, type CliIO } from '../io.js';
 import { writeJson } from '../json.js';
 
-export const FMT_HELP = `Usage: netfilter-sim fmt [--strict | --lenient] [-4 | -6] [--counters] [--json] FILE|-
+export const FMT_HELP = `Usage: netfilter-sim fmt [--strict | --lenient] [-4 | -6] [--counters] [--json] [--syntax iptables|nft] FILE|-
 
 Reads iptables-save / iptables-restore text and prints it exactly as iptables-save
-(iptables 1.8.9) prints the same rules once loaded: the canonical form.
+(iptables 1.8.9) prints the same rules once loaded: the canonical form. An nft file (its first
+statement is table, add, flush, insert, delete or define) is printed exactly as
+\`nft list ruleset\` (nftables 1.0.6) lists it after \`nft -f\` in a fresh namespace.
 
   --strict     accept exactly what iptables-restore --test accepts (default)
   --lenient    also accept what generators feed fake parsers (unquoted comments, no COMMIT)
   -4, -6       iptables (default) or ip6tables
   --counters   keep [packets:bytes] counters, as iptables-restore -c / iptables-save -c
   --json       print the parsed rule set as JSON instead
+  --syntax S   iptables or nft (default: guessed from the first statement)
 
 Exit status: 0 ok, 1 the input is rejected (FILE:LINE:COLUMN: message on stderr), 2 usage.
 
@@ -26,6 +30,7 @@ Examples:
   netfilter-sim fmt rules.v4
   iptables-save | netfilter-sim fmt -
   netfilter-sim fmt -6 --lenient generated.rules
+  netfilter-sim fmt istio.nft
 `;
 
 export async function runFmt(args: string[], io: CliIO): Promise<number> {
@@ -39,6 +44,7 @@ export async function runFmt(args: string[], io: CliIO): Promise<number> {
       '6': { type: 'boolean', short: '6' },
       counters: { type: 'boolean' },
       json: { type: 'boolean' },
+      syntax: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -49,8 +55,20 @@ export async function runFmt(args: string[], io: CliIO): Promise<number> {
   if (positionals.length !== 1) throw new UsageError('fmt takes exactly one FILE (or - for standard input)');
   if (values.strict && values.lenient) throw new UsageError('--strict and --lenient cannot be used together');
   if (values['4'] && values['6']) throw new UsageError('-4 and -6 cannot be used together');
+  if (values.syntax !== undefined && values.syntax !== 'iptables' && values.syntax !== 'nft') throw new UsageError(`--syntax must be iptables or nft, not "${values.syntax}"`);
   const file = positionals[0]!;
   const text = io.readFile(file);
+  if ((values.syntax ?? detectRulesSyntax(text)) === 'nft') {
+    if (values.lenient || values['4'] || values['6'] || values.counters) throw new UsageError('--lenient, -4, -6 and --counters are for iptables text; nft files are read as nft -f reads them');
+    const name = file === '-' ? '<stdin>' : file;
+    const loaded = nftLoadErrors(text);
+    if (loaded.diagnostics.length > 0) {
+      for (const d of loaded.diagnostics) io.stderr(formatDiagnostic(d, text, name) + '\n');
+      return EXIT_INPUT;
+    }
+    io.stdout(values.json ? JSON.stringify(loaded.ruleset, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2) + '\n' : printNftRuleset(loaded.ruleset));
+    return EXIT_OK;
+  }
   const family = values['6'] ? 6 : 4;
   const result = parseIptablesSave(text, { family, mode: values.lenient ? 'lenient' : 'strict', counters: values.counters ?? false });
   const name = file === '-' ? '<stdin>' : file;

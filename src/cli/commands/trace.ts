@@ -22,7 +22,7 @@ A packet with a source arrives (on IFACE, by default the interface whose network
 source); one without a source, or with uid, is sent by a local process.
 
 Options:
-  --rules FILE|-  --rules6 FILE|-  --strict  --listen LIST  --iface NAME=ADDRS  --gateway IP
+  --rules FILE|- (repeatable; nft files too)  --rules6 FILE|-  --syntax iptables|nft  --strict  --listen LIST  --iface NAME=ADDRS  --gateway IP
   --route-localnet  --ip-forward  --peer IP=PORTS  --conntrack-max N   (as for connect)
   --format FMT    text (kernel TRACE lines) | tree (default) | json (the events) | mermaid | dot
   --json          the result object: outcome, address, port, originalDestination, steps,
@@ -58,7 +58,7 @@ export async function runTrace(args: string[], io: CliIO): Promise<number> {
     const packet = values.packet;
     if (packet === undefined) throw new UsageError("--packet 'PACKET' is required");
     const format = traceFormat(values, 'tree');
-    files = { rules: values.rules, rules6: values.rules6 };
+    files = { rules: values.rules?.[0], rules6: values.rules6 };
     const built = netnsOptions(values, io);
     sources = built.sources;
     const ns = new Netns(built.options);

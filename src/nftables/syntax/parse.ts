@@ -712,8 +712,16 @@ class Parser {
     return flags;
   }
 
-  /** `ADDR`, `ADDR:PORT`, `[ADDR6]:PORT`, `:PORT`, ranges of either. */
+  /** `ADDR`, `ADDR:PORT`, `[ADDR6]:PORT`, `:PORT`, ranges of either; `$var` in either place. */
   private addressPort(word: NftToken): { addr?: RawExpr; port?: RawExpr } {
+    const parts = this.addressPortParts(word);
+    const resolve = (e: RawExpr | undefined): RawExpr | undefined => (e && e.t === 'sym' && e.text.startsWith('$') ? { ...this.variable({ kind: 'word', text: e.text, span: e.span }), span: e.span } : e);
+    const addr = resolve(parts.addr);
+    const port = resolve(parts.port);
+    return { ...(addr ? { addr } : {}), ...(port ? { port } : {}) };
+  }
+
+  private addressPortParts(word: NftToken): { addr?: RawExpr; port?: RawExpr } {
     const text = word.text;
     const at = (offset: number, len: number): Span => ({ ...word.span, column: word.span.column + offset, offset: word.span.offset + offset, length: Math.max(1, len) });
     const sym = (s: string, offset: number): RawExpr => ({ t: 'sym', text: s, quoted: false, span: at(offset, s.length) });
