@@ -22,6 +22,7 @@ import { ReferenceInterpreter } from './interpret.js';
 import { Kernel, SocketTable } from './kernel.js';
 import type { PathResult } from './kernel.js';
 import { lowerRuleset } from './lower.js';
+import type { LoweredRuleset } from './lower.js';
 import { PacketState } from './packet-state.js';
 import type { PacketHost, SocketRecord } from './packet-state.js';
 import { parseEndpoint, parsePacketSpec } from './probe.js';
@@ -90,6 +91,11 @@ export interface NetnsOptions {
    * needs it (NAT targets, conntrack/state/connmark matches, CT/CONNMARK targets).
    */
   readonly conntrack?: boolean;
+  /**
+   * Replaces each family's lowered program before it runs (`explore` records facts with it).
+   * @internal
+   */
+  readonly instrument?: (program: LoweredRuleset) => LoweredRuleset;
 }
 
 /** Matches whose `checkentry` calls `nf_ct_netns_get`. */
@@ -314,7 +320,9 @@ export class Netns {
     for (const l of options.listen ?? []) sockets.listeners.push(...parseListener(l));
     const names = this.routing.ifaces.map((i) => i.name);
     const evaluator = (rs: Ruleset): TableEvaluator =>
-      options.evaluator === 'reference' ? new ReferenceInterpreter(rs, registry) : new LoweredEvaluator(lowerRuleset(rs, names, registry));
+      options.evaluator === 'reference'
+        ? new ReferenceInterpreter(rs, registry)
+        : new LoweredEvaluator(options.instrument ? options.instrument(lowerRuleset(rs, names, registry)) : lowerRuleset(rs, names, registry));
     this.rng = mulberry32(options.seed ?? 1);
     this.host = {
       addressType: (family, addr, iface) => this.routing.addressType(family, addr, iface),
