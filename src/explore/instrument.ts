@@ -149,75 +149,102 @@ function recordingMatch(
   const orig = ext.lower(m.options, family) as Closure;
   const o = m.options as Record<string, unknown>;
   const assumption = ext.assumption?.(m.options);
-  if (isAssumed(ext) || assumption !== undefined) {
-    if (m.name === 'recent') unsupported(rule, table, chain, number, '"-m recent" (its lists depend on earlier packets)');
-    const text = `${m.name}: ${assumption ?? 'assumed, not evaluated'}`;
-    return (p) => {
-      rec.assumptions.add(text);
-      return orig(p);
-    };
-  }
+  let facts: ((p: PacketView) => void) | null = null;
   switch (m.name) {
     case 'tcp':
     case 'udp': {
       const t = m.options as unknown as TcpOptions;
       const sp = t.sport ? portSet(t.sport.value) : null;
       const dp = t.dport ? portSet(t.dport.value) : null;
-      return (p) => {
+      facts = (p) => {
         if (sp !== null) rec.num('port', p.sport, sp, inSet(sp, p.sport));
         if (dp !== null) rec.num('port', p.dport, dp, inSet(dp, p.dport));
-        return orig(p);
       };
+      break;
     }
     case 'multiport': {
       const t = m.options as unknown as MultiportOptions;
       const set = normalize(t.ports.map((r) => [BigInt(r.min), BigInt(r.max)] as const));
       const src = t.direction !== 'destination';
       const dst = t.direction !== 'source';
-      return (p) => {
+      facts = (p) => {
         if (src) rec.num('port', p.sport, set, inSet(set, p.sport));
         if (dst) rec.num('port', p.dport, set, inSet(set, p.dport));
-        return orig(p);
       };
+      break;
     }
     case 'owner': {
       const t = m.options as unknown as OwnerOptions;
       const uid = t.uid ? range(BigInt(t.uid.value.min), BigInt(t.uid.value.max)) : null;
       const gid = t.gid ? range(BigInt(t.gid.value.min), BigInt(t.gid.value.max)) : null;
-      return (p) => {
+      facts = (p) => {
         const s = p.socket;
-        if (s !== null) {
-          if (uid !== null) rec.num('uid', s.uid, uid, inSet(uid, s.uid));
-          if (gid !== null) rec.num('gid', s.gid, gid, inSet(gid, s.gid));
-        }
-        return orig(p);
+        if (s === null) return;
+        if (uid !== null) rec.num('uid', s.uid, uid, inSet(uid, s.uid));
+        if (gid !== null) rec.num('gid', s.gid, gid, inSet(gid, s.gid));
       };
+      break;
     }
     case 'iprange': {
       const t = m.options as unknown as IprangeOptions;
       const src = t.src ? addrRange(t.src.value.from, t.src.value.to) : null;
       const dst = t.dst ? addrRange(t.dst.value.from, t.dst.value.to) : null;
-      return (p) => {
+      facts = (p) => {
         if (src !== null) rec.addr(p.src, src, inAddrSet(src, p.src));
         if (dst !== null) rec.addr(p.dst, dst, inAddrSet(dst, p.dst));
-        return orig(p);
       };
+      break;
     }
     case 'conntrack': {
+      // The tuples hold the probe's own addresses and ports (or NAT's constants).
       const t = m.options as unknown as ConntrackOptions;
-      if (t.origSrc || t.origDst || t.replSrc || t.replDst || t.origSrcPort || t.origDstPort || t.replSrcPort || t.replDstPort) {
-        unsupported(rule, table, chain, number, '"-m conntrack" with tuple addresses or ports');
+      const addrTests: [number, IntervalSet][] = [];
+      ([t.origSrc, t.origDst, t.replSrc, t.replDst] as const).forEach((v, which) => {
+        if (!v) return;
+        const set = prefixSet(v.value.addr, v.value.mask);
+        if (set === null) unsupported(rule, table, chain, number, '"-m conntrack" with an address mask that is not a prefix');
+        addrTests.push([which, set]);
+      });
+      const portTests: [number, IntervalSet][] = [];
+      ([t.origSrcPort, t.origDstPort, t.replSrcPort, t.replDstPort] as const).forEach((v, which) => {
+        if (v) portTests.push([which, portSet(v.value)]);
+      });
+      if (addrTests.length > 0 || portTests.length > 0) {
+        facts = (p) => {
+          const c = p.ct;
+          if (c === null) return;
+          for (const [which, set] of addrTests) {
+            const k = which === 0 ? c.origSrc : which === 1 ? c.origDst : which === 2 ? c.replySrc : c.replyDst;
+            rec.addr(k, set, inAddrSet(set, k));
+          }
+          for (const [which, set] of portTests) {
+            const v = which === 0 ? c.origSport : which === 1 ? c.origDport : which === 2 ? c.replySport : c.replyDport;
+            rec.num('port', v, set, inSet(set, v));
+          }
+        };
       }
-      return orig;
+      break;
     }
     case 'statistic':
       if (o['mode'] !== 'random') unsupported(rule, table, chain, number, '"-m statistic --mode nth" (a counter over earlier packets)');
       // Each draw becomes a branch of Netns.connectAll, with its probability.
-      return orig;
+      break;
+    case 'recent':
+      unsupported(rule, table, chain, number, '"-m recent" (its lists depend on earlier packets)');
+      break;
     default:
-      if (FIELD_FREE.has(m.name)) return orig;
-      return unsupported(rule, table, chain, number, `"-m ${m.name}"`);
+      // Field-free matches, and assumed ones whose inputs the region fixes (rpfilter and socket
+      // read routes and sockets, which the namespace's cuts keep constant over a region).
+      if (!FIELD_FREE.has(m.name) && !isAssumed(ext)) unsupported(rule, table, chain, number, `"-m ${m.name}"`);
   }
+  const text = isAssumed(ext) || assumption !== undefined ? `${m.name}: ${assumption ?? 'assumed, not evaluated'}` : null;
+  if (facts === null && text === null) return orig;
+  const record = facts;
+  return (p) => {
+    if (record !== null) record(p);
+    if (text !== null) rec.assumptions.add(text);
+    return orig(p);
+  };
 }
 
 function instrumentRule(r: LoweredRule, table: string, chain: string, family: Family, registry: ExtensionRegistry, rec: FactRecorder): LoweredRule {
