@@ -346,6 +346,8 @@ export function explore(options: ExploreOptions): ExploreResult {
       const pieces = splitAt(def.domain, def.cuts).flatMap((s) => (def.kind === 'iface' ? pairs(s).map(([a, b]) => range(a, b)) : [s]));
       work = work.flatMap((r) => pieces.map((p) => [...r, p]));
     }
+    // A stack: the lowest regions first, so that a class's example is its first probe found.
+    work.reverse();
     const byKey = new Map<string, { sig: Signature; regions: Region[]; example: Record<string, string | number> }>();
     const flexible: { key: string; sig: Signature; litKey: string; lit: Signature; region: Region; example: Record<string, string | number> }[] = [];
     while (work.length > 0) {

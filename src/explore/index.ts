@@ -5,3 +5,4 @@
  */
 export { explore, classOf, expectedFor } from './explore.js';
 export type { ExploreOptions, ExploreResult, ExploreClass, ExploreBox, ExploreOutcome, ExploreFrom } from './explore.js';
+export { renderExplore, addressRangeText } from './render.js';
