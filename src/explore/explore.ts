@@ -95,6 +95,8 @@ export interface ExploreResult {
   readonly proto: 'tcp' | 'udp';
   readonly sport: number;
   readonly classes: readonly ExploreClass[];
+  /** How many regions were run through the namespace (a measure of the work done). */
+  readonly regions: number;
 }
 
 interface FieldDef {
@@ -247,11 +249,21 @@ function representatives(fields: readonly FieldDef[], region: Region): { reps: b
   for (let f = 0; f < fields.length; f++) {
     const def = fields[f]!;
     const set = region[f]!;
-    let avoid = def.constants;
-    for (let g = 0; g < f; g++) if (fields[g]!.kind === def.kind) avoid = normalize([...pairs(avoid), [reps[g]!, reps[g]!]]);
-    const free = subtract(set, avoid);
-    if (free.length > 0) {
-      reps.push(free[0]!);
+    const taken: bigint[] = [];
+    for (let g = 0; g < f; g++) if (fields[g]!.kind === def.kind) taken.push(reps[g]!);
+    const free = subtract(set, def.constants);
+    // The least free value that no other field of the kind took.
+    let rep: bigint | null = null;
+    for (let i = 0; i < free.length && rep === null; i += 2) {
+      for (let v = free[i]!; v <= free[i + 1]!; v++) {
+        if (!taken.includes(v)) {
+          rep = v;
+          break;
+        }
+      }
+    }
+    if (rep !== null) {
+      reps.push(rep);
       pinned.push(false);
     } else {
       reps.push(set[0]!);
@@ -331,8 +343,9 @@ export function explore(options: ExploreOptions): ExploreResult {
   const registry = options.registry ?? defaultRegistry();
   const { from: _f, proto: _p, family: _fam, sport: _s, maxRegions: _m, ...nsOptions } = options;
   const ns = new Netns({ ...nsOptions, registry, evaluator: 'lowered', instrument: (program) => instrumentProgram(program, registry, rec) });
-  const chainNames = new Set<string>();
-  for (const rs of [ns.ruleset4, ns.ruleset6]) for (const t of rs.tables) for (const c of t.chains) if (!c.builtin) chainNames.add(c.name);
+  // Without random draws one run per region suffices (connectAll would copy the tables each time).
+  let random = false;
+  for (const rs of [ns.ruleset4, ns.ruleset6]) for (const t of rs.tables) for (const c of t.chains) for (const r of c.rules) if (r.matches.some((m) => m.name === 'statistic')) random = true;
   const maxRegions = options.maxRegions ?? 2_000_000;
   let explored = 0;
   const classes: ExploreClass[] = [];
@@ -364,7 +377,22 @@ export function explore(options: ExploreOptions): ExploreResult {
       const live = region.map((s) => !isSingleton(s));
       rec.begin(kinds, reps.map((v, f) => (kinds[f] === 'addr' ? bigToWords(v, family) : [Number(v)])), live);
       const { spec, example } = probeSpec(fields, reps, family, from, proto, sport, ifaceName);
-      const results = ns.connectAll(spec);
+      let results: readonly ConnectResult[];
+      if (random) results = ns.connectAll(spec, { trace: false });
+      else {
+        results = [ns.connect(spec, { trace: false })];
+        ns.flushConntrack();
+      }
+      // Policies that dropped are named from a trace (rules name themselves as they fire).
+      let policies: string[] = [];
+      if (results.some((x) => x.outcome === 'dropped' || x.outcome === 'refused')) {
+        const fired = rec.fired.slice();
+        const traced = random ? ns.connectAll(spec) : [ns.connect(spec)];
+        if (!random) ns.flushConntrack();
+        rec.fired.length = 0;
+        rec.fired.push(...fired);
+        policies = traced.flatMap((x) => x.steps.filter((st) => st.event === 'policy' && st.target === 'DROP').map((st) => `-P ${st.chain} DROP (${st.table})`));
+      }
       // The facts, per field: every set the value was in, none it was not in.
       const inside: IntervalSet[] = region.slice();
       const outside: [bigint, bigint][][] = fields.map(() => []);
@@ -382,9 +410,10 @@ export function explore(options: ExploreOptions): ExploreResult {
       }
       work.push(...difference(region, same));
       const assumptions = [...rec.assumptions].sort();
-      const sig = signature(results, fields, reps, live, family, chainNames, assumptions, false);
+      const rules = [...rec.fired, ...new Set(policies)];
+      const sig = signature(results, fields, reps, live, family, rules, assumptions, false);
       const key = JSON.stringify(sig);
-      const lit = signature(results, fields, reps, live, family, chainNames, assumptions, true);
+      const lit = signature(results, fields, reps, live, family, rules, assumptions, true);
       const litKey = JSON.stringify(lit);
       if (key === litKey) {
         const entry = byKey.get(key);
@@ -400,10 +429,10 @@ export function explore(options: ExploreOptions): ExploreResult {
     }
     for (const { sig, regions, example } of byKey.values()) classes.push(toClass(sig, regions, example, fields, family, ifaceName));
   }
-  return { from, fields: from === 'local' ? ['uid', 'gid', 'dst', 'dport'] : ['src', 'dst', 'dport', 'iface'], proto, sport, classes };
+  return { from, fields: from === 'local' ? ['uid', 'gid', 'dst', 'dport'] : ['src', 'dst', 'dport', 'iface'], proto, sport, classes, regions: explored };
 }
 
-function signature(results: readonly ConnectResult[], fields: readonly FieldDef[], reps: readonly bigint[], live: readonly boolean[], family: Family, chains: ReadonlySet<string>, assumptions: string[], literal: boolean): Signature {
+function signature(results: readonly ConnectResult[], fields: readonly FieldDef[], reps: readonly bigint[], live: readonly boolean[], family: Family, rules: string[], assumptions: string[], literal: boolean): Signature {
   const idx = (n: string): number => fields.findIndex((f) => f.name === n);
   const dstText = addrText(reps[idx('dst')]!, family);
   const srcIdx = idx('src');
@@ -422,15 +451,6 @@ function signature(results: readonly ConnectResult[], fields: readonly FieldDef[
     originalDestination: r.originalDestination === null ? null : r.originalDestination === original ? 'dst' : r.originalDestination,
     probability: r.probability ?? 1,
   }));
-  const rules: string[] = [];
-  for (const r of results) {
-    for (const s of r.steps) {
-      let text: string | null = null;
-      if (s.event === 'rule' && !chains.has(s.target) && s.target !== '') text = s.text ?? `${s.table} ${s.chain} rule ${s.rule}`;
-      else if (s.event === 'policy' && s.target === 'DROP') text = `-P ${s.chain} DROP (${s.table})`;
-      if (text !== null && !rules.includes(text)) rules.push(text);
-    }
-  }
   return { outcomes, rules, assumptions };
 }
 

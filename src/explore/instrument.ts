@@ -47,6 +47,8 @@ export class FactRecorder {
   readonly sets: IntervalSet[] = [];
   readonly holds: boolean[] = [];
   readonly assumptions = new Set<string>();
+  /** Texts of the rules whose targets acted (verdicts, RETURN, extension targets), in order. */
+  readonly fired: string[] = [];
 
   begin(kinds: FieldKind[], reps: (readonly number[])[], live: boolean[]): void {
     this.kinds = kinds;
@@ -56,6 +58,12 @@ export class FactRecorder {
     this.sets.length = 0;
     this.holds.length = 0;
     this.assumptions.clear();
+    this.fired.length = 0;
+  }
+
+  /** A rule matched and its target acts. */
+  fire(text: string): void {
+    if (!this.fired.includes(text)) this.fired.push(text);
   }
 
   private fact(f: number, set: IntervalSet, holds: boolean): void {
@@ -129,6 +137,11 @@ function inSet(set: IntervalSet, v: number): boolean {
 }
 
 function inAddrSet(set: IntervalSet, w: readonly number[]): boolean {
+  if (w.length === 1 && set.length === 2) {
+    // One IPv4 interval (every prefix test): plain numbers.
+    const v = w[0]! >>> 0;
+    return v >= Number(set[0]!) && v <= Number(set[1]!);
+  }
   const b = wordsToBig(w);
   for (let i = 0; i < set.length; i += 2) if (b >= set[i]! && b <= set[i + 1]!) return true;
   return false;
@@ -316,6 +329,13 @@ function instrumentRule(r: LoweredRule, table: string, chain: string, family: Fa
     if (to.addrMin && to.addrMax && wordsToBig(to.addrMin) !== wordsToBig(to.addrMax)) {
       unsupported(rule, table, chain, r.number, `"-j ${t.name}" to an address range`);
     }
+  }
+  if (r.action === 'verdict' || r.action === 'extension') {
+    const text = rule.text ?? `${table} ${chain} rule ${r.number}`;
+    closures.push(() => {
+      rec.fire(text);
+      return true;
+    });
   }
   return {
     ...r,
