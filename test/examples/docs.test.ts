@@ -23,7 +23,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const SHARED = resolve(ROOT, '../shared');
-const DOCS = ['README.md', 'docs/cli.md', 'docs/reading-a-trace.md', 'docs/debugging-a-meshed-pod.md', 'docs/checking-a-node-dump.md'];
+const DOCS = ['README.md', 'docs/cli.md', 'docs/reading-a-trace.md', 'docs/debugging-a-meshed-pod.md', 'docs/checking-a-node-dump.md', 'docs/explore.md'];
 
 interface Step {
   readonly command: string;

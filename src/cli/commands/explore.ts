@@ -49,6 +49,11 @@ Examples:
   netfilter-sim explore --rules istio.rules --listen 15001,15006 --from remote --json
 `;
 
+/** JSON with one field per line, but ranges (arrays of plain values) on one line. */
+function compactJson(value: unknown): string {
+  return JSON.stringify(value, null, 2).replace(/\[\s*\n([^[\]{}]*?)\n\s*\]/g, (_, items: string) => `[${items.split('\n').map((l) => l.trim()).join(' ')}]`);
+}
+
 /**
  * Runs `netfilter-sim explore ARGS`.
  *
@@ -103,7 +108,7 @@ export async function runExplore(args: string[], io: CliIO): Promise<number> {
       ...(sport !== undefined ? { sport } : {}),
     };
     const result = explore(options);
-    io.stdout(values.json ? JSON.stringify(result, null, 2) + '\n' : renderExplore(result));
+    io.stdout(values.json ? compactJson(result) + '\n' : renderExplore(result));
     return EXIT_OK;
   } catch (e) {
     return reportError(e, io, 'explore', sources, files);
