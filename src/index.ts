@@ -64,3 +64,8 @@ export { explore, classOf, expectedFor, renderExplore, addressRangeText } from '
 export type { ExploreOptions, ExploreResult, ExploreClass, ExploreBox, ExploreOutcome, ExploreFrom } from './explore/index.js';
 export { simulateMeshAllPorts, renderMeshAllPorts, renderPortVerdicts } from './mesh/scenario/all-ports.js';
 export type { MeshAllPortsResult, PortVerdict, UidVerdicts } from './mesh/scenario/all-ports.js';
+export {
+  parseNftRuleset, parseNftRulesetOrThrow, formatNftRuleset, printNftRuleset, printNftRule, printNftTable, checkNftRuleset, detectRulesSyntax,
+  type NftParseResult, type NftParseOptions, type NftCheckOptions, type RulesSyntax,
+} from './nftables/index.js';
+export type * from './nftables/model.js';

@@ -48,7 +48,7 @@ Colour: only when standard output is a terminal and NO_COLOR is not set (FORCE_C
 /** Runs the CLI with the given arguments (without `node` and the script name). */
 export async function run(argv: string[], io: CliIO): Promise<number> {
   const [name, ...rest] = argv;
-  if (name === 'help' && rest[0] !== undefined && rest[0] in COMMANDS) return run([rest[0], '--help'], io);
+  if (name === 'help' && rest[0] !== undefined && Object.hasOwn(COMMANDS, rest[0])) return run([rest[0], '--help'], io);
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     if (name === undefined) io.stderr(help());
     else io.stdout(help());
@@ -58,7 +58,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     io.stdout(VERSION + '\n');
     return 0;
   }
-  const cmd = COMMANDS[name];
+  const cmd = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!cmd) {
     io.stderr(`netfilter-sim: unknown ${name.startsWith('-') ? 'option' : 'command'} "${name}"${suggest(name, Object.keys(COMMANDS))}\n\n${help()}`);
     return EXIT_USAGE;

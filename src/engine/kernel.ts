@@ -37,6 +37,7 @@ import { isLoopback } from './routing.js';
 import { NF_ACCEPT, NF_DROP } from './targets.js';
 import type { TargetHost } from './targets.js';
 import type { RouteEvent, TraceRecorder } from './trace-events.js';
+import { pushAll } from '../limits.js';
 
 /** Where a packet's journey ended. @internal */
 export type PathResult =
@@ -150,7 +151,7 @@ export class SocketTable {
 
   clone(): SocketTable {
     const t = new SocketTable();
-    t.listeners.push(...this.listeners);
+    pushAll(t.listeners, this.listeners);
     t.slots = this.slots.slice();
     t.mask = this.mask;
     t.count = this.count;
@@ -197,7 +198,7 @@ export class Kernel implements TargetHost {
     for (let i = 0; i < plan.length; i++) {
       const step = plan[i]!;
       if (step === STEP_CONNTRACK) {
-        if (p.family === 4 ? this.ctEnabled4 : this.ctEnabled6) this.conntrackIn(p, tr);
+        if ((p.family === 4 ? this.ctEnabled4 : this.ctEnabled6) && !this.conntrackIn(p, tr)) return NF_DROP;
         continue;
       }
       if (step === STEP_CONFIRM) {
@@ -272,13 +273,16 @@ export class Kernel implements TargetHost {
     c.length = 0;
   }
 
-  /** `nf_conntrack_in` at CONNTRACK priority (PREROUTING, OUTPUT). */
-  conntrackIn(p: PacketState, tr: TraceRecorder | null): void {
+  /**
+   * `nf_conntrack_in` at CONNTRACK priority (PREROUTING, OUTPUT). False when the packet is dropped:
+   * a new connection with the table at `nf_conntrack_max`.
+   */
+  conntrackIn(p: PacketState, tr: TraceRecorder | null): boolean {
     const table = this.conntrack;
     if (p.untracked) {
       p.setConntrack(table, -1, IP_CT_DIR_ORIGINAL, CT_STATE.UNTRACKED);
       if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'untracked', state: 'UNTRACKED', direction: null, zone: p.zone, id: null });
-      return;
+      return true;
     }
     if (p.ctEntry >= 0) {
       // "Previously seen (loopback or untracked)?  Ignore."
@@ -286,7 +290,7 @@ export class Kernel implements TargetHost {
         const t = p.ctTable!;
         tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'attached', state: stateName(p.ctState), direction: p.ctDir === 0 ? 'ORIGINAL' : 'REPLY', zone: t.zone[p.ctEntry]!, id: t.id[p.ctEntry]! });
       }
-      return;
+      return true;
     }
     const ref = table.lookup(p.zone, p.proto, p.src, p.sport, p.dst, p.dport);
     if (ref >= 0) {
@@ -306,7 +310,7 @@ export class Kernel implements TargetHost {
       if (tr !== null) {
         tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'found', state: stateName(state), direction: dir === 0 ? 'ORIGINAL' : 'REPLY', zone: table.zone[e]!, id: table.id[e]! });
       }
-      return;
+      return true;
     }
     if (p.proto === PROTO.TCP) {
       // tcp_new(): only a SYN (or, with nf_conntrack_tcp_loose, a bare ACK) starts a connection.
@@ -314,13 +318,19 @@ export class Kernel implements TargetHost {
       if (f !== TCP_FLAGS.SYN && f !== TCP_FLAGS.ACK) {
         p.setConntrack(table, -1, IP_CT_DIR_ORIGINAL, CT_STATE.INVALID);
         if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'invalid', state: 'INVALID', direction: null, zone: p.zone, id: null });
-        return;
+        return true;
       }
+    }
+    if (table.count >= table.max) {
+      // __nf_conntrack_alloc: early_drop() of an unassured entry is not modelled; the packet drops.
+      p.dropReason = `nf_conntrack: table full, dropping packet (nf_conntrack_max ${table.max})`;
+      return false;
     }
     const e = table.create(p.family, p.proto, p.zone, p.src, p.sport, p.dst, p.dport);
     this.created.push(e);
     p.setConntrack(table, e, IP_CT_DIR_ORIGINAL, CT_STATE.NEW);
     if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'new', state: 'NEW', direction: 'ORIGINAL', zone: table.zone[e]!, id: table.id[e]! });
+    return true;
   }
 
   /** `nf_conntrack_confirm` at the last priority of INPUT and POSTROUTING. */

@@ -33,6 +33,8 @@ import { Routing, parseAnyAddress, parseIfaceAddress } from './routing.js';
 import type { InterfaceSpec, RouteSpec, RuleSpec } from './routing.js';
 import { TraceRecorder } from './trace-events.js';
 import type { TraceEvent } from './trace-events.js';
+import { MAX_CONNTRACK_MAX, pushAll } from '../limits.js';
+import { expectArgument, expectFields } from '../guard.js';
 
 /** A listening socket. */
 export interface ListenerSpec {
@@ -96,6 +98,12 @@ export interface NetnsOptions {
    * @internal
    */
   readonly instrument?: (program: LoweredRuleset) => LoweredRuleset;
+  /**
+   * `net.netfilter.nf_conntrack_max`: connections the table holds. A new connection past it is
+   * dropped, and the trace says so ("nf_conntrack: table full, dropping packet"). Default 262144,
+   * the kernel's value on a host with 8 GiB or more; at most 16777216.
+   */
+  readonly conntrackMax?: number;
 }
 
 /** Matches whose `checkentry` calls `nf_ct_netns_get`. */
@@ -109,6 +117,8 @@ const CONNTRACK_TARGETS: ReadonlySet<string> = new Set(['CT', 'CONNMARK', 'CONNS
  * NAT target in it, packets stay untracked and nat chains are never traversed.
  */
 export function needsConntrack(rs: Ruleset): boolean {
+  expectArgument(rs, 'object', 'ruleset');
+  expectFields(rs, { tables: 'array', family: 'integer' }, 'ruleset');
   for (const t of rs.tables) {
     for (const c of t.chains) {
       for (const r of c.rules) {
@@ -283,6 +293,7 @@ export class Netns {
   private readonly host: PacketHost;
 
   constructor(options: NetnsOptions = {}) {
+    expectArgument(options, 'object', 'options');
     const registry = options.registry ?? defaultRegistry();
     this.ruleset4 = loadRules(options.rules, 4, registry, options.check);
     this.ruleset6 = loadRules(options.rules6, 6, registry, options.check);
@@ -317,7 +328,7 @@ export class Netns {
       this.peers.set(addressText(a.addr, a.family), ports);
     }
     const sockets = new SocketTable();
-    for (const l of options.listen ?? []) sockets.listeners.push(...parseListener(l));
+    for (const l of options.listen ?? []) pushAll(sockets.listeners, parseListener(l));
     const names = this.routing.ifaces.map((i) => i.name);
     const evaluator = (rs: Ruleset): TableEvaluator =>
       options.evaluator === 'reference'
@@ -328,7 +339,14 @@ export class Netns {
       addressType: (family, addr, iface) => this.routing.addressType(family, addr, iface),
       statisticRandom: (probability) => this.statisticRandom(probability),
     };
-    this.kernel = new Kernel(this.routing, new ConntrackTable(), sockets, evaluator(this.ruleset4), evaluator(this.ruleset6), options.ipForward ?? false);
+    const ct = new ConntrackTable();
+    if (options.conntrackMax !== undefined) {
+      if (!Number.isSafeInteger(options.conntrackMax) || options.conntrackMax < 1 || options.conntrackMax > MAX_CONNTRACK_MAX) {
+        bad('BAD_CONFIG', `conntrackMax (nf_conntrack_max) must be an integer from 1 to ${MAX_CONNTRACK_MAX}, not ${String(options.conntrackMax)}`);
+      }
+      ct.max = options.conntrackMax;
+    }
+    this.kernel = new Kernel(this.routing, ct, sockets, evaluator(this.ruleset4), evaluator(this.ruleset6), options.ipForward ?? false);
     this.kernel.ctEnabled4 = options.conntrack ?? needsConntrack(this.ruleset4);
     this.kernel.ctEnabled6 = options.conntrack ?? needsConntrack(this.ruleset6);
   }
@@ -399,6 +417,8 @@ export class Netns {
    * prints.
    */
   connect(spec: ConnectSpec, options: CallOptions = {}): ConnectResult {
+    expectArgument(spec, 'object', 'spec');
+    expectArgument(options, 'object', 'options');
     const tr = options.trace === false ? null : new TraceRecorder();
     try {
       return this.run(spec, tr);
@@ -413,6 +433,8 @@ export class Netns {
    * Results carry the probability of their branch.
    */
   connectAll(spec: ConnectSpec, options: CallOptions = {}): ConnectResult[] {
+    expectArgument(spec, 'object', 'spec');
+    expectArgument(options, 'object', 'options');
     const out: ConnectResult[] = [];
     const saved = this.kernel;
     const ports = [this.nextLocalPort, this.nextRemotePort] as const;
@@ -446,6 +468,9 @@ export class Netns {
    * `tcp > 10.96.0.10:80 uid 1000` (sent by a local process). See {@link parsePacketSpec}.
    */
   trace(packet: string | PacketSpec, options: CallOptions = {}): ConnectResult {
+    expectArgument(packet, ['string', 'object'], 'packet');
+    expectArgument(options, 'object', 'options');
+    if (typeof packet !== 'string') expectFields(packet, { family: 'integer', proto: 'integer', dst: 'array', groups: 'array', origin: 'string' }, 'packet');
     const spec = typeof packet === 'string' ? parsePacketSpec(packet) : packet;
     const tr = options.trace === false ? null : new TraceRecorder();
     try {
@@ -570,7 +595,8 @@ export class Netns {
     const label = proto === PROTO.TCP ? 'SYN' : 'UDP';
     const flags = proto === PROTO.TCP ? TCP_FLAGS.SYN : 0;
     if (spec.from === 'local') {
-      if (!Number.isInteger(spec.uid) || spec.uid < 0) bad('BAD_PROBE', `bad uid "${spec.uid}"`);
+      if (!Number.isInteger(spec.uid) || spec.uid < 0 || spec.uid > 0xffffffff) bad('BAD_PROBE', `bad uid "${spec.uid}" (a uid is from 0 to 4294967295)`);
+      if (spec.gid !== undefined && (!Number.isInteger(spec.gid) || spec.gid < 0 || spec.gid > 0xffffffff)) bad('BAD_PROBE', `bad gid "${spec.gid}" (a gid is from 0 to 4294967295)`);
       const owner: SocketView = { uid: spec.uid, gid: spec.gid ?? spec.uid, groups: spec.groups ?? [] };
       let src: number[] | null = null;
       if (spec.src !== undefined) {

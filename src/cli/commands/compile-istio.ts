@@ -11,6 +11,7 @@ import { detectEnableIPv6, type IstioConfig, parseResolvConf, splitDnsServers } 
 import { formatIstioResult, ISTIO_OUTPUT_FORMATS, type IstioOutputFormat } from '../../mesh/istio/format.js';
 import { readPod } from '../../mesh/pod.js';
 import { type CliIO, EXIT_OK, SourceError, UsageError, reportCliError } from '../io.js';
+import { pushAll } from '../../limits.js';
 
 /**
  * `netfilter-sim compile istio --help`.
@@ -121,10 +122,11 @@ export async function runCompileIstio(args: string[], io: CliIO): Promise<number
     const warnings = line.ignored.map((a) => `ignored argument "${a}" (istio-iptables takes no positional arguments)`);
     const fields: { -readonly [K in keyof IstioConfig]?: IstioConfig[K] } = {};
     const servers: string[] = [];
-    for (const list of own.values.get('dns-servers') ?? []) servers.push(...list.split(',').filter((s) => s !== ''));
+    for (const list of own.values.get('dns-servers') ?? []) pushAll(servers, list.split(',').filter((s) => s !== ''));
     for (const file of own.values.get('resolv-conf') ?? []) {
       const r = parseResolvConf(io.readFile(file));
-      servers.push(...r.dnsServersV4, ...r.dnsServersV6);
+      pushAll(servers, r.dnsServersV4);
+      pushAll(servers, r.dnsServersV6);
     }
     if (servers.length > 0) Object.assign(fields, splitDnsServers(servers));
     const podIPs = own.values.get('pod-ips');
@@ -252,7 +254,7 @@ function extractOwnOptions(
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     if (a === '--') {
-      rest.push(...args.slice(i));
+      pushAll(rest, args.slice(i));
       break;
     }
     if (a === '-h' || a === '--help') {

@@ -14,6 +14,7 @@ import { detectEnableIPv6, type IstioConfig, istioConfig } from './config.js';
 import { ISTIO_CNI_ANNOTATIONS, ISTIO_CNI_DEFAULTS, ISTIO_ENV_DEFAULTS } from './defaults.js';
 import { parseGoPrefix } from './netip.js';
 import type { Pod, PodContainer } from '../pod.js';
+import { expectArgument, expectFields } from '../../guard.js';
 
 /**
  * What istio-cni reads besides the pod: its own environment on the node and its CNI config.
@@ -97,6 +98,8 @@ export interface IstioCniResult extends IstioCompileResult {
  * ```
  */
 export function compileIstioCni(input: IstioCniInput): IstioCniResult {
+  expectArgument(input, 'object', 'input');
+  expectFields(input.pod, { annotations: 'object', labels: 'object', containers: 'array', initContainers: 'array' }, 'input.pod');
   const { pod } = input;
   const skip = skipReason(pod, input.excludeNamespaces ?? []);
   if (skip !== null) {

@@ -18,6 +18,8 @@ import {
 } from './defaults.js';
 import { formatGoPrefix, isGo4, isGoLoopback, parseGoPrefix } from './netip.js';
 import { type IstioShape, istioShape, parseIstioVersion, unsupportedShape } from './version.js';
+import { pushAll } from '../../limits.js';
+import { expectArgument } from '../../guard.js';
 
 const { ISTIO_OUTPUT, ISTIO_OUTPUT_DNS, ISTIO_INBOUND, ISTIO_DIVERT, ISTIO_TPROXY, ISTIO_REDIRECT, ISTIO_IN_REDIRECT, ISTIO_DROP } =
   ISTIO_CHAINS;
@@ -123,6 +125,8 @@ export interface IstioCompileResult {
  * ```
  */
 export function compileIstio(config: Partial<IstioConfig>, options: IstioCompileOptions = {}): IstioCompileResult {
+  expectArgument(config, 'object', 'config');
+  expectArgument(options, 'object', 'options');
   const cfg = resolveIstioConfig(istioConfig(config), options.envoyUserUID);
   if (cfg.nativeNftables) {
     fail('UNSUPPORTED', '--native-nftables writes nftables rules (tools/istio-nftables); only the iptables mode is simulated');
@@ -158,8 +162,8 @@ export function compileIstio(config: Partial<IstioConfig>, options: IstioCompile
   const restore: IstioRestore[] = [{ family: 4, text: b.buildV4Restore() }];
   if (cfg.enableIPv6) restore.push({ family: 6, text: b.buildV6Restore() });
   const commands = [...stateCheck];
-  for (const r of restore) commands.push(...r.text.split('\n').filter((l) => l !== ''));
-  commands.push(...finalSaves);
+  for (const r of restore) pushAll(commands, r.text.split('\n').filter((l) => l !== ''));
+  pushAll(commands, finalSaves);
 
   return { config: cfg, restore, commands, ipCommands: routeCommands(cfg), rules, warnings };
 }

@@ -9,6 +9,7 @@ import type { Ruleset } from '../../model/types.js';
 import { printIptablesSave } from '../../print/save.js';
 import { parseIptablesSave } from '../../syntax/save.js';
 import type { IstioCompileResult } from './compile.js';
+import { expectArgument, expectFields } from '../../guard.js';
 
 /**
  * The output formats of `compile istio` / `compile istio-cni`.
@@ -40,6 +41,8 @@ export const ISTIO_OUTPUT_FORMATS: readonly IstioOutputFormat[] = ['save', 'rest
  * ```
  */
 export function formatIstioRestore(result: IstioCompileResult): string {
+  expectArgument(result, 'object', 'result');
+  expectFields(result, { restore: 'array' }, 'result');
   return result.restore.map((r) => r.text).join('');
 }
 
@@ -52,6 +55,8 @@ export function formatIstioRestore(result: IstioCompileResult): string {
  * ```
  */
 export function formatIstioCommands(result: IstioCompileResult): string {
+  expectArgument(result, 'object', 'result');
+  expectFields(result, { commands: 'array', restore: 'array' }, 'result');
   return result.commands.length === 0 ? '' : `${result.commands.join('\n')}\n`;
 }
 
@@ -67,6 +72,8 @@ export function formatIstioCommands(result: IstioCompileResult): string {
  * ```
  */
 export function istioRulesets(result: IstioCompileResult): Ruleset[] {
+  expectArgument(result, 'object', 'result');
+  expectFields(result, { restore: 'array' }, 'result');
   return result.restore.map((r) => {
     const { ruleset, diagnostics } = parseIptablesSave(r.text, { family: r.family, mode: 'strict' });
     const errors = diagnostics.filter((d) => d.severity === 'error');
@@ -87,6 +94,8 @@ export function istioRulesets(result: IstioCompileResult): Ruleset[] {
  * ```
  */
 export function formatIstioSave(result: IstioCompileResult): string {
+  expectArgument(result, 'object', 'result');
+  expectFields(result, { restore: 'array' }, 'result');
   return istioRulesets(result).map((rs) => printIptablesSave(rs)).join('');
 }
 
