@@ -86,18 +86,21 @@ for (const n of KUBE) {
     return (t ^ (t >>> 14)) >>> 0;
   };
   const hit = new Set();
-  const t = performance.now();
+  // Only the connects are timed (finding each probe's class is bookkeeping of this bench).
+  let connectMs = 0;
   let n = 0;
   for (; n < SAMPLE_BUDGET && hit.size < ex.classes.length; n++) {
     const a = rand();
     const probe = { uid: rand(), gid: rand(), dst: `${a >>> 24}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}:${1 + (rand() % 65535)}` };
     hit.add(ex.classes.indexOf(classOf(ex, probe)));
+    const c0 = performance.now();
     ns.connect({ from: 'local', ...probe, sport: 41000 }, { trace: false });
+    connectMs += performance.now() - c0;
     if (n % 4096 === 4095) ns.flushConntrack();
   }
-  const sampleMs = performance.now() - t;
+  const sampleMs = connectMs;
   results.sampling.push({ pod: pod.name, exploreMs, classes: ex.classes.length, probes: n, classesHit: hit.size, sampleMs });
-  rows.push([`sampling ${pod.name} (local, IPv4)`, `${(sampleMs / 1000).toFixed(2)} s`, `${hit.size} of ${ex.classes.length} classes hit`, `${n} probes; explore: ${exploreMs.toFixed(1)} ms for all`]);
+  rows.push([`sampling ${pod.name} (local, IPv4), connect time`, `${(sampleMs / 1000).toFixed(2)} s`, `${hit.size} of ${ex.classes.length} classes hit`, `${n} probes; explore: ${exploreMs.toFixed(1)} ms for all`]);
 }
 
 const width = rows[0].map((_, k) => Math.max(...rows.map((r) => r[k].length)));
