@@ -2,6 +2,6 @@
 // Run after `npm run build`: node examples/explore-laws.mjs
 import { linkerdCapture, proveCaptureLaws, explainCounterexample } from 'netfilter-sim';
 
-const r = proveCaptureLaws(linkerdCapture({ incomingProxyPort: 4143, outgoingProxyPort: 4140, proxyUid: 2102, outboundPortsToIgnore: ['4567', '4568'] }));
-if (!r.holds) throw new Error(explainCounterexample(r.counterexample));
-console.log(`${r.law}: holds (${r.cells} cells)`);
+const proof = proveCaptureLaws(linkerdCapture({ incomingProxyPort: 4143, outgoingProxyPort: 4140, proxyUid: 2102, outboundPortsToIgnore: ['4567', '4568'] }));
+if (!proof.holds) throw new Error(explainCounterexample(proof.counterexample));
+console.log(`${proof.law}: holds (${proof.cells} cells)`);
