@@ -18,11 +18,24 @@ export const MAX_RULES = 1 << 20;
 /** Nesting depth of a YAML/JSON manifest (mappings and sequences). Kubernetes objects use about 10. */
 export const MAX_MANIFEST_DEPTH = 64;
 
+/**
+ * Bytes of YAML one manifest may have (2 MiB; etcd keeps objects up to 1.5 MiB). The yaml package
+ * needs tens of bytes of memory per byte of input; JSON manifests are read with `JSON.parse` and
+ * only the input limit applies.
+ */
+export const MAX_YAML_BYTES = 2 * 1024 * 1024;
+
 /** Arguments one argv-style parse accepts (an iptables command, a proxy-init or istio-iptables command line). */
 export const MAX_ARGS = 65_536;
 
 /** Characters of one argument given as a string where an argv array is also accepted. */
 export const MAX_ARG_STRING_LENGTH = 1024 * 1024;
+
+/**
+ * Rule-level trace events (`rule`, `return`) one traced call keeps; past it they are counted in
+ * `ConnectResult.traceOmitted`. Hook, verdict, conntrack, NAT and routing events are all kept.
+ */
+export const MAX_TRACE_RULE_EVENTS = 65_536;
 
 /** Worker threads a batch or pool may start. */
 export const MAX_WORKERS = 64;

@@ -3,7 +3,7 @@
  * can run commands in-process.
  * @internal
  */
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { MAX_INPUT_BYTES } from '../limits.js';
 import { NetfilterSimError, formatDiagnostic, type Diagnostic } from '../errors.js';
 
@@ -201,6 +201,31 @@ export function colorFromEnv(env: Readonly<Record<string, string | undefined>>, 
   return isTTY && env['TERM'] !== 'dumb';
 }
 
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Writes to a file descriptor before returning. `process.stdout.write` queues what a slow reader
+ * (a pipe to `less`, a CI log) has not taken yet, so large output (JSON written in pieces) would
+ * pile up in memory; waiting here keeps memory bounded.
+ */
+function writeAll(fd: number, text: string): void {
+  const buf = Buffer.from(text, 'utf8');
+  let off = 0;
+  while (off < buf.length) {
+    try {
+      off += writeSync(fd, buf, off);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EAGAIN') {
+        Atomics.wait(pause, 0, 0, 2);
+        continue;
+      }
+      if (code === 'EPIPE') process.exit(0);
+      throw e;
+    }
+  }
+}
+
 /** The real process's I/O. */
 export function processIO(): CliIO {
   const env = process.env;
@@ -212,7 +237,7 @@ export function processIO(): CliIO {
     });
   }
   return {
-    stdout: (t) => void process.stdout.write(t),
+    stdout: (t) => writeAll(1, t),
     stderr: (t) => void process.stderr.write(t),
     readFile: (p) => readInput(p, undefined, (m) => void process.stderr.write(`netfilter-sim: warning: ${m}\n`)),
     color: colorFromEnv(env, !!process.stdout.isTTY),

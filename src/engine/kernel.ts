@@ -588,6 +588,10 @@ export class Kernel implements TargetHost {
     const out = r.dev!;
     p.outIface = out.name;
     p.outIndex = out.index;
+    // ip_forward / ip6_forward: a packet with TTL 1 (or less) is not forwarded (ICMP time
+    // exceeded); the TTL is decremented before the FORWARD hook sees it.
+    if (p.ttl <= 1) return dropped(p, tr, null, p.family === 4 ? 'TTL exceeded in transit' : 'hop limit exceeded in transit');
+    p.ttl -= 1;
     if (this.runHook(NF_INET.FORWARD, p, tr) !== NF_ACCEPT) return dropped(p, tr, 'FORWARD', null);
     if (this.runHook(NF_INET.POST_ROUTING, p, tr) !== NF_ACCEPT) return dropped(p, tr, 'POSTROUTING', null);
     if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'wire', dev: out.name, src: addressText(p.src, p.family), sport: p.sport, dst: addressText(p.dst, p.family), dport: p.dport });

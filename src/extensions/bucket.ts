@@ -13,21 +13,23 @@ export interface Bucket {
   prev: bigint;
 }
 
-/** A fresh, full bucket at time `now` (scale units). */
-export function newBucket(avg: bigint, burst: bigint, now: bigint): Bucket {
-  return { credit: avg * burst, prev: now };
+/** A fresh, full bucket holding `cap` at time `now` (in credit units). */
+export function newBucket(cap: bigint, now: bigint): Bucket {
+  return { credit: cap, prev: now };
 }
 
-/** Refills `b` up to `avg * burst` for the time since its last packet, then takes `avg` if it can. */
-export function takeToken(b: Bucket, avg: bigint, burst: bigint, now: bigint): boolean {
-  const cap = avg * burst;
+/**
+ * Refills `b` (one credit per unit of time since its last packet, at most `cap`), then takes
+ * `cost` if it has that much: whether the packet got through.
+ */
+export function takeToken(b: Bucket, cost: bigint, cap: bigint, now: bigint): boolean {
   if (now > b.prev) {
     b.credit += now - b.prev;
     if (b.credit > cap) b.credit = cap;
   }
   b.prev = now;
-  if (b.credit >= avg) {
-    b.credit -= avg;
+  if (b.credit >= cost) {
+    b.credit -= cost;
     return true;
   }
   return false;

@@ -72,6 +72,23 @@ import { REJECT } from './target/REJECT.js';
 import { SNAT } from './target/SNAT.js';
 import { TPROXY } from './target/TPROXY.js';
 import { TRACE } from './target/TRACE.js';
+import { CHECKSUM } from './target/CHECKSUM.js';
+import { AUDIT } from './target/AUDIT.js';
+import { CLASSIFY } from './target/CLASSIFY.js';
+import { CONNSECMARK } from './target/CONNSECMARK.js';
+import { SECMARK } from './target/SECMARK.js';
+import { DSCP } from './target/DSCP.js';
+import { TOS } from './target/TOS.js';
+import { TTL, HL } from './target/TTL.js';
+import { NFQUEUE } from './target/NFQUEUE.js';
+import { TEE } from './target/TEE.js';
+import { SYNPROXY } from './target/SYNPROXY.js';
+import { IDLETIMER } from './target/IDLETIMER.js';
+import { TCPMSS } from './target/TCPMSS.js';
+import { TCPOPTSTRIP } from './target/TCPOPTSTRIP.js';
+import { ECN } from './target/ECN.js';
+import { NETMAP } from './target/NETMAP.js';
+import { DNPT, SNPT } from './target/NPT.js';
 import type { MatchExtension, TargetExtension } from './types.js';
 
 const MATCH_LIST: readonly MatchExtension[] = [
@@ -83,6 +100,8 @@ const MATCH_LIST: readonly MatchExtension[] = [
 
 const TARGET_LIST: readonly TargetExtension[] = [
   CONNMARK, CT, DNAT, LOG, MARK, MASQUERADE, NFLOG, NOTRACK, REDIRECT, REJECT, SNAT, TPROXY, TRACE,
+  CHECKSUM, AUDIT, CLASSIFY, CONNSECMARK, SECMARK, DSCP, TOS, TTL, HL, NFQUEUE, TEE, SYNPROXY, IDLETIMER,
+  TCPMSS, TCPOPTSTRIP, ECN, NETMAP, DNPT, SNPT,
 ];
 
 function byName<E extends MatchExtension | TargetExtension>(list: readonly E[]): Map<string, E> {

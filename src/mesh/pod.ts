@@ -10,7 +10,7 @@
 import { parseAllDocuments } from 'yaml';
 import { NetfilterSimError, diagnostic } from '../errors.js';
 import { expectArgument } from '../guard.js';
-import { MAX_MANIFEST_DEPTH, pushAll } from '../limits.js';
+import { MAX_MANIFEST_DEPTH, MAX_YAML_BYTES, pushAll, utf8Length } from '../limits.js';
 
 /**
  * A container port (`containers[].ports[]`).
@@ -327,6 +327,29 @@ export function serviceFromObject(obj: unknown): Service {
 export function readManifests(text: string): unknown[] {
   expectArgument(text, 'string', 'manifest text');
   flowDepthWithin(text);
+  // JSON (what kubectl get -o json prints) is read by JSON.parse: the yaml package needs tens of
+  // bytes of memory per byte of input, JSON.parse a few.
+  if (/^\s*[[{]/.test(text)) {
+    let json: unknown;
+    let parsed = false;
+    try {
+      json = JSON.parse(text);
+      parsed = true;
+    } catch {
+      // not JSON after all (flow-style YAML): the yaml package reads it below
+    }
+    if (parsed) {
+      const v = checkedDepth(json);
+      if (v === null || v === undefined) return [];
+      const out: unknown[] = [];
+      if (isObj(v) && v['kind'] === 'List' && Array.isArray(v['items'])) pushAll(out, v['items']);
+      else out.push(v);
+      return out;
+    }
+  }
+  if (text.length > MAX_YAML_BYTES && utf8Length(text) > MAX_YAML_BYTES) {
+    bad(`the YAML manifest is ${utf8Length(text)} bytes; netfilter-sim reads YAML up to ${MAX_YAML_BYTES} bytes (2 MiB; JSON up to the input limit)`);
+  }
   let docs: ReturnType<typeof parseAllDocuments>;
   try {
     docs = parseAllDocuments(text);
@@ -368,6 +391,10 @@ function manifestValue(doc: { toJS(): unknown }): unknown {
     if (e instanceof RangeError) tooDeep();
     throw e;
   }
+  return checkedDepth(v);
+}
+
+function checkedDepth(v: unknown): unknown {
   // Iterative depth check: a manifest nested deeper than Kubernetes objects ever are is refused.
   const todo: [unknown, number][] = [[v, 0]];
   while (todo.length > 0) {

@@ -120,4 +120,9 @@ export interface PacketView {
    * `addr`/`prefix` (`connlimit`); absent means none are counted.
    */
   connCount?(addr: readonly number[], prefix: number, daddr: boolean): number;
+  /**
+   * The namespace's `recent` list `name` (`/proc/net/xt_recent/NAME`), keyed by family and
+   * masked address; absent means an empty list for every packet.
+   */
+  recentTable?(name: string): Map<string, { stamps: number[]; ttl: number }>;
 }

@@ -114,6 +114,40 @@ interface Loaded {
 /** An option candidate for getopt matching. */
 type Candidate = { readonly main: MainOpt } | { readonly loaded: Loaded; readonly def: OptionDef; readonly alias?: string };
 
+interface PrefixEntry {
+  first: Candidate;
+  exact: Candidate | undefined;
+  keys: string[];
+  by: Loaded | null;
+}
+
+function prefixKey(c: Candidate): string {
+  return 'main' in c ? `main:${c.main.short}` : `${c.loaded.span.offset}:${canonicalDefName(c)}`;
+}
+
+/** Adds every prefix of `c`'s name to `index`; a later `by` (a newer extension) is chosen first. */
+function indexPrefixes(index: Map<string, PrefixEntry>, c: Candidate, by: Loaded | null): void {
+  const name = candidateName(c);
+  const key = prefixKey(c);
+  for (let n = 1; n <= name.length; n++) {
+    const p = name.slice(0, n);
+    const e = index.get(p);
+    if (!e) {
+      index.set(p, { first: c, exact: n === name.length ? c : undefined, keys: [key], by });
+      continue;
+    }
+    if (n === name.length && (e.exact === undefined || (by !== null && e.by !== by))) e.exact = c;
+    if (by !== null && e.by !== by) {
+      e.first = c;
+      e.by = by;
+    }
+    if (!e.keys.includes(key) && e.keys.length < 2) e.keys.push(key);
+  }
+}
+
+const MAIN_PREFIXES = new Map<string, PrefixEntry>();
+for (const m of MAIN_OPTS) indexPrefixes(MAIN_PREFIXES, { main: m }, null);
+
 function candidateName(c: Candidate): string {
   return 'main' in c ? c.main.name : (c.alias ?? c.def.name);
 }
@@ -204,37 +238,37 @@ export function parseCommandTokens(tokens: readonly Token[], options: CommandOpt
     return out;
   };
 
-  // Every prefix of every option name, with the option it selects first (main options, then the
-  // most recently loaded extension) and up to two distinct options it could mean. Kept up to date
-  // as extensions load, so that finding an option costs its length, not the number of options
-  // loaded so far (a command with thousands of -m would otherwise be quadratic).
-  const prefixes = new Map<string, { first: Candidate; exact: Candidate | undefined; keys: string[]; by: Loaded | null }>();
-  const keyOf = (c: Candidate): string => ('main' in c ? `main:${c.main.short}` : `${c.loaded.span.offset}:${canonicalDefName(c)}`);
-  const index = (c: Candidate, by: Loaded | null): void => {
+  // Extension option names, exactly (the most recently loaded extension first), and, once an
+  // abbreviation is seen, every prefix of them with the option it selects first and up to two
+  // distinct options it could mean. Both are kept up to date as extensions load, so that finding an
+  // option costs its length, not the number of options loaded so far (a command with thousands of
+  // -m would otherwise be quadratic). Main options, which come first, are in MAIN_PREFIXES.
+  const exactExt = new Map<string, { c: Candidate; by: Loaded }>();
+  let prefixes: Map<string, PrefixEntry> | null = null;
+  const indexOne = (l: Loaded, c: Candidate): void => {
     const name = candidateName(c);
-    const key = keyOf(c);
-    for (let n = 1; n <= name.length; n++) {
-      const p = name.slice(0, n);
-      const e = prefixes.get(p);
-      if (!e) {
-        prefixes.set(p, { first: c, exact: n === name.length ? c : undefined, keys: [key], by });
-        continue;
-      }
-      if (n === name.length && (e.exact === undefined || (by !== null && !('main' in e.exact) && e.exact.loaded !== by))) e.exact = c;
-      if (by !== null && e.by !== by && !('main' in e.first)) {
-        e.first = c;
-        e.by = by;
-      }
-      if (!e.keys.includes(key) && e.keys.length < 2) e.keys.push(key);
-    }
+    const e = exactExt.get(name);
+    if (!e || e.by !== l) exactExt.set(name, { c, by: l });
+    if (prefixes) indexPrefixes(prefixes, c, l);
   };
-  for (const m of MAIN_OPTS) index({ main: m }, null);
   const indexLoaded = (l: Loaded): void => {
     for (const def of l.ext.options) {
       if (def.family !== undefined && def.family !== family) continue;
-      index({ loaded: l, def }, l);
-      for (const alias of def.aliases ?? []) index({ loaded: l, def, alias }, l);
+      indexOne(l, { loaded: l, def });
+      for (const alias of def.aliases ?? []) indexOne(l, { loaded: l, def, alias });
     }
+  };
+  const prefixIndex = (): Map<string, PrefixEntry> => {
+    if (prefixes) return prefixes;
+    const built = new Map<string, PrefixEntry>();
+    const all = targetLoaded ? [...loaded, targetLoaded] : [...loaded];
+    all.sort((a, b) => a.span.offset - b.span.offset);
+    for (const l of all) for (const def of l.ext.options) {
+      if (def.family !== undefined && def.family !== family) continue;
+      indexPrefixes(built, { loaded: l, def }, l);
+      for (const alias of def.aliases ?? []) indexPrefixes(built, { loaded: l, def, alias }, l);
+    }
+    return (prefixes = built);
   };
 
   // Option names each loaded extension has seen, for "can only be used once" in constant time.
@@ -248,14 +282,18 @@ export function parseCommandTokens(tokens: readonly Token[], options: CommandOpt
   };
 
   const findLong = (name: string, t: Token): Candidate | undefined => {
-    const e = prefixes.get(name);
-    if (!e) return undefined;
-    if (e.exact) return e.exact;
-    if (e.keys.length > 1) {
+    const m = MAIN_PREFIXES.get(name);
+    if (m?.exact) return m.exact;
+    const x = exactExt.get(name);
+    if (x) return x.c;
+    const e = prefixIndex().get(name);
+    if (!m && !e) return undefined;
+    const keys = new Set([...(m?.keys ?? []), ...(e?.keys ?? [])]);
+    if (keys.size > 1) {
       const prefixed = candidates().filter((c) => candidateName(c).startsWith(name));
       fail('UNKNOWN_OPTION', `option "--${name}" is ambiguous (${prefixed.map((c) => '--' + candidateName(c)).join(', ')})`, t.span, t.text);
     }
-    return e.first;
+    return m?.first ?? e!.first;
   };
 
   let i = 0;

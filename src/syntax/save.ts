@@ -228,7 +228,7 @@ function lineStart(text: string, offset: number): number {
  */
 export function counterPastLimit(packets: string, bytes: string): string | undefined {
   for (const [what, v] of [['packet', packets], ['byte', bytes]] as const) {
-    if (v.length > 16 && BigInt(v) > BigInt(Number.MAX_SAFE_INTEGER)) {
+    if (v.length >= 16 && BigInt(v) > BigInt(Number.MAX_SAFE_INTEGER)) {
       return `${what} counter ${v.length > 40 ? v.slice(0, 40) + '…' : v} is past ${Number.MAX_SAFE_INTEGER} (2^53 - 1), the largest counter netfilter-sim keeps exactly`;
     }
   }

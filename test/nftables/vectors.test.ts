@@ -3,10 +3,10 @@
  * and `formatNftRuleset` prints exactly what `nft list ruleset` printed after the kernel loaded
  * it (`kernel` in cases.json). Where the kernel refused the script, we refuse it on the same line.
  *
- * The vectors are read from test/fixtures (when copied there with their attribution) or from
- * ../shared/vectors; without either the suite skips with a warning, and fails under CI=true.
+ * The vectors are those of test/fixtures/istio-nftables and test/fixtures/istio-ambient (Apache-2.0,
+ * see the ATTRIBUTION.md of each).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NetfilterSimError } from '../../src/errors.js';
@@ -23,12 +23,6 @@ interface VectorCase {
   readonly kernel: KernelListing;
 }
 
-function vectorDir(name: string): string | undefined {
-  for (const d of [join(import.meta.dirname, '../fixtures', name), join(import.meta.dirname, '../../../shared/vectors', name)]) {
-    if (existsSync(join(d, 'cases.json'))) return d;
-  }
-  return undefined;
-}
 
 function nftCases(dir: string): [string, VectorCase][] {
   const cases = JSON.parse(readFileSync(join(dir, 'cases.json'), 'utf8')) as Record<string, VectorCase>;
@@ -36,19 +30,7 @@ function nftCases(dir: string): [string, VectorCase][] {
 }
 
 for (const name of ['istio-nftables', 'istio-ambient']) {
-  const dir = vectorDir(name);
-  if (!dir) {
-    if (process.env['CI'] === 'true') {
-      describe(`${name} vectors`, () => {
-        it('are present', () => {
-          throw new Error(`the ${name} vectors are in neither test/fixtures/${name} nor ../shared/vectors/${name}`);
-        });
-      });
-    } else {
-      console.warn(`[vectors] skipping ${name}: not in test/fixtures nor ../shared/vectors`);
-    }
-    continue;
-  }
+  const dir = join(import.meta.dirname, '../fixtures', name);
   describe(`${name} vectors: fmt equals the kernel's nft list ruleset`, () => {
     const cases = nftCases(dir);
     it('has the nft cases', () => {

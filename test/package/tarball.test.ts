@@ -55,6 +55,7 @@ interface PackFile {
 }
 interface PackResult {
   filename: string;
+  version: string;
   size: number;
   unpackedSize: number;
   files: PackFile[];
@@ -235,6 +236,13 @@ export { parsed, texts, nets };
     const dir = 'node_modules/netfilter-sim/examples/mesh';
     const out = ok('npx', ['--no', '--', 'netfilter-sim', 'mesh', 'linkerd', '--client', `${dir}/web.yaml`, '--server', `${dir}/api.yaml`], app);
     expect(out).toContain('verdict: meshed (both proxies were traversed)');
+  });
+
+  it('runs the bin: npx netfilter-sim version, and its bash completion script parses', () => {
+    expect(ok('npx', ['--no', '--', 'netfilter-sim', 'version'], app)).toBe(`${pack.version}\n`);
+    const script = ok('npx', ['--no', '--', 'netfilter-sim', 'completion', 'bash'], app);
+    expect(script).toContain('complete -o default -F _netfilter_sim netfilter-sim');
+    ok('bash', ['-n'], app, script);
   });
 
   it('runs the bin: npx netfilter-sim fmt - reads standard input', () => {

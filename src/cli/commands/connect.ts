@@ -307,6 +307,8 @@ export async function runConnect(args: string[], io: CliIO): Promise<number> {
     const ns = new Netns(built.options);
     const color = useColor(values, io);
     const results = values.enumerate ? ns.connectAll(spec) : [ns.connect(spec)];
+    const omitted = results.reduce((sum, r) => sum + (r.traceOmitted ?? 0), 0);
+    if (omitted > 0) io.stderr(`netfilter-sim connect: warning: traces keep the first 65536 rule events per call; ${omitted} more were left out\n`);
     if (values.enumerate) {
       const covered = results.reduce((sum, r) => sum + (r.probability ?? 0), 0);
       if (covered < 1 - 1e-9) {

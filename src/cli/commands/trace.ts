@@ -63,6 +63,7 @@ export async function runTrace(args: string[], io: CliIO): Promise<number> {
     sources = built.sources;
     const ns = new Netns(built.options);
     const r = ns.trace(packet);
+    if (r.traceOmitted) io.stderr(`netfilter-sim trace: warning: the trace keeps the first 65536 rule events; ${r.traceOmitted} more were left out\n`);
     const color = useColor(values, io);
     if (values.json) {
       writeJson(r, io.stdout);

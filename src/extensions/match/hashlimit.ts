@@ -348,10 +348,10 @@ export const hashlimit: MatchExtension<HashlimitOptions> = {
       const now = toUnits(p.now ?? 0, 1_000_000);
       let b = buckets.get(key);
       if (!b) {
-        b = newBucket(avg, burst, now);
+        b = newBucket(avg * burst, now);
         buckets.set(key, b);
       }
-      return takeToken(b, avg, burst, now) !== above;
+      return takeToken(b, avg, avg * burst, now) !== above;
     };
   },
   assumption(o) {
