@@ -60,6 +60,10 @@ export type {
   MeshName, MeshVerdict, MeshService, ValidatorResult, MeshFormat, MeshRenderOptions, PrepareMeshPodOptions,
 } from './mesh/scenario/index.js';
 export * from './laws/index.js';
+export { explore, classOf, expectedFor, renderExplore, addressRangeText } from './explore/index.js';
+export type { ExploreOptions, ExploreResult, ExploreClass, ExploreBox, ExploreOutcome, ExploreFrom } from './explore/index.js';
+export { simulateMeshAllPorts, renderMeshAllPorts, renderPortVerdicts } from './mesh/scenario/all-ports.js';
+export type { MeshAllPortsResult, PortVerdict, UidVerdicts } from './mesh/scenario/all-ports.js';
 export {
   parseNftRuleset, parseNftRulesetOrThrow, formatNftRuleset, nftLoadErrors, printNftRuleset, printNftRule, printNftTable, checkNftRuleset, detectRulesSyntax,
   type NftParseResult, type NftParseOptions, type NftCheckOptions, type RulesSyntax,

@@ -7,6 +7,7 @@ import { runCheck } from './commands/check.js';
 import { runCompile } from './commands/compile.js';
 import { runConnect } from './commands/connect.js';
 import { runDemo } from './commands/demo.js';
+import { runExplore } from './commands/explore.js';
 import { runTrace } from './commands/trace.js';
 import { runFmt } from './commands/fmt.js';
 import { runMesh } from './commands/mesh.js';
@@ -22,6 +23,7 @@ const COMMANDS: Record<string, { run: Command; summary: string }> = {
   check: { run: runCheck, summary: 'check a rule set as the kernel would load it (chains, loops, placement)' },
   connect: { run: runConnect, summary: 'simulate a TCP connection (or UDP datagram) through a pod\'s rules' },
   trace: { run: runTrace, summary: 'trace one packet through every hook it visits' },
+  explore: { run: runExplore, summary: 'every connection, not samples: the exact classes of probes that share one outcome' },
   compile: { run: runCompile, summary: 'print the rules a mesh component writes (linkerd, istio, …)' },
   mesh: { run: runMesh, summary: 'a connection between two meshed pods, end to end: verdict, hops, diagnosis' },
   demo: { run: runDemo, summary: 'a Linkerd client and server on built-in defaults, traced and explained' },

@@ -26,6 +26,7 @@ import { ReferenceInterpreter } from './interpret.js';
 import { Kernel, SocketTable } from './kernel.js';
 import type { PathResult } from './kernel.js';
 import { lowerRuleset } from './lower.js';
+import type { LoweredRuleset } from './lower.js';
 import { PacketState } from './packet-state.js';
 import type { PacketHost, SocketRecord } from './packet-state.js';
 import { parseEndpoint, parsePacketSpec } from './probe.js';
@@ -107,6 +108,11 @@ export interface NetnsOptions {
    * needs it (NAT targets, conntrack/state/connmark matches, CT/CONNMARK targets).
    */
   readonly conntrack?: boolean;
+  /**
+   * Replaces each family's lowered program before it runs (`explore` records facts with it).
+   * @internal
+   */
+  readonly instrument?: (program: LoweredRuleset) => LoweredRuleset;
   /**
    * `net.netfilter.nf_conntrack_max`: connections the table holds. A new connection past it is
    * dropped, and the trace says so ("nf_conntrack: table full, dropping packet"). Default 262144,
@@ -390,7 +396,9 @@ export class Netns {
     for (const l of options.listen ?? []) pushAll(sockets.listeners, parseListener(l));
     const names = this.routing.ifaces.map((i) => i.name);
     const evaluator = (rs: Ruleset): TableEvaluator =>
-      options.evaluator === 'reference' ? new ReferenceInterpreter(rs, registry) : new LoweredEvaluator(lowerRuleset(rs, names, registry));
+      options.evaluator === 'reference'
+        ? new ReferenceInterpreter(rs, registry)
+        : new LoweredEvaluator(options.instrument ? options.instrument(lowerRuleset(rs, names, registry)) : lowerRuleset(rs, names, registry));
     this.rng = mulberry32(options.seed ?? 1);
     this.clock = options.clock ?? 0;
     if (!Number.isFinite(this.clock) || this.clock < 0) bad('BAD_CONFIG', `clock must be a number of seconds since the epoch, not ${String(options.clock)}`);

@@ -189,7 +189,8 @@ function loadRules(rules: string | Ruleset | undefined, family: Family): Ruleset
   return r.ruleset;
 }
 
-function parsed(setup: CaptureSetup): Parsed {
+/** @internal */
+export function parsed(setup: CaptureSetup): Parsed {
   let p = parsedCache.get(setup);
   if (!p) {
     p = { rules4: loadRules(setup.rules, 4), rules6: loadRules(setup.rules6, 6) };
@@ -204,7 +205,8 @@ interface Endpoint {
   readonly port: number;
 }
 
-function parseEndpointText(text: string): Endpoint {
+/** @internal */
+export function parseEndpointText(text: string): Endpoint {
   const m = /^\[([^\]]+)\]:(\d+)$/.exec(text) ?? /^([^:]+):(\d+)$/.exec(text);
   if (!m) throw new NetfilterSimError(diagnostic('BAD_PROBE', `bad endpoint "${text}" (expected IP:PORT or [IPv6]:PORT)`));
   const family: Family = m[1]!.includes(':') ? 6 : 4;
@@ -228,7 +230,8 @@ function inRanges(port: number, ranges: readonly LawPortRange[] | undefined): bo
 
 const DEFAULT_INTERFACES: readonly InterfaceSpec[] = [{ name: 'eth0', addresses: ['10.0.0.2/24', 'fd00::2/64'] }];
 
-function interfacesOf(setup: CaptureSetup): readonly InterfaceSpec[] {
+/** @internal */
+export function interfacesOf(setup: CaptureSetup): readonly InterfaceSpec[] {
   const i = setup.netns?.interfaces;
   if (i === undefined) return DEFAULT_INTERFACES;
   if (Array.isArray(i)) return i as readonly InterfaceSpec[];
@@ -236,7 +239,8 @@ function interfacesOf(setup: CaptureSetup): readonly InterfaceSpec[] {
 }
 
 /** Loopback, the pod's own addresses: routed through `lo`. */
-function isLocal(setup: CaptureSetup, e: Endpoint): boolean {
+/** @internal */
+export function isLocal(setup: CaptureSetup, e: Endpoint): boolean {
   if (e.family === 4 && e.addr[0]! >>> 24 === 127) return true;
   if (e.family === 6 && e.addr.every((w, i) => (i < 3 ? w === 0 : w === 1))) return true;
   for (const iface of interfacesOf(setup)) {
@@ -249,7 +253,8 @@ function isLocal(setup: CaptureSetup, e: Endpoint): boolean {
 }
 
 /** Not a unicast address (or port) a TCP connection can go to or come from. */
-function isSpecial(e: Endpoint): boolean {
+/** @internal */
+export function isSpecial(e: Endpoint): boolean {
   if (e.port === 0) return true;
   if (e.family === 4) {
     const first = e.addr[0]! >>> 24;
@@ -259,23 +264,27 @@ function isSpecial(e: Endpoint): boolean {
   return e.addr.every((w) => w === 0) || top >>> 8 === 0xff || (top & 0xffc0) === 0xfe80;
 }
 
-type Expectation =
+/** @internal */
+export type Expectation =
   | { readonly kind: 'captured'; readonly why: string }
   | { readonly kind: 'bypass'; readonly why: string }
   | { readonly kind: 'free' };
 
-function isProxy(setup: CaptureSetup, probe: LawProbe): boolean {
+/** @internal */
+export function isProxy(setup: CaptureSetup, probe: LawProbe): boolean {
   if (probe.from !== 'local') return false;
   const gid = probe.gid ?? probe.uid;
   return setup.proxy.uids.includes(probe.uid) || (setup.proxy.gids ?? []).includes(gid);
 }
 
-function dnsPort(setup: CaptureSetup, port: number): boolean {
+/** @internal */
+export function dnsPort(setup: CaptureSetup, port: number): boolean {
   return setup.dns !== undefined && port === setup.dns.port;
 }
 
 /** What the setup says should happen to an app's outbound TCP connection. */
-function expectOutbound(setup: CaptureSetup, probe: LawProbe & { from: 'local' }): Expectation {
+/** @internal */
+export function expectOutbound(setup: CaptureSetup, probe: LawProbe & { from: 'local' }): Expectation {
   const dst = parseEndpointText(probe.dst);
   const o = setup.outbound ?? {};
   if (dnsPort(setup, dst.port) || isSpecial(dst)) return { kind: 'free' };
@@ -296,12 +305,15 @@ function expectOutbound(setup: CaptureSetup, probe: LawProbe & { from: 'local' }
 }
 
 /** What the setup says should happen to an inbound TCP connection. */
-function expectInbound(setup: CaptureSetup, probe: LawProbe & { from: 'remote' }): Expectation {
+/** @internal */
+export function expectInbound(setup: CaptureSetup, probe: LawProbe & { from: 'remote' }): Expectation {
   const i = setup.inbound;
   const dst = parseEndpointText(probe.dst);
   const src = parseAddress(probe.src, dst.family);
   if (!i || setup.proxy.inboundPort === undefined || !src || !isLocal(setup, dst) || isSpecial(dst) || isSpecial({ ...dst, addr: src })) return { kind: 'free' };
   if (isLocal(setup, { ...dst, addr: src })) return { kind: 'free' };
+  // Loopback is not an address a remote client reaches (IPv6 drops ::1 off lo before any hook).
+  if (dst.family === 4 ? dst.addr[0]! >>> 24 === 127 : dst.addr.every((w, k) => w === (k === 3 ? 1 : 0))) return { kind: 'free' };
   if ((i.reroutedInterfaces ?? []).includes('eth0')) return { kind: 'free' };
   // A TPROXY delivery leaves the address alone: to another listener's port it cannot be told apart.
   if (setup.proxy.transparentInbound && (dst.port === setup.proxy.outboundPort || dst.port === setup.dns?.listenPort)) return { kind: 'free' };

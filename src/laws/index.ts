@@ -27,3 +27,7 @@ export {
 } from './capture.js';
 export { istioCapture, linkerdCapture, linkerdRerunIsIdempotent, rerunChangesNothing, RERUN_CHANGES_NOTHING } from './mesh.js';
 export { printParseRoundTrip, PRINT_PARSE_ROUND_TRIP } from './round-trip.js';
+export {
+  proveAppTrafficReachesProxy, proveCaptureLaws, proveExcludedNeverRedirected, proveInboundReachesProxy, proveNonTcpNeverRedirected,
+  proveProxyNeverCapturesItself, type LawProof,
+} from './exhaustive.js';

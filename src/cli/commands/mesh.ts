@@ -10,6 +10,7 @@ import { readNamespace, readPod, type Namespace, type Pod } from '../../mesh/pod
 import { parseServices } from '../../mesh/scenario/address.js';
 import { MESH_FORMATS, renderMesh, type MeshFormat } from '../../mesh/scenario/render.js';
 import { simulateMesh } from '../../mesh/scenario/simulate.js';
+import { renderMeshAllPorts, simulateMeshAllPorts } from '../../mesh/scenario/all-ports.js';
 import type { MeshName, MeshScenarioOptions, MeshService } from '../../mesh/scenario/types.js';
 import { EXIT_OK, FileReadError, SourceError, UsageError, type CliIO, reportCliError } from '../io.js';
 
@@ -49,6 +50,8 @@ The connection:
                              outbound proxy resolves them, without a proxy the node's DNAT does
 
 Output:
+  --all-ports                the verdict for every destination port of --dst's address (a short
+                             table of port ranges), and per client UID where the UID matters
   --format text|json|mermaid|dot   default text (a tree of the hops)
   --json                     the same as --format json: { verdict, hops, diagnosis }
   --color / --no-color       colour the text (default: only on a terminal, never with NO_COLOR)
@@ -64,6 +67,7 @@ Examples:
       --phase init:fetch-config
   netfilter-sim mesh istio --client web.yaml --server api.yaml --dst '[fd00::1:5]:8080' --json
   netfilter-sim mesh istio --format mermaid > hops.mmd
+  netfilter-sim mesh linkerd --all-ports
 `;
 
 type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
@@ -130,6 +134,7 @@ export async function runMesh(args: string[], io: CliIO): Promise<number> {
         service: { type: 'string', multiple: true },
         format: { type: 'string' },
         json: { type: 'boolean' },
+        'all-ports': { type: 'boolean' },
         color: { type: 'boolean' },
         'no-color': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -186,6 +191,12 @@ export async function runMesh(args: string[], io: CliIO): Promise<number> {
       ...(proto !== undefined ? { proto } : {}),
       services,
     };
+    if (values['all-ports']) {
+      if (format !== 'text' && format !== 'json') throw new UsageError('--all-ports prints text or JSON');
+      const all = simulateMeshAllPorts(options);
+      io.stdout(format === 'json' ? JSON.stringify(all, null, 2) + '\n' : renderMeshAllPorts(all));
+      return EXIT_OK;
+    }
     const result = simulateMesh(options);
     const color = values['no-color'] === true ? false : values.color === true ? true : io.color;
     io.stdout(renderMesh(result, format, { color }));

@@ -47,6 +47,8 @@ export interface PodRuntime {
   readonly mesh: MeshPod;
   readonly state: PodState;
   readonly ns: Netns;
+  /** What {@link ns} was built from (`explore` takes the same). */
+  readonly options: NetnsOptions;
   readonly listeners: readonly PodListener[];
   /** The pod's addresses, canonical. */
   readonly addresses: readonly string[];
@@ -139,13 +141,14 @@ export function podRuntime(pod: MeshPod, phase: string, addresses: readonly stri
     return [{ ...base, ...(l.address !== null ? { address: l.address } : {}), ...(transparent ? { transparent } : {}) }];
   });
   const canon = addresses.map((a) => canonicalAddress(a) ?? a);
-  const ns = new Netns({
+  const options: NetnsOptions = {
     ...(state.rules && pod.rules4 ? { rules: pod.rules4 } : {}),
     ...(state.rules && pod.rules6 ? { rules6: pod.rules6 } : {}),
     listen: specs,
     ...podNetwork(pod, canon, state.rules),
-  });
-  return { mesh: pod, state, ns, listeners, addresses: canon };
+  };
+  const ns = new Netns(options);
+  return { mesh: pod, state, ns, options, listeners, addresses: canon };
 }
 
 /** The listener that accepted a connection at `address:port`. @internal */

@@ -84,15 +84,18 @@ export type End =
 
 const MAX_LEGS = 16;
 
-function asPod(p: Pod | string): Pod {
+/** @internal */
+export function asPod(p: Pod | string): Pod {
   return typeof p === 'string' ? readPod(p) : p;
 }
 
-function asNamespace(n: Namespace | string | undefined): Namespace | undefined {
+/** @internal */
+export function asNamespace(n: Namespace | string | undefined): Namespace | undefined {
   return n === undefined ? undefined : typeof n === 'string' ? readNamespace(n) : n;
 }
 
-function podAddresses(pod: MeshPod, fallback: string, warnings: string[]): string[] {
+/** @internal */
+export function podAddresses(pod: MeshPod, fallback: string, warnings: string[]): string[] {
   const out = pod.pod.podIPs.map((ip) => {
     const c = canonicalAddress(ip);
     if (c === null) badPod(`pod ${pod.name}: status.podIPs has a bad address "${ip}"`);
@@ -412,7 +415,8 @@ function guessActor(rt: PodRuntime, at: string): string {
   return `${rt.mesh.name}/${app?.name ?? '?'}`;
 }
 
-function defaultDestination(server: MeshPod, addrs: readonly string[], proto: 'tcp' | 'udp'): Addr {
+/** @internal */
+export function defaultDestination(server: MeshPod, addrs: readonly string[], proto: 'tcp' | 'udp'): Addr {
   const want = proto.toUpperCase();
   const port = server.apps.flatMap((c) => c.ports).find((p) => p.protocol.toUpperCase() === want)?.containerPort;
   if (port === undefined) {

@@ -1,0 +1,108 @@
+// explore: time, classes and regions for the Linkerd and Istio default pods (local and remote
+// spaces), kube-proxy nodes of growing size (time, peak memory, classes), and explore against
+// sampling the same space with connect until every class is hit once.
+//
+//   npm run build && node --expose-gc bench/explore.js [--kube 100,1000] [--sample-budget 200000]
+//
+// Prints a table; raw figures in bench/explore-results.json.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { explore, classOf, Netns } from '../dist/index.js';
+import { kubeProxyNode, kubeProxyRules, kubeProxyServices } from './kube-proxy.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : fallback;
+};
+const KUBE = arg('kube', '100,1000').split(',').map(Number);
+const SAMPLE_BUDGET = Number(arg('sample-budget', '200000'));
+
+/** Wall time (median of `runs`) and the result of the last run. */
+function timed(fn, runs = 5) {
+  const times = [];
+  let out;
+  for (let i = 0; i < runs; i++) {
+    globalThis.gc?.();
+    const t = performance.now();
+    out = fn();
+    times.push(performance.now() - t);
+  }
+  times.sort((a, b) => a - b);
+  return { ms: times[Math.floor(times.length / 2)], out };
+}
+
+/** Time of `fn`, and the process's peak resident memory after it (sizes run in ascending order). */
+function peakRss(fn) {
+  globalThis.gc?.();
+  const t = performance.now();
+  const out = fn();
+  const ms = performance.now() - t;
+  return { ms, out, peakMB: process.resourceUsage().maxRSS / 1024 };
+}
+
+const pods = [
+  { name: 'Linkerd default pod', rules: readFileSync(join(ROOT, 'test/fixtures/linkerd/injected-default.save'), 'utf8'), listen: [4140, 4143, 4191, 8080] },
+];
+const istioFile = join(ROOT, '../shared/vectors/istio/kernel-save/derived/injected-sidecar-default.save');
+if (existsSync(istioFile)) pods.push({ name: 'Istio default pod', rules: readFileSync(istioFile, 'utf8'), listen: [15001, 15006, 15090, 8080] });
+else console.error('skipping the Istio pod: ../shared is not there');
+
+const results = { node: process.version, pods: [], kubeProxy: [], sampling: [] };
+const rows = [];
+for (const pod of pods) {
+  for (const from of ['local', 'remote']) {
+    for (const family of [4, 6]) {
+      const { ms, out } = timed(() => explore({ rules: pod.rules, listen: pod.listen, from, family }));
+      results.pods.push({ pod: pod.name, from, family, ms, classes: out.classes.length, regions: out.regions });
+      rows.push([`${pod.name}, ${from}, IPv${family}`, `${ms.toFixed(1)} ms`, `${out.classes.length} classes`, `${out.regions} regions`]);
+    }
+  }
+}
+
+for (const n of KUBE) {
+  const rules = kubeProxyRules(kubeProxyServices(n));
+  const ruleCount = rules.split('\n').filter((l) => l.startsWith('-A ')).length;
+  for (const from of ['local']) {
+    const r = peakRss(() => explore({ ...kubeProxyNode(rules), from, family: 4 }));
+    results.kubeProxy.push({ services: n, rules: ruleCount, from, ms: r.ms, peakRssMB: r.peakMB, classes: r.out.classes.length, regions: r.out.regions });
+    rows.push([`kube-proxy ${n} services (${ruleCount} rules), ${from}`, `${(r.ms / 1000).toFixed(2)} s`, `${r.out.classes.length} classes`, `${r.out.regions} regions, peak rss ${r.peakMB.toFixed(0)} MB`]);
+  }
+}
+
+// Sampling: uniform random local probes through connect until every class is hit (or the budget
+// runs out). The same pod, the same space.
+{
+  const pod = pods[0];
+  const { ms: exploreMs, out: ex } = timed(() => explore({ rules: pod.rules, listen: pod.listen, from: 'local', family: 4 }), 3);
+  const ns = new Netns({ rules: pod.rules, listen: pod.listen });
+  let seed = 12345;
+  const rand = () => {
+    seed = (seed + 0x6d2b79f5) >>> 0;
+    let t = seed;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return (t ^ (t >>> 14)) >>> 0;
+  };
+  const hit = new Set();
+  // Only the connects are timed (finding each probe's class is bookkeeping of this bench).
+  let connectMs = 0;
+  let n = 0;
+  for (; n < SAMPLE_BUDGET && hit.size < ex.classes.length; n++) {
+    const a = rand();
+    const probe = { uid: rand(), gid: rand(), dst: `${a >>> 24}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}:${1 + (rand() % 65535)}` };
+    hit.add(ex.classes.indexOf(classOf(ex, probe)));
+    const c0 = performance.now();
+    ns.connect({ from: 'local', ...probe, sport: 41000 }, { trace: false });
+    connectMs += performance.now() - c0;
+    if (n % 4096 === 4095) ns.flushConntrack();
+  }
+  const sampleMs = connectMs;
+  results.sampling.push({ pod: pod.name, exploreMs, classes: ex.classes.length, probes: n, classesHit: hit.size, sampleMs });
+  rows.push([`sampling ${pod.name} (local, IPv4), connect time`, `${(sampleMs / 1000).toFixed(2)} s`, `${hit.size} of ${ex.classes.length} classes hit`, `${n} probes; explore: ${exploreMs.toFixed(1)} ms for all`]);
+}
+
+const width = rows[0].map((_, k) => Math.max(...rows.map((r) => r[k].length)));
+for (const r of rows) console.log(r.map((c, k) => c.padEnd(width[k])).join('  '));
+writeFileSync(join(ROOT, 'bench/explore-results.json'), JSON.stringify(results, null, 2) + '\n');

@@ -1,0 +1,591 @@
+/**
+ * `explore`: the exact partition of a namespace's probe space into classes that share one
+ * outcome. For local probes the space is uid × gid × destination address × destination port,
+ * for remote ones source address × destination address × destination port × in-interface, per
+ * family. The space is cut first where the namespace itself decides differently (routes and
+ * local addresses, listening sockets, peers, interfaces); then each region is run once through
+ * the concrete engine (`Netns.connectAll`: every hook, conntrack, NAT, loopback, sockets, the
+ * answer's path, and every `statistic` branch) with an instrumented program that records each
+ * fact a rule established about a probe field. The facts bound the set of probes that take the
+ * same path; that set becomes (part of) a class and the rest of the region is explored again.
+ *
+ * @module
+ */
+import { NetfilterSimError, diagnostic } from '../errors.js';
+import { Netns } from '../engine/netns.js';
+import type { ConnectResult, ConnectSpec, NetnsOptions } from '../engine/netns.js';
+import { defaultRegistry } from '../engine/registry.js';
+import { addressText } from '../engine/conntrack.js';
+import { parseAnyAddress } from '../engine/routing.js';
+import type { Family, Ruleset } from '../model/types.js';
+import type { NatRange, PortRange } from '../extensions/target-options.js';
+import { FactRecorder, bigToWords, instrumentProgram, wordsToBig } from './instrument.js';
+import type { FieldKind } from './instrument.js';
+import { EMPTY, contains, intersect, isSingleton, normalize, range, splitAt, subtract } from './intervals.js';
+import type { IntervalSet } from './intervals.js';
+
+/** Where explored probes come from. */
+export type ExploreFrom = 'local' | 'remote';
+
+/** Options of {@link explore}: the namespace (as {@link Netns} takes it) and the space. */
+export interface ExploreOptions extends Omit<NetnsOptions, 'evaluator' | 'instrument'> {
+  readonly from: ExploreFrom;
+  /** Default tcp. */
+  readonly proto?: 'tcp' | 'udp';
+  /** Explore only this family (default: IPv4, then IPv6). */
+  readonly family?: Family;
+  /**
+   * The probes' source port (default: the first one a new namespace picks, 41000 for local
+   * connections and 40000 for remote clients, as `connect` does).
+   */
+  readonly sport?: number;
+  /**
+   * Most regions explored before giving up with `UNSUPPORTED` (default 2,000,000): a rule set
+   * can split the space into more classes than is useful to list.
+   */
+  readonly maxRegions?: number;
+}
+
+/** One range per field: numbers, or addresses as first and last address. */
+export interface ExploreBox {
+  readonly uid?: readonly [number, number];
+  readonly gid?: readonly [number, number];
+  readonly src?: readonly [string, string];
+  readonly dst?: readonly [string, string];
+  readonly dport?: readonly [number, number];
+  /** The interface a remote probe arrives on. */
+  readonly iface?: string;
+}
+
+/** One outcome of a class (several when `statistic --mode random` draws decide). */
+export interface ExploreOutcome {
+  readonly outcome: ConnectResult['outcome'];
+  /** The socket's or the destination's address; `"dst"`/`"src"` where it is the probe's own. */
+  readonly address: string | null;
+  /** `"dport"` where it is the probe's own destination port. */
+  readonly port: number | 'dport' | null;
+  /** `"dst"` where it is the probe's own destination (address and port). */
+  readonly originalDestination: string | null;
+  readonly probability: number;
+}
+
+/** A set of probes that share one outcome, and the rules that decided it. */
+export interface ExploreClass {
+  readonly family: Family;
+  readonly outcome: ConnectResult['outcome'] | 'random';
+  readonly address: string | null;
+  readonly port: number | 'dport' | null;
+  readonly originalDestination: string | null;
+  /** The union of these boxes is the class. */
+  readonly boxes: readonly ExploreBox[];
+  /** One probe of the class, as `connect` takes it. */
+  readonly example: Readonly<Record<string, string | number>>;
+  /** The rules whose targets acted on the way (not the jumps), in order, and DROP policies. */
+  readonly rules: readonly string[];
+  /** With random draws: every branch with its probability. */
+  readonly alternatives?: readonly ExploreOutcome[];
+  /** Matches the engine assumes rather than evaluates on this class's path (`limit`, `socket`, …). */
+  readonly assumptions?: readonly string[];
+}
+
+/** What {@link explore} returns (and `explore --json` prints). */
+export interface ExploreResult {
+  readonly from: ExploreFrom;
+  readonly fields: readonly string[];
+  readonly proto: 'tcp' | 'udp';
+  readonly sport: number;
+  readonly classes: readonly ExploreClass[];
+  /** How many regions were run through the namespace (a measure of the work done). */
+  readonly regions: number;
+}
+
+interface FieldDef {
+  readonly name: 'uid' | 'gid' | 'src' | 'dst' | 'dport' | 'iface';
+  readonly kind: FieldKind;
+  readonly domain: IntervalSet;
+  readonly cuts: readonly bigint[];
+  readonly constants: IntervalSet;
+}
+
+type Region = readonly IntervalSet[];
+
+const U32 = 0xffffffffn;
+
+function bad(message: string): never {
+  throw new NetfilterSimError(diagnostic('BAD_CONFIG', message));
+}
+
+function prefixRange(addr: readonly number[], prefix: number, family: Family): [bigint, bigint] {
+  const bits = family === 4 ? 32 : 128;
+  const host = (1n << BigInt(bits - prefix)) - 1n;
+  const base = wordsToBig(addr) & ~host & ((1n << BigInt(bits)) - 1n);
+  return [base, base | host];
+}
+
+/** Ranges where the kernel's own address tests (martians, multicast, scope) change their answer. */
+function specialRanges(family: Family): [bigint, bigint][] {
+  const p = (text: string, prefix: number): [bigint, bigint] => prefixRange(parseAnyAddress(text)!.addr, prefix, family);
+  if (family === 4) return [p('0.0.0.0', 32), p('0.0.0.0', 8), p('127.0.0.0', 8), p('224.0.0.0', 4), p('240.0.0.0', 4), p('255.255.255.255', 32)];
+  return [p('::', 128), p('::1', 128), p('::ffff:0:0', 96), p('fe80::', 10), p('ff00::', 8)];
+}
+
+/** Every value of `kind` the rule sets' targets can write into a packet. */
+function targetConstants(rulesets: readonly Ruleset[], family: Family): { addrs: [bigint, bigint][]; ports: [bigint, bigint][] } {
+  const addrs: [bigint, bigint][] = [];
+  const ports: [bigint, bigint][] = [];
+  const port = (r: PortRange | undefined): void => {
+    if (r) ports.push([BigInt(r.min), BigInt(r.max)]);
+  };
+  for (const rs of rulesets) {
+    if (rs.family !== family) continue;
+    for (const t of rs.tables) {
+      for (const c of t.chains) {
+        for (const r of c.rules) {
+          const tg = r.target;
+          if (tg?.kind !== 'extension') continue;
+          const o = tg.options as Record<string, unknown>;
+          const to = o['to'] as NatRange | undefined;
+          if (to) {
+            if (to.addrMin) addrs.push([wordsToBig(to.addrMin), wordsToBig(to.addrMax ?? to.addrMin)]);
+            port(to.ports);
+          }
+          port(o['toPorts'] as PortRange | undefined);
+          if (typeof o['onPort'] === 'number') ports.push([BigInt(o['onPort']), BigInt(o['onPort'])]);
+          const onIp = o['onIp'] as readonly number[] | undefined;
+          if (onIp) addrs.push([wordsToBig(onIp), wordsToBig(onIp)]);
+        }
+      }
+    }
+  }
+  return { addrs, ports };
+}
+
+/** The fields of the space, their domains, where the namespace cuts them, and its constants. */
+function fieldDefs(ns: Netns, options: ExploreOptions, family: Family, sport: number): FieldDef[] {
+  const routing = ns.routing;
+  const addrCuts: bigint[] = [];
+  const addrConst: [bigint, bigint][] = [[0n, 0n]];
+  const cutRange = ([a, b]: [bigint, bigint]): void => {
+    addrCuts.push(a, b + 1n);
+  };
+  const point = (w: readonly number[]): void => {
+    const v = wordsToBig(w);
+    addrCuts.push(v, v + 1n);
+    addrConst.push([v, v]);
+  };
+  for (const r of specialRanges(family)) cutRange(r);
+  addrConst.push(family === 4 ? [0x7f000001n, 0x7f000001n] : [1n, 1n]);
+  for (const table of routing.tables.values()) {
+    for (const r of table) {
+      if (r.family !== family) continue;
+      cutRange(prefixRange(r.dst, r.prefix, family));
+      if (r.prefix === (family === 4 ? 32 : 128)) addrConst.push([wordsToBig(r.dst), wordsToBig(r.dst)]);
+      if (r.via) point(r.via);
+      if (r.prefsrc) point(r.prefsrc);
+    }
+  }
+  for (const i of routing.ifaces) for (const a of family === 4 ? i.addrs4 : i.addrs6) point(a.addr);
+  for (const l of options.listen ?? []) {
+    const text = typeof l === 'number' ? null : typeof l === 'string' ? l : (l.address ?? null);
+    if (text === null) continue;
+    const m = /^\[([^\]]+)\]|^([^:/]+(?=:)|[0-9a-f:]*:[0-9a-f:]*(?=\]))/i.exec(text);
+    const a = parseAnyAddress(m ? (m[1] ?? m[2] ?? '') : text.replace(/\/(tcp|udp)$/i, ''));
+    if (a && a.family === family) point(a.addr);
+  }
+  for (const addr of Object.keys(options.peers ?? {})) {
+    const a = parseAnyAddress(addr);
+    if (a && a.family === family) point(a.addr);
+  }
+  const rulesets = [ns.ruleset4, ns.ruleset6];
+  const tc = targetConstants(rulesets, family);
+  for (const [a, b] of tc.addrs) {
+    addrConst.push([a, b]);
+  }
+  const portCuts: bigint[] = [];
+  const portConst: [bigint, bigint][] = [[0n, 0n], [BigInt(sport), BigInt(sport)], ...tc.ports];
+  const uidConst: [bigint, bigint][] = [[0n, 0n], [U32, U32]];
+  const gidConst: [bigint, bigint][] = [[0n, 0n], [U32, U32]];
+  for (const l of options.listen ?? []) {
+    const spec = typeof l === 'number' ? { port: l } : typeof l === 'string' ? { port: Number(/(\d+)(?:\/(?:tcp|udp))?$/i.exec(l)?.[1] ?? 0) } : l;
+    const p = BigInt(spec.port);
+    portCuts.push(p, p + 1n);
+    portConst.push([p, p]);
+    if (typeof l === 'object') {
+      if (l.uid !== undefined) uidConst.push([BigInt(l.uid), BigInt(l.uid)]);
+      const g = l.gid ?? l.uid;
+      if (g !== undefined) gidConst.push([BigInt(g), BigInt(g)]);
+    }
+  }
+  for (const ports of Object.values(options.peers ?? {})) for (const p of ports) {
+    portCuts.push(BigInt(p), BigInt(p) + 1n);
+    portConst.push([BigInt(p), BigInt(p)]);
+  }
+  const addrMax = family === 4 ? U32 : (1n << 128n) - 1n;
+  const addrDef = (name: 'src' | 'dst'): FieldDef => ({ name, kind: 'addr', domain: range(0n, addrMax), cuts: addrCuts, constants: normalize(addrConst) });
+  const dport: FieldDef = { name: 'dport', kind: 'port', domain: range(1n, 65535n), cuts: portCuts, constants: normalize(portConst) };
+  if (options.from === 'local') {
+    return [
+      { name: 'uid', kind: 'uid', domain: range(0n, U32), cuts: [], constants: normalize(uidConst) },
+      { name: 'gid', kind: 'gid', domain: range(0n, U32), cuts: [], constants: normalize(gidConst) },
+      addrDef('dst'),
+      dport,
+    ];
+  }
+  const ifaces = routing.ifaces.filter((i) => !i.loopback).map((i) => BigInt(i.index));
+  if (ifaces.length === 0) bad('explore --from remote needs an interface other than lo');
+  const ifaceSet = normalize(ifaces.map((i) => [i, i] as const));
+  return [
+    addrDef('src'),
+    addrDef('dst'),
+    dport,
+    { name: 'iface', kind: 'iface', domain: ifaceSet, cuts: ifaces.flatMap((i) => [i, i + 1n]), constants: EMPTY },
+  ];
+}
+
+/** The representative of each field: the least value no constant and no other field's representative takes. */
+function representatives(fields: readonly FieldDef[], region: Region): { reps: bigint[]; pinned: boolean[] } {
+  const reps: bigint[] = [];
+  const pinned: boolean[] = [];
+  for (let f = 0; f < fields.length; f++) {
+    const def = fields[f]!;
+    const set = region[f]!;
+    const taken: bigint[] = [];
+    for (let g = 0; g < f; g++) if (fields[g]!.kind === def.kind) taken.push(reps[g]!);
+    const free = subtract(set, def.constants);
+    // The least free value that no other field of the kind took.
+    let rep: bigint | null = null;
+    for (let i = 0; i < free.length && rep === null; i += 2) {
+      for (let v = free[i]!; v <= free[i + 1]!; v++) {
+        if (!taken.includes(v)) {
+          rep = v;
+          break;
+        }
+      }
+    }
+    if (rep !== null) {
+      reps.push(rep);
+      pinned.push(false);
+    } else {
+      reps.push(set[0]!);
+      pinned.push(!isSingleton(set));
+    }
+  }
+  return { reps, pinned };
+}
+
+function pairs(s: IntervalSet): [bigint, bigint][] {
+  const out: [bigint, bigint][] = [];
+  for (let i = 0; i < s.length; i += 2) out.push([s[i]!, s[i + 1]!]);
+  return out;
+}
+
+/** `outer ∖ inner` for products with `inner ⊆ outer`, as disjoint products. */
+function difference(outer: Region, inner: Region): Region[] {
+  const out: Region[] = [];
+  for (let f = 0; f < outer.length; f++) {
+    const rest = subtract(outer[f]!, inner[f]!);
+    if (rest.length === 0) continue;
+    out.push(outer.map((s, g) => (g < f ? inner[g]! : g === f ? rest : s)));
+  }
+  return out;
+}
+
+function addrText(v: bigint, family: Family): string {
+  return addressText(bigToWords(v, family), family);
+}
+
+function endpointText(addr: string, port: number | bigint, family: Family): string {
+  return family === 6 ? `[${addr}]:${port}` : `${addr}:${port}`;
+}
+
+/** The probe a representative stands for, as `connect` takes it. */
+function probeSpec(fields: readonly FieldDef[], reps: readonly bigint[], family: Family, from: ExploreFrom, proto: 'tcp' | 'udp', sport: number, ifaceName: (i: number) => string): { spec: ConnectSpec; example: Record<string, string | number> } {
+  const get = (n: FieldDef['name']): bigint => reps[fields.findIndex((f) => f.name === n)]!;
+  const dst = endpointText(addrText(get('dst'), family), get('dport'), family);
+  if (from === 'local') {
+    const uid = Number(get('uid'));
+    const gid = Number(get('gid'));
+    return { spec: { from: 'local', uid, gid, dst, sport, proto }, example: { uid, gid, dst } };
+  }
+  const src = addrText(get('src'), family);
+  const iface = ifaceName(Number(get('iface')));
+  return { spec: { from: 'remote', src, dst, sport, proto, iface }, example: { src, dst, iface } };
+}
+
+interface Signature {
+  readonly outcomes: ExploreOutcome[];
+  readonly rules: string[];
+  readonly assumptions: string[];
+}
+
+/**
+ * Explores every probe of the space: the classes are disjoint, cover it, and for each probe
+ * `Netns.connect` (in a namespace with no earlier connections, with the same source port) gives
+ * the outcome of the class that holds it.
+ *
+ * Throws `UNSUPPORTED` naming the rule when a match cannot be split exactly (`recent`,
+ * `statistic --mode nth`, conntrack tuple tests, masks that are not prefixes, DNAT to an address
+ * range).
+ *
+ * @example
+ * ```ts
+ * const r = explore({ rules: saveText, listen: [4140, 4143], from: 'local' });
+ * for (const c of r.classes) console.log(c.outcome, c.boxes.length, c.rules);
+ * ```
+ */
+export function explore(options: ExploreOptions): ExploreResult {
+  const from = options.from;
+  if (from !== 'local' && from !== 'remote') bad(`explore: from is local or remote, not "${String(from)}"`);
+  const proto = options.proto ?? 'tcp';
+  const sport = options.sport ?? (from === 'local' ? 41000 : 40000);
+  if (!Number.isInteger(sport) || sport < 1 || sport > 65535) bad(`explore: bad source port "${sport}"`);
+  const rec = new FactRecorder();
+  const registry = options.registry ?? defaultRegistry();
+  const { from: _f, proto: _p, family: _fam, sport: _s, maxRegions: _m, ...nsOptions } = options;
+  const ns = new Netns({ ...nsOptions, registry, evaluator: 'lowered', instrument: (program) => instrumentProgram(program, registry, rec) });
+  // Without random draws one run per region suffices (connectAll would copy the tables each time).
+  let random = false;
+  for (const rs of [ns.ruleset4, ns.ruleset6]) for (const t of rs.tables) for (const c of t.chains) for (const r of c.rules) if (r.matches.some((m) => m.name === 'statistic')) random = true;
+  const maxRegions = options.maxRegions ?? 2_000_000;
+  let explored = 0;
+  const classes: ExploreClass[] = [];
+  for (const family of options.family ? [options.family] : ([4, 6] as const)) {
+    const fields = fieldDefs(ns, options, family, sport);
+    const kinds = fields.map((f) => f.kind);
+    const ifaceName = (i: number): string => ns.routing.ifaceByIndex(i)?.name ?? '?';
+    // The namespace's own cuts, field by field.
+    let work: Region[] = [[]];
+    for (const def of fields) {
+      const pieces = splitAt(def.domain, def.cuts).flatMap((s) => (def.kind === 'iface' ? pairs(s).map(([a, b]) => range(a, b)) : [s]));
+      work = work.flatMap((r) => pieces.map((p) => [...r, p]));
+    }
+    // A stack: the lowest regions first, so that a class's example is its first probe found.
+    work.reverse();
+    const byKey = new Map<string, { sig: Signature; regions: Region[]; example: Record<string, string | number> }>();
+    const flexible: { key: string; sig: Signature; litKey: string; lit: Signature; region: Region; example: Record<string, string | number> }[] = [];
+    while (work.length > 0) {
+      let region = work.pop()!;
+      if (++explored > maxRegions) {
+        throw new NetfilterSimError(diagnostic('UNSUPPORTED', `explore: more than ${maxRegions} regions; the rule set splits the space too finely to list (raise maxRegions)`));
+      }
+      const { reps, pinned } = representatives(fields, region);
+      if (pinned.some((p) => p)) {
+        const at = region.map((s, f) => (pinned[f] ? range(reps[f]!, reps[f]!) : s));
+        work.push(...difference(region, at));
+        region = at;
+      }
+      const live = region.map((s) => !isSingleton(s));
+      rec.begin(kinds, reps.map((v, f) => (kinds[f] === 'addr' ? bigToWords(v, family) : [Number(v)])), live);
+      const { spec, example } = probeSpec(fields, reps, family, from, proto, sport, ifaceName);
+      let results: readonly ConnectResult[];
+      if (random) results = ns.connectAll(spec, { trace: false });
+      else {
+        results = [ns.connect(spec, { trace: false })];
+        ns.flushConntrack();
+      }
+      // Policies that dropped are named from a trace (rules name themselves as they fire).
+      let policies: string[] = [];
+      if (results.some((x) => x.outcome === 'dropped' || x.outcome === 'refused')) {
+        const fired = rec.fired.slice();
+        const traced = random ? ns.connectAll(spec) : [ns.connect(spec)];
+        if (!random) ns.flushConntrack();
+        rec.fired.length = 0;
+        rec.fired.push(...fired);
+        policies = traced.flatMap((x) => x.steps.filter((st) => st.event === 'policy' && st.target === 'DROP').map((st) => `-P ${st.chain} DROP (${st.table})`));
+      }
+      // The facts, per field: every set the value was in, none it was not in.
+      const inside: IntervalSet[] = region.slice();
+      const outside: [bigint, bigint][][] = fields.map(() => []);
+      for (let k = 0; k < rec.fields.length; k++) {
+        const f = rec.fields[k]!;
+        const set = rec.sets[k]!;
+        if (rec.holds[k]) inside[f] = intersect(inside[f]!, set);
+        else outside[f]!.push(...pairs(set));
+      }
+      const same: Region = inside.map((s, f) => (outside[f]!.length > 0 ? subtract(s, normalize(outside[f]!)) : s));
+      for (let f = 0; f < fields.length; f++) {
+        if (!contains(same[f]!, reps[f]!)) {
+          throw new NetfilterSimError(diagnostic('UNSUPPORTED', `explore: internal inconsistency on field ${fields[f]!.name} (the probe ${JSON.stringify(example)} is outside its own class)`));
+        }
+      }
+      work.push(...difference(region, same));
+      const assumptions = [...rec.assumptions].sort();
+      const rules = [...rec.fired, ...new Set(policies)];
+      const sig = signature(results, fields, reps, live, family, rules, assumptions, false);
+      const key = JSON.stringify(sig);
+      const lit = signature(results, fields, reps, live, family, rules, assumptions, true);
+      const litKey = JSON.stringify(lit);
+      if (key === litKey) {
+        const entry = byKey.get(key);
+        if (entry) entry.regions.push(same);
+        else byKey.set(key, { sig, regions: [same], example });
+      } else flexible.push({ key, sig, litKey, lit, region: same, example });
+    }
+    // Regions whose outcome reads either way join a class that already has one of the readings.
+    for (const f of flexible) {
+      const entry = byKey.get(f.litKey) ?? byKey.get(f.key);
+      if (entry) entry.regions.push(f.region);
+      else byKey.set(f.key, { sig: f.sig, regions: [f.region], example: f.example });
+    }
+    for (const { sig, regions, example } of byKey.values()) classes.push(toClass(sig, regions, example, fields, family, ifaceName));
+  }
+  return { from, fields: from === 'local' ? ['uid', 'gid', 'dst', 'dport'] : ['src', 'dst', 'dport', 'iface'], proto, sport, classes, regions: explored };
+}
+
+function signature(results: readonly ConnectResult[], fields: readonly FieldDef[], reps: readonly bigint[], live: readonly boolean[], family: Family, rules: string[], assumptions: string[], literal: boolean): Signature {
+  const idx = (n: string): number => fields.findIndex((f) => f.name === n);
+  const dstText = addrText(reps[idx('dst')]!, family);
+  const srcIdx = idx('src');
+  const srcText = srcIdx >= 0 ? addrText(reps[srcIdx]!, family) : null;
+  const dport = Number(reps[idx('dport')]!);
+  const original = endpointText(dstText, dport, family);
+  // A value equal to a field that the region fixes to one value is both the probe's own and a
+  // literal: `literal` picks the second reading.
+  const dIdx = idx('dst');
+  const pIdx = idx('dport');
+  const own = (f: number, _v: bigint): boolean => !literal || live[f]!;
+  const outcomes: ExploreOutcome[] = results.map((r) => ({
+    outcome: r.outcome,
+    address: r.address === null ? null : r.address === dstText && own(dIdx, reps[dIdx]!) ? 'dst' : srcIdx >= 0 && r.address === srcText && own(srcIdx, reps[srcIdx]!) ? 'src' : r.address,
+    port: r.port === null ? null : r.port === dport && own(pIdx, reps[pIdx]!) ? 'dport' : r.port,
+    originalDestination: r.originalDestination === null ? null : r.originalDestination === original ? 'dst' : r.originalDestination,
+    probability: r.probability ?? 1,
+  }));
+  return { outcomes, rules, assumptions };
+}
+
+function toClass(sig: Signature, regions: readonly Region[], example: Record<string, string | number>, fields: readonly FieldDef[], family: Family, ifaceName: (i: number) => string): ExploreClass {
+  const boxes = coalesce(regions.flatMap((r) => expand(r)), fields);
+  const first = sig.outcomes[0]!;
+  const all = (k: 'outcome' | 'address' | 'port' | 'originalDestination'): unknown => (sig.outcomes.every((o) => o[k] === first[k]) ? first[k] : null);
+  const single = sig.outcomes.length === 1;
+  const c: { -readonly [K in keyof ExploreClass]: ExploreClass[K] } = {
+    family,
+    outcome: single ? first.outcome : ((all('outcome') as ExploreClass['outcome'] | null) ?? 'random'),
+    address: all('address') as string | null,
+    port: all('port') as number | 'dport' | null,
+    originalDestination: all('originalDestination') as string | null,
+    boxes: boxes.map((b) => boxJson(b, fields, family, ifaceName)),
+    example,
+    rules: sig.rules,
+  };
+  if (!single) c.alternatives = sig.outcomes;
+  if (sig.assumptions.length > 0) c.assumptions = sig.assumptions;
+  return c;
+}
+
+type Box = readonly (readonly [bigint, bigint])[];
+
+function expand(r: Region): Box[] {
+  let out: [bigint, bigint][][] = [[]];
+  for (const s of r) {
+    const ps = pairs(s);
+    out = out.flatMap((b) => ps.map((p) => [...b, p]));
+  }
+  return out;
+}
+
+/** Merges boxes that differ in one field only and touch there, until none do. */
+function coalesce(boxes: Box[], fields: readonly FieldDef[]): Box[] {
+  let cur = boxes;
+  for (let round = 0; round < 8; round++) {
+    let changed = false;
+    for (let f = 0; f < fields.length; f++) {
+      if (fields[f]!.kind === 'iface') continue;
+      const groups = new Map<string, Box[]>();
+      for (const b of cur) {
+        const key = b.map((p, g) => (g === f ? '' : `${p[0]}-${p[1]}`)).join('|');
+        let list = groups.get(key);
+        if (!list) groups.set(key, (list = []));
+        list.push(b);
+      }
+      const next: Box[] = [];
+      for (const list of groups.values()) {
+        list.sort((a, b) => (a[f]![0] < b[f]![0] ? -1 : 1));
+        let acc = list[0]!;
+        for (let i = 1; i < list.length; i++) {
+          const b = list[i]!;
+          if (b[f]![0] <= acc[f]![1] + 1n) {
+            acc = acc.map((p, g) => (g === f ? ([p[0], b[f]![1] > p[1] ? b[f]![1] : p[1]] as const) : p));
+            changed = true;
+          } else {
+            next.push(acc);
+            acc = b;
+          }
+        }
+        next.push(acc);
+      }
+      cur = next;
+    }
+    if (!changed) break;
+  }
+  return cur.sort((a, b) => {
+    for (let g = 0; g < a.length; g++) if (a[g]![0] !== b[g]![0]) return a[g]![0] < b[g]![0] ? -1 : 1;
+    return 0;
+  });
+}
+
+function boxJson(b: Box, fields: readonly FieldDef[], family: Family, ifaceName: (i: number) => string): ExploreBox {
+  const out: Record<string, unknown> = {};
+  fields.forEach((def, g) => {
+    const [lo, hi] = b[g]!;
+    if (def.kind === 'addr') out[def.name] = [addrText(lo, family), addrText(hi, family)];
+    else if (def.kind === 'iface') out[def.name] = ifaceName(Number(lo));
+    else out[def.name] = [Number(lo), Number(hi)];
+  });
+  return out as ExploreBox;
+}
+
+/**
+ * The class that holds a probe, or undefined when none does (the probe is outside the space).
+ *
+ * @example
+ * ```ts
+ * const c = classOf(explore({ rules, from: 'local' }), { uid: 1000, gid: 1000, dst: '10.96.0.10:80' });
+ * ```
+ */
+export function classOf(result: ExploreResult, probe: { uid?: number; gid?: number; src?: string; dst: string; iface?: string }): ExploreClass | undefined {
+  const m = /^\[([^\]]+)\]:(\d+)$|^([^:]+):(\d+)$/.exec(probe.dst);
+  if (!m) bad(`classOf: bad destination "${probe.dst}"`);
+  const dst = parseAnyAddress(m[1] ?? m[3]!);
+  if (!dst) bad(`classOf: bad destination "${probe.dst}"`);
+  const dport = Number(m[2] ?? m[4]);
+  const dv = wordsToBig(dst.addr);
+  const src = probe.src !== undefined ? parseAnyAddress(probe.src) : null;
+  const inAddr = (r: readonly [string, string] | undefined, v: bigint, fam: Family): boolean => {
+    if (!r) return true;
+    const lo = parseAnyAddress(r[0]);
+    const hi = parseAnyAddress(r[1]);
+    return lo !== null && hi !== null && lo.family === fam && wordsToBig(lo.addr) <= v && v <= wordsToBig(hi.addr);
+  };
+  const inNum = (r: readonly [number, number] | undefined, v: number | undefined): boolean => !r || (v !== undefined && r[0] <= v && v <= r[1]);
+  for (const c of result.classes) {
+    if (c.family !== dst.family) continue;
+    for (const b of c.boxes) {
+      if (!inAddr(b.dst, dv, dst.family) || !inNum(b.dport, dport)) continue;
+      if (result.from === 'local') {
+        if (inNum(b.uid, probe.uid) && inNum(b.gid, probe.gid ?? probe.uid)) return c;
+      } else if (src !== null && inAddr(b.src, wordsToBig(src.addr), src.family) && b.iface === probe.iface) return c;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * What a class says `connect` gives for one of its probes: the literal `"dst"`/`"dport"`/`"src"`
+ * replaced by the probe's own values. With random draws, the first alternative.
+ */
+export function expectedFor(c: ExploreClass | ExploreOutcome, probe: { src?: string; dst: string }): { outcome: string; address: string | null; port: number | null; originalDestination: string | null } {
+  const m = /^\[([^\]]+)\]:(\d+)$|^([^:]+):(\d+)$/.exec(probe.dst)!;
+  const addr = m[1] ?? m[3]!;
+  const port = Number(m[2] ?? m[4]);
+  const canon = parseAnyAddress(addr)!;
+  const text = addressText(canon.addr, canon.family);
+  const srcText = probe.src !== undefined ? addressText(parseAnyAddress(probe.src)!.addr, parseAnyAddress(probe.src)!.family) : null;
+  return {
+    outcome: c.outcome,
+    address: c.address === 'dst' ? text : c.address === 'src' ? srcText : c.address,
+    port: c.port === 'dport' ? port : c.port,
+    originalDestination: c.originalDestination === 'dst' ? endpointText(text, port, canon.family) : c.originalDestination,
+  };
+}
