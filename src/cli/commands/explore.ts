@@ -95,7 +95,7 @@ export async function runExplore(args: string[], io: CliIO): Promise<number> {
       if (!/^\d+$/.test(values.sport) || Number(values.sport) < 1 || Number(values.sport) > 65535) throw new UsageError(`--sport needs a port 1-65535, not "${values.sport}"`);
       sport = Number(values.sport);
     }
-    files = { rules: values.rules, rules6: values.rules6 };
+    files = { rules: values.rules?.[0], rules6: values.rules6 };
     if (files.rules === undefined && files.rules6 === undefined) throw new UsageError('--rules FILE (or --rules6 FILE) is required');
     const built = netnsOptions(values, io);
     sources = built.sources;
