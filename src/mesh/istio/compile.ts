@@ -17,7 +17,7 @@ import {
   PASSTHROUGH_SOURCE,
 } from './defaults.js';
 import { formatGoPrefix, isGo4, isGoLoopback, parseGoPrefix } from './netip.js';
-import { type IstioShape, istioShape, parseIstioVersion, unsupportedShape } from './version.js';
+import { type IstioReleaseFeatures, type IstioShape, istioReleaseFeatures, istioShape, parseIstioVersion, unsupportedShape } from './version.js';
 
 const { ISTIO_OUTPUT, ISTIO_OUTPUT_DNS, ISTIO_INBOUND, ISTIO_DIVERT, ISTIO_TPROXY, ISTIO_REDIRECT, ISTIO_IN_REDIRECT, ISTIO_DROP } =
   ISTIO_CHAINS;
@@ -128,13 +128,23 @@ export function compileIstio(config: Partial<IstioConfig>, options: IstioCompile
     fail('UNSUPPORTED', '--native-nftables writes nftables rules (tools/istio-nftables); only the iptables mode is simulated');
   }
   const shape = istioShape(parseIstioVersion(options.upstreamVersion ?? 'latest'));
+  const release = istioReleaseFeatures(options.upstreamVersion);
+  if (cfg.forceIptablesBinary !== '') {
+    if (!release.forceIptablesBinary) {
+      fail('BAD_CONFIG', `unknown flag: --force-iptables-binary (added in Istio 1.28; asked for ${release.name})`, undefined, cfg.forceIptablesBinary);
+    }
+    // config.ValidateIptablesBinary (1.28+)
+    if (cfg.forceIptablesBinary !== 'legacy' && cfg.forceIptablesBinary !== 'nft') {
+      fail('BAD_CONFIG', `invalid FORCE_IPTABLES_BINARY value ${JSON.stringify(cfg.forceIptablesBinary)}`, undefined, cfg.forceIptablesBinary);
+    }
+  }
   const warnings: string[] = [];
   const b = new IptablesRuleBuilder({ enableIPv6: cfg.enableIPv6 });
 
   if (cfg.skipRuleApply) {
     return { config: cfg, restore: [], commands: [], ipCommands: [], rules: [], warnings };
   }
-  generateRules(cfg, shape, b, warnings);
+  generateRules(cfg, shape, release, b, warnings);
 
   const rules: IstioRule[] = [];
   for (const [family, list] of [[4, b.rulesV4], [6, b.rulesV6]] as const) {
@@ -171,7 +181,7 @@ interface NetworkRange {
 }
 
 /** `separateV4V6` in `run.go`: unparsable entries are skipped "for bug compatibility". */
-function separateV4V6(list: string, warnings: string[]): [NetworkRange, NetworkRange] {
+function separateV4V6(list: string, warnings: string[], fatal: boolean): [NetworkRange, NetworkRange] {
   if (list === '*') return [wildcard, wildcard];
   const v4: string[] = [];
   const v6: string[] = [];
@@ -180,6 +190,8 @@ function separateV4V6(list: string, warnings: string[]): [NetworkRange, NetworkR
   for (const item of splitIstioList(list)) {
     const p = parseGoPrefix(item);
     if (typeof p === 'string') {
+      // 1.27+: config.SeparateV4V6 returns the error and Run() fails with it.
+      if (fatal) fail('BAD_CONFIG', p, undefined, item);
       warnings.push(`Ignoring error for bug compatibility with istio-iptables: ${p}`);
       continue;
     }
@@ -199,10 +211,10 @@ function separateV4V6(list: string, warnings: string[]): [NetworkRange, NetworkR
 const wildcard: NetworkRange = { isWildcard: true, cidrs: [], hasLoopbackIP: false };
 
 /** `IptablesConfigurator.Run`, rule by rule. */
-function generateRules(cfg: IstioConfig, shape: IstioShape, b: IptablesRuleBuilder, warnings: string[]): void {
-  const [ipv4RangesExclude, ipv6RangesExclude] = separateV4V6(cfg.outboundIPRangesExclude, warnings);
+function generateRules(cfg: IstioConfig, shape: IstioShape, release: IstioReleaseFeatures, b: IptablesRuleBuilder, warnings: string[]): void {
+  const [ipv4RangesExclude, ipv6RangesExclude] = separateV4V6(cfg.outboundIPRangesExclude, warnings, release.badCidrFatal);
   if (ipv4RangesExclude.isWildcard) fail('BAD_CONFIG', 'invalid value for OUTBOUND_IP_RANGES_EXCLUDE', undefined, '*');
-  const [ipv4RangesInclude, ipv6RangesInclude] = separateV4V6(cfg.outboundIPRangesInclude, warnings);
+  const [ipv4RangesInclude, ipv6RangesInclude] = separateV4V6(cfg.outboundIPRangesInclude, warnings, release.badCidrFatal);
 
   let redirectDNS = cfg.redirectDNS;
   if (redirectDNS && !cfg.captureAllDNS && cfg.dnsServersV4.length === 0 && cfg.dnsServersV6.length === 0) {

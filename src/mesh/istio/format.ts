@@ -4,11 +4,12 @@
  *
  * @module
  */
-import { NetfilterSimError } from '../../errors.js';
+import { fail, NetfilterSimError } from '../../errors.js';
 import type { Ruleset } from '../../model/types.js';
 import { printIptablesSave } from '../../print/save.js';
 import { parseIptablesSave } from '../../syntax/save.js';
 import type { IstioCompileResult } from './compile.js';
+import type { AmbientCompileResult } from './ambient.js';
 
 /**
  * The output formats of `compile istio` / `compile istio-cni`.
@@ -66,7 +67,7 @@ export function formatIstioCommands(result: IstioCompileResult): string {
  * v4.tables.map((t) => t.name); // ['nat']
  * ```
  */
-export function istioRulesets(result: IstioCompileResult): Ruleset[] {
+export function istioRulesets(result: Pick<IstioCompileResult, 'restore'>): Ruleset[] {
   return result.restore.map((r) => {
     const { ruleset, diagnostics } = parseIptablesSave(r.text, { family: r.family, mode: 'strict' });
     const errors = diagnostics.filter((d) => d.severity === 'error');
@@ -86,7 +87,7 @@ export function istioRulesets(result: IstioCompileResult): Ruleset[] {
  * formatIstioSave(compileIstio({})).split('\n')[0]; // '*nat'
  * ```
  */
-export function formatIstioSave(result: IstioCompileResult): string {
+export function formatIstioSave(result: Pick<IstioCompileResult, 'restore'>): string {
   return istioRulesets(result).map((rs) => printIptablesSave(rs)).join('');
 }
 
@@ -110,4 +111,22 @@ export function formatIstioResult(result: IstioCompileResult, format: IstioOutpu
     case 'json':
       return `${JSON.stringify(istioRulesets(result), null, 2)}\n`;
   }
+}
+
+/**
+ * Formats an ambient result. With the nftables backend, `commands` and `restore` are the
+ * transaction istio-cni hands to `nft -f`; `save` and `json` (what `nft list ruleset` lists after
+ * it) need the nft printer and are refused with an `UNSUPPORTED` error rather than guessed.
+ *
+ * @example
+ * ```ts
+ * process.stdout.write(formatIstioAmbientResult(compileIstioAmbient({}), 'save'));
+ * ```
+ */
+export function formatIstioAmbientResult(result: AmbientCompileResult, format: IstioOutputFormat): string {
+  if (result.backend === 'nftables') {
+    if (format === 'commands' || format === 'restore') return result.nft;
+    fail('UNSUPPORTED', `--format ${format} of an nftables rule set is what \`nft list ruleset\` prints, which needs the nft printer (not in this build); use --format commands for the nft -f input`);
+  }
+  return formatIstioResult(result as unknown as IstioCompileResult, format);
 }
