@@ -22,6 +22,9 @@ import { ReferenceInterpreter } from './interpret.js';
 import { Kernel, SocketTable } from './kernel.js';
 import type { PathResult } from './kernel.js';
 import { lowerRuleset } from './lower.js';
+import { checkIpsetReferences, ipsetTable } from './ipset.js';
+import type { Ipset } from '../model/ipset.js';
+import { parseIpsetSave } from '../syntax/ipset.js';
 import { PacketState } from './packet-state.js';
 import type { PacketHost, SocketRecord } from './packet-state.js';
 import { parseEndpoint, parsePacketSpec } from './probe.js';
@@ -90,6 +93,11 @@ export interface NetnsOptions {
    * needs it (NAT targets, conntrack/state/connmark matches, CT/CONNMARK targets).
    */
   readonly conntrack?: boolean;
+  /**
+   * The ipsets rules name with `-m set` / `-j SET`: `ipset save` text, or parsed sets. A rule
+   * naming a set that is not given is refused, as the kernel refuses it (`UNKNOWN_SET`).
+   */
+  readonly ipsets?: string | readonly Ipset[];
 }
 
 /** Matches whose `checkentry` calls `nf_ct_netns_get`. */
@@ -313,14 +321,19 @@ export class Netns {
     const sockets = new SocketTable();
     for (const l of options.listen ?? []) sockets.listeners.push(...parseListener(l));
     const names = this.routing.ifaces.map((i) => i.name);
+    const ipsets = ipsetTable(typeof options.ipsets === 'string' ? parseIpsetSave(options.ipsets) : (options.ipsets ?? []));
+    checkIpsetReferences(this.ruleset4, ipsets);
+    checkIpsetReferences(this.ruleset6, ipsets);
+    const env = { ipsets };
     const evaluator = (rs: Ruleset): TableEvaluator =>
-      options.evaluator === 'reference' ? new ReferenceInterpreter(rs, registry) : new LoweredEvaluator(lowerRuleset(rs, names, registry));
+      options.evaluator === 'reference' ? new ReferenceInterpreter(rs, registry, env) : new LoweredEvaluator(lowerRuleset(rs, names, registry, env));
     this.rng = mulberry32(options.seed ?? 1);
     this.host = {
       addressType: (family, addr, iface) => this.routing.addressType(family, addr, iface),
       statisticRandom: (probability) => this.statisticRandom(probability),
     };
     this.kernel = new Kernel(this.routing, new ConntrackTable(), sockets, evaluator(this.ruleset4), evaluator(this.ruleset6), options.ipForward ?? false);
+    this.kernel.ipsets = ipsets;
     this.kernel.ctEnabled4 = options.conntrack ?? needsConntrack(this.ruleset4);
     this.kernel.ctEnabled6 = options.conntrack ?? needsConntrack(this.ruleset6);
   }
