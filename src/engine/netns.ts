@@ -593,7 +593,9 @@ export class Netns {
           tr.label = label;
           tr.push({ packet: tr.packet, label: tr.label, type: 'route', hook: null, dst: addressText(dst.addr, family), result: 'unreachable', dev: null, via: null, src: null, table: null, reason: 'no route' });
         }
-        return this.result('dropped', dst.addr, dst.port, family, null, `no route to ${addressText(dst.addr, family)}`, tr);
+        // connect() fails at once with the route's error (fib_props): the caller sees a refusal.
+        const errno = route.type === 'prohibit' ? 'EACCES' : route.type === 'blackhole' ? 'EINVAL' : route.table === 0 || route.type !== 'unreachable' ? 'ENETUNREACH' : 'EHOSTUNREACH';
+        return this.result('refused', dst.addr, dst.port, family, null, `connect(): ${errno}: no route to ${addressText(dst.addr, family)}`, tr);
       }
       const sport = spec.sport ?? this.ephemeral(proto, srcAddr, dst.addr, dst.port);
       const sock: SocketRecord = { kind: 'connection', family, proto, local: srcAddr, localPort: sport, remote: dst.addr, remotePort: dst.port, owner, transparent: false, listener: null };
