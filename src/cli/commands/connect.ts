@@ -6,7 +6,9 @@
 import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
 import { check } from '../../check/index.js';
-import { formatDiagnostic, type Diagnostic } from '../../errors.js';
+import { formatDiagnostic, NetfilterSimError, type Diagnostic } from '../../errors.js';
+import type { Ipset } from '../../model/ipset.js';
+import { parseIpsetArgument, parseIpsetSave } from '../../syntax/ipset.js';
 import { Netns } from '../../engine/netns.js';
 import type { ConnectResult, ConnectSpec, NetnsOptions } from '../../engine/netns.js';
 import type { Family, Ruleset } from '../../model/types.js';
@@ -34,6 +36,10 @@ Rules and namespace:
   --route-localnet        net.ipv4.conf.all.route_localnet=1
   --ip-forward            net.ipv4.ip_forward=1 (forward packets not addressed to the pod)
   --peer IP=PORTS         a remote host that listens only on PORTS (others accept everything)
+  --ipset NAME=ADDRS      an ipset the rules name (-m set, -j SET): hash:ip, or hash:net when an
+                          address has a /prefix; inet6: before the list for an empty IPv6 set;
+                          repeatable
+  --ipsets FILE           ipsets as \`ipset save\` prints them (create/add lines)
 
 The connection:
   --from local|remote     a process of the namespace (default with --uid) or a remote client
@@ -44,7 +50,7 @@ The connection:
   --sport N               source port (default 41000)
   --dst IP:PORT           destination ([IPv6]:PORT)
   --proto tcp|udp         default tcp
-  --mark N                SO_MARK of the local socket
+  --mark N, --so-mark N   SO_MARK of the local socket (mark matches and fwmark rules see it)
 
 Output:
   --json                  one JSON object: outcome, address, port, originalDestination, steps,
@@ -75,6 +81,8 @@ export const NETNS_OPTIONS = {
   'route-localnet': { type: 'boolean' },
   'ip-forward': { type: 'boolean' },
   peer: { type: 'string', multiple: true },
+  ipset: { type: 'string', multiple: true },
+  ipsets: { type: 'string' },
   format: { type: 'string' },
   json: { type: 'boolean' },
   seed: { type: 'string' },
@@ -176,6 +184,25 @@ export function netnsOptions(values: Values, io: CliIO): { options: NetnsOptions
   if (peers) options.peers = peers;
   if (evaluator) options.evaluator = evaluator;
   if (seed !== undefined) options.seed = seed;
+  const ipsets: Ipset[] = [];
+  const ipsetsFile = str(values, 'ipsets');
+  if (ipsetsFile !== undefined) {
+    let text: string;
+    try {
+      text = io.readFile(ipsetsFile);
+    } catch (e) {
+      throw e instanceof FileReadError ? e : new FileReadError(ipsetsFile, e);
+    }
+    sources.set(ipsetsFile, text);
+    try {
+      ipsets.push(...parseIpsetSave(text, ipsetsFile));
+    } catch (e) {
+      if (e instanceof NetfilterSimError) throw new SourceError(ipsetsFile, text, e.diagnostics);
+      throw e;
+    }
+  }
+  for (const spec of list(values, 'ipset')) ipsets.push(parseIpsetArgument(spec));
+  if (ipsets.length > 0) options.ipsets = ipsets;
   return { options, sources };
 }
 
@@ -227,7 +254,8 @@ function connectSpec(values: Values): ConnectSpec {
     const gid = int(values, 'gid');
     const groups = str(values, 'groups');
     if (groups !== undefined) for (const g of splitList(groups)) if (!/^\d+$/.test(g)) throw new UsageError(`--groups needs numeric GIDs, not "${g}"`);
-    const mark = int(values, 'mark');
+    if (str(values, 'mark') !== undefined && str(values, 'so-mark') !== undefined) throw new UsageError('--mark and --so-mark are the same option; give one');
+    const mark = int(values, 'mark') ?? int(values, 'so-mark');
     return {
       from: 'local', uid, dst,
       ...(gid !== undefined ? { gid } : {}),
@@ -240,7 +268,7 @@ function connectSpec(values: Values): ConnectSpec {
   }
   if (from !== 'remote') throw new UsageError(`--from is local or remote, not "${from}"`);
   if (src === undefined) throw new UsageError('--from remote needs --src IP');
-  for (const k of ['uid', 'gid', 'groups', 'mark']) if (str(values, k) !== undefined) throw new UsageError(`--${k} is for --from local (a remote client has no socket here)`);
+  for (const k of ['uid', 'gid', 'groups', 'mark', 'so-mark']) if (str(values, k) !== undefined) throw new UsageError(`--${k} is for --from local (a remote client has no socket here)`);
   const iface = str(values, 'in');
   return {
     from: 'remote', src, dst,
@@ -281,6 +309,7 @@ export async function runConnect(args: string[], io: CliIO): Promise<number> {
         dst: { type: 'string' },
         proto: { type: 'string' },
         mark: { type: 'string' },
+        'so-mark': { type: 'string' },
         in: { type: 'string' },
         enumerate: { type: 'boolean' },
       },

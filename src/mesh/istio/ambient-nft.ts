@@ -9,6 +9,7 @@
 import type { IstioRule } from './compile.js';
 import type { AmbientConfig, AmbientPodOverrides } from './ambient.js';
 import { AMBIENT, ambientRedirectDNS } from './ambient.js';
+import type { IstioReleaseFeatures } from './version.js';
 import { type NftChainSpec, type NftRuleSpec, nftTableTransaction } from './nft-transaction.js';
 
 const NAT = 'istio-ambient-nat';
@@ -42,8 +43,9 @@ class RuleBuilder {
 const hex = (n: number): string => `0x${n.toString(16)}`;
 
 /** @internal */
-export function compileAmbientNftables(config: AmbientConfig, o: AmbientPodOverrides, host: boolean): AmbientNftOutput {
-  const rb = new RuleBuilder(config.enableIPv6);
+export function compileAmbientNftables(config: AmbientConfig, o: AmbientPodOverrides, host: boolean, features: IstioReleaseFeatures): AmbientNftOutput {
+  // 1.28.0 wrote the IPv6 rules whatever the pod had.
+  const rb = new RuleBuilder(config.enableIPv6 || features.ambientNftV6Always);
   const lines: string[] = [];
   if (host) {
     rb.append('postrouting', NAT, 'node: TCP from the kubelet (its uid) to an ambient pod (in the probe set) is SNATed to the probe address',
@@ -52,7 +54,7 @@ export function compileAmbientNftables(config: AmbientConfig, o: AmbientPodOverr
       'meta l4proto tcp', 'skuid', String(config.kubeletUID), 'ip6', 'daddr', `@${AMBIENT.PROBE_IPSET}-v6`, COUNTER, 'snat', 'to', config.hostProbeV6SNATAddress);
     lines.push(...nftTableTransaction(NAT, [{ name: 'postrouting', type: 'nat', hook: 'postrouting', priority: 100 }], rb.rules.get(NAT)!));
   } else {
-    appendInpodRules(config, o, rb);
+    appendInpodRules(config, o, rb, features);
     const chains = (type: string, outType: string, priority: number): NftChainSpec[] => [
       { name: 'prerouting', type, hook: 'prerouting', priority },
       { name: 'output', type: outType, hook: 'output', priority },
@@ -73,7 +75,7 @@ export function compileAmbientNftables(config: AmbientConfig, o: AmbientPodOverr
   return { lines, rules };
 }
 
-function appendInpodRules(config: AmbientConfig, o: AmbientPodOverrides, rb: RuleBuilder): void {
+function appendInpodRules(config: AmbientConfig, o: AmbientPodOverrides, rb: RuleBuilder, features: IstioReleaseFeatures): void {
   const redirectDNS = ambientRedirectDNS(config, o);
   const mark = hex(AMBIENT.INPOD_MARK);
   const mask = hex(AMBIENT.INPOD_MASK);
@@ -92,8 +94,10 @@ function appendInpodRules(config: AmbientConfig, o: AmbientPodOverrides, rb: Rul
       'iifname', ifc, 'meta l4proto tcp', COUNTER, 'redirect to', `:${AMBIENT.ZTUNNEL_OUTBOUND_PORT}`);
     rb.append(PRE, NAT, `and leaves istio-prerouting (virtual interface ${ifc})`, 'iifname', ifc, 'meta l4proto tcp', COUNTER, 'return');
   }
-  rb.append(PRE, MANGLE, "a packet with ztunnel's mark 0x539 marks its connection 0x111",
-    'meta mark & 0xfff ==', mark, COUNTER, 'ct mark set ct mark & 0xfffff000 | ', tmark);
+  if (!o.ingressMode || features.ambientIngressConnmark) {
+    rb.append(PRE, MANGLE, "a packet with ztunnel's mark 0x539 marks its connection 0x111",
+      'meta mark & 0xfff ==', mark, COUNTER, 'ct mark set ct mark & 0xfffff000 | ', tmark);
+  }
   if (!o.ingressMode) {
     rb.append(PRE, NAT, 'kubelet health probes (SNATed to the probe address) reach the app directly',
       'meta l4proto tcp', 'ip saddr', config.hostProbeSNATAddress, COUNTER, 'accept');

@@ -14,7 +14,7 @@ import { parseGoBool } from './args.js';
 import { type IstioRuleNote, IP_VERSION_SPECIFIC, IptablesRuleBuilder } from './builder.js';
 import type { IstioRestore, IstioRule } from './compile.js';
 import { compileAmbientNftables } from './ambient-nft.js';
-import { istioReleaseFeatures } from './version.js';
+import { type IstioReleaseFeatures, istioReleaseFeatures } from './version.js';
 
 const V = IP_VERSION_SPECIFIC;
 
@@ -72,7 +72,10 @@ export const AMBIENT = {
 export interface AmbientConfig {
   /** `ambient.ipv6` and the pod having IPv6: run the ip6tables pass too. */
   readonly enableIPv6: boolean;
-  /** `ambient.dnsCapture` (`AMBIENT_DNS_CAPTURE`): capture DNS to ztunnel's 15053. */
+  /**
+   * `ambient.dnsCapture` (`AMBIENT_DNS_CAPTURE`): capture DNS to ztunnel's 15053. The chart's
+   * default is true; `AmbientConfig`'s zero value (and this default) is false, as in upstream's tests.
+   */
   readonly redirectDNS: boolean;
   readonly hostProbeSNATAddress: string;
   readonly hostProbeV6SNATAddress: string;
@@ -83,17 +86,17 @@ export interface AmbientConfig {
 }
 
 /**
- * The defaults of the istio-cni chart (`ambient.dnsCapture: true`, `ambient.ipv6: true` but only
- * effective on IPv6 pods, the probe SNAT addresses, the iptables backend, kubelet as root).
+ * The defaults: IPv4 only, no DNS capture (set `redirectDNS` for the chart's `ambient.dnsCapture:
+ * true`), the chart's probe SNAT addresses, the iptables backend, kubelet as root.
  *
  * @example
  * ```ts
- * AMBIENT_DEFAULT_CONFIG.redirectDNS; // true
+ * AMBIENT_DEFAULT_CONFIG.redirectDNS; // false
  * ```
  */
 export const AMBIENT_DEFAULT_CONFIG: AmbientConfig = {
   enableIPv6: false,
-  redirectDNS: true,
+  redirectDNS: false,
   hostProbeSNATAddress: AMBIENT.HOST_PROBE_SNAT,
   hostProbeV6SNATAddress: AMBIENT.HOST_PROBE_SNAT6,
   nativeNftables: false,
@@ -204,15 +207,15 @@ export function compileIstioAmbient(input: AmbientInput = {}): AmbientCompileRes
     if (!features.ambientNftables) {
       fail('UNSUPPORTED', `the nftables backend of istio-cni exists from Istio 1.28 on (asked for ${features.name})`);
     }
-    const nft = compileAmbientNftables(config, overrides, host);
+    const nft = compileAmbientNftables(config, overrides, host, features);
     return {
       backend: 'nftables', config, overrides, host, restore: [], commands: nft.lines, nft: nft.lines.join('\n') + '\n',
       ipCommands, sets, rules: nft.rules, warnings: [],
     };
   }
   const b = new IptablesRuleBuilder({ enableIPv6: config.enableIPv6 });
-  if (host) appendHostRules(config, b);
-  else appendInpodRules(config, overrides, b);
+  if (host) appendHostRules(config, b, features);
+  else appendInpodRules(config, overrides, b, features);
   const restore: IstioRestore[] = [{ family: 4, text: b.buildV4Restore() }];
   if (config.enableIPv6) restore.push({ family: 6, text: b.buildV6Restore() });
   // VerifyIptablesState always runs both saves, then the restores follow.
@@ -251,7 +254,7 @@ function note(why: string, option?: string): IstioRuleNote {
 }
 
 /** `AppendInpodRules`. */
-function appendInpodRules(config: AmbientConfig, o: AmbientPodOverrides, b: IptablesRuleBuilder): void {
+function appendInpodRules(config: AmbientConfig, o: AmbientPodOverrides, b: IptablesRuleBuilder, features: IstioReleaseFeatures): void {
   const redirectDNS = ambientRedirectDNS(config, o);
   const inpodMark = markMask(AMBIENT.INPOD_MARK, AMBIENT.INPOD_MASK);
   const inpodTproxyMark = markMask(AMBIENT.INPOD_TPROXY_MARK, AMBIENT.INPOD_TPROXY_MASK);
@@ -275,8 +278,11 @@ function appendInpodRules(config: AmbientConfig, o: AmbientPodOverrides, b: Ipta
     b.appendRule(PRERT, 'nat', ['-i', ifc, '-p', 'tcp', '-j', 'RETURN'], note(`and leaves ISTIO_PRERT (virtual interface ${ifc})`, opt));
   }
 
-  b.appendRule(PRERT, 'mangle', ['-m', 'mark', '--mark', inpodMark, '-j', 'CONNMARK', '--set-xmark', inpodTproxyMark],
-    note("a packet with ztunnel's mark 0x539 marks its connection 0x111, so replies are recognised"));
+  // ≤ 1.28 this rule sat with the inbound rules and ingress-mode pods did not get it.
+  if (!o.ingressMode || features.ambientIngressConnmark) {
+    b.appendRule(PRERT, 'mangle', ['-m', 'mark', '--mark', inpodMark, '-j', 'CONNMARK', '--set-xmark', inpodTproxyMark],
+      note("a packet with ztunnel's mark 0x539 marks its connection 0x111, so replies are recognised"));
+  }
 
   if (!o.ingressMode) {
     b.appendVersionedRule(config.hostProbeSNATAddress, config.hostProbeV6SNATAddress, PRERT, 'nat', ['-s', V, '-p', 'tcp', '-m', 'tcp', '-j', 'ACCEPT'],
@@ -314,9 +320,12 @@ function appendInpodRules(config: AmbientConfig, o: AmbientPodOverrides, b: Ipta
 }
 
 /** `AppendHostRules`. */
-function appendHostRules(config: AmbientConfig, b: IptablesRuleBuilder): void {
+function appendHostRules(config: AmbientConfig, b: IptablesRuleBuilder, features: IstioReleaseFeatures): void {
   const POST = AMBIENT.CHAIN_POSTROUTING;
-  b.insertRule('POSTROUTING', 'nat', 1, ['-j', POST], note("node: kubelet probe SNAT happens in ISTIO_POSTRT"));
+  const jump = note('node: kubelet probe SNAT happens in ISTIO_POSTRT');
+  // 1.26+ inserts the jump first in POSTROUTING; 1.25 appended it.
+  if (features.ambientHostInsert) b.insertRule('POSTROUTING', 'nat', 1, ['-j', POST], jump);
+  else b.appendRule('POSTROUTING', 'nat', ['-j', POST], jump);
   b.appendRuleV4(POST, 'nat', ['-m', 'owner', '--socket-exists', '-p', 'tcp', '-m', 'set', '--match-set', `${AMBIENT.PROBE_IPSET}-v4`, 'dst',
     '-j', 'SNAT', '--to-source', config.hostProbeSNATAddress],
     note('node: TCP from a local socket (kubelet) to an ambient pod (in the probe ipset) is SNATed to the probe address, which the pod lets through', '--probe-snat'));

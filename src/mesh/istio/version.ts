@@ -161,6 +161,11 @@ export interface IstioReleaseFeatures {
   readonly cniKubevirtAnnotation: boolean;
   /** 1.25+: istio-cni (sidecar mode) reads `istio.io/reroute-virtual-interfaces`. */
   readonly cniRerouteAnnotation: boolean;
+  /**
+   * 1.28.0 only: the nftables backend wrote its IPv6 rules on IPv4-only pods too (1.28.1 fixed
+   * it). A version without a patch number (`1.28`) means the release line's latest patch.
+   */
+  readonly ambientNftV6Always: boolean;
   /** 1.29+: `ambient.reconcileIptablesOnStartup` defaults to true. */
   readonly ambientReconcileDefault: boolean;
 }
@@ -175,7 +180,7 @@ export interface IstioReleaseFeatures {
  */
 export function istioReleaseFeatures(version?: string): IstioReleaseFeatures {
   const v = parseIstioVersion(version ?? 'latest');
-  const at = (minor: number, patch = 0): boolean => v.minor > minor || (v.minor === minor && (v.patch ?? 0) >= patch);
+  const at = (minor: number, patch = 0): boolean => v.minor > minor || (v.minor === minor && (v.patch ?? Number.POSITIVE_INFINITY) >= patch);
   return {
     name: version ?? `1.${ISTIO_LATEST_RELEASE.minor}`,
     version: v,
@@ -189,6 +194,7 @@ export function istioReleaseFeatures(version?: string): IstioReleaseFeatures {
     ambientHostInsert: at(26),
     cniKubevirtAnnotation: !at(25) || at(27, 2),
     cniRerouteAnnotation: at(25),
+    ambientNftV6Always: v.minor === 28 && v.patch === 0,
     ambientReconcileDefault: at(29),
   };
 }
