@@ -10,6 +10,7 @@ import { compileIstio, type IstioCompileResult } from '../../mesh/istio/compile.
 import { detectEnableIPv6, type IstioConfig, parseResolvConf, splitDnsServers } from '../../mesh/istio/config.js';
 import { formatIstioAmbientResult, formatIstioResult, ISTIO_OUTPUT_FORMATS, type IstioOutputFormat } from '../../mesh/istio/format.js';
 import { readNamespace, readPod } from '../../mesh/pod.js';
+import { istioReleaseFeatures } from '../../mesh/istio/version.js';
 import { type AmbientConfig, type AmbientPodOverrides, ambientEnrolment, ambientPodOverrides, compileIstioAmbient } from '../../mesh/istio/ambient.js';
 import { type CliIO, EXIT_OK, SourceError, UsageError, reportCliError } from '../io.js';
 
@@ -43,6 +44,8 @@ istio-iptables flags, as upstream (also settable with --env NAME=VALUE as upstre
   --redirect-dns  --capture-all-dns  --drop-invalid  --dual-stack
   -n, --dry-run  --skip-rule-apply  --run-validation  --cleanup-only  --reconcile  --force-apply
   --network-namespace NS  --cni-mode  --force-iptables-binary B  --iptables-probe-port P  --probe-timeout D
+  --native-nftables       the nftables rules of tools/istio-nftables (1.27+); --format commands
+                          prints the nft -f input (save and json need the nft printer: refused)
 
 What istio-iptables reads from the pod instead of flags:
   --dns-servers LIST      resolv.conf name servers (used with --redirect-dns)
@@ -57,8 +60,13 @@ Options:
                           commands: the recorded commands, as upstream's goldens lay them out
                           json: the loaded rule set(s)
   --json                  the same as --format json
-  --upstream-version V    reproduce an older release's rules (e.g. 1.24, 1.17)
+  --upstream-version V    reproduce a release's rules (1.0 to 1.31, e.g. 1.24, 1.17; newer
+                          versions are refused, not guessed)
   -h, --help              this help
+
+The routing the tool sets up besides the rules (TPROXY: ip rule add fwmark … lookup 133 and
+ip route add local default dev lo table 133; IPv6: ::6 on lo) is printed on stderr, one
+"# also run in the pod: ip …" line each.
 
 Examples:
   netfilter-sim compile istio -p 15001 -z 15006 -u 1337 -m REDIRECT -i '*' -x "" -b '*' -d 15090,15021,15020
@@ -88,6 +96,8 @@ Options:
   --ipv6, --no-ipv6       whether the pod has IPv6 (default: from status.podIPs)
   --env NAME=VALUE        the plugin's environment on the node (ISTIO_OUTBOUND_OWNER_GROUPS, …)
   --exclude-namespaces NS the CNI config's exclude_namespaces
+  --native-nftables       the CNI config's native_nftables (chart global.nativeNftables, 1.27+):
+                          the nftables rules; --format commands prints the nft -f input
   --upstream-version V    reproduce an older release's rules
   -h, --help              this help
 
@@ -115,9 +125,14 @@ export async function runCompileIstio(args: string[], io: CliIO): Promise<number
     if (own.flags.has('help')) return { help: COMPILE_ISTIO_HELP };
     const format = checkFormat(own.values.get('format'), own.flags.has('json'));
     const env = envPairs(own.values.get('env') ?? []);
+    const version = last(own.values.get('upstream-version'));
+    // ≤ 1.25 accepted --iptables-trace-logging (it wrote no rule); 1.26 removed the flag.
+    const rest = istioReleaseFeatures(version).iptablesTraceLogging
+      ? own.rest.filter((a) => a !== '--iptables-trace-logging' && !a.startsWith('--iptables-trace-logging='))
+      : own.rest;
     let line;
     try {
-      line = parseIstioIptablesCommandLine(own.rest, env);
+      line = parseIstioIptablesCommandLine(rest, env);
     } catch (e) {
       if (e instanceof NetfilterSimError) throw new UsageError(e.message);
       throw e;
@@ -134,7 +149,6 @@ export async function runCompileIstio(args: string[], io: CliIO): Promise<number
     const podIPs = own.values.get('pod-ips');
     if (podIPs) fields.enableIPv6 = detectEnableIPv6(podIPs.join(',').split(',').filter((s) => s !== ''), line.config.dualStack);
     if (own.flags.has('ipv6')) fields.enableIPv6 = true;
-    const version = last(own.values.get('upstream-version'));
     const result = compileIstio({ ...line.config, ...fields }, version === undefined ? {} : { upstreamVersion: version });
     return { result, format, warnings };
   });
@@ -152,7 +166,7 @@ export async function runCompileIstio(args: string[], io: CliIO): Promise<number
  */
 export async function runCompileIstioCni(args: string[], io: CliIO): Promise<number> {
   return run(io, 'compile istio-cni', () => {
-    const own = extractOwnOptions(args, ['pod', 'format', 'env', 'exclude-namespaces', 'upstream-version'], ['ipv6', 'no-ipv6', 'help', 'json']);
+    const own = extractOwnOptions(args, ['pod', 'format', 'env', 'exclude-namespaces', 'upstream-version'], ['ipv6', 'no-ipv6', 'help', 'json', 'native-nftables']);
     if (own.flags.has('help')) return { help: COMPILE_ISTIO_CNI_HELP };
     if (own.rest.length > 0) throw new UsageError(`unexpected argument "${own.rest[0]}"`);
     const format = checkFormat(own.values.get('format'), own.flags.has('json'));
@@ -172,6 +186,7 @@ export async function runCompileIstioCni(args: string[], io: CliIO): Promise<num
       pod,
       env: envPairs(own.values.get('env') ?? []),
       excludeNamespaces,
+      ...(own.flags.has('native-nftables') ? { nativeNftables: true } : {}),
       ...(own.flags.has('ipv6') ? { enableIPv6: true } : own.flags.has('no-ipv6') ? { enableIPv6: false } : {}),
       ...(version === undefined ? {} : { upstreamVersion: version }),
     });
@@ -195,7 +210,10 @@ async function run(io: CliIO, name: string, body: () => Outcome): Promise<number
       return EXIT_OK;
     }
     for (const w of [...outcome.warnings, ...outcome.result.warnings]) io.stderr(`netfilter-sim ${name}: warning: ${w}\n`);
-    io.stdout(formatIstioResult(outcome.result, outcome.format));
+    const text = formatIstioResult(outcome.result, outcome.format);
+    // The routing istio-iptables sets up besides the rules (TPROXY policy routing, ::6 on lo).
+    for (const c of outcome.result.ipCommands) io.stderr(`# also run in the pod: ${c.join(' ')}\n`);
+    io.stdout(text);
     return EXIT_OK;
   } catch (e) {
     return reportCliError(e, io, name, (err) => `netfilter-sim ${name}: ${err.message}\n`);

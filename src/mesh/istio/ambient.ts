@@ -196,7 +196,7 @@ export function compileIstioAmbient(input: AmbientInput = {}): AmbientCompileRes
   const host = input.host ?? false;
   const features = istioReleaseFeatures(input.upstreamVersion);
   if (!features.ambient) {
-    fail('UNSUPPORTED', `Istio ${features.name} has no ambient node agent rules that are documented here; ambient is reproduced from 1.24 on`);
+    fail('UNSUPPORTED', `the ambient rules of Istio ${features.name} are not reproduced (they lived in another file before 1.25); use 1.25 or later`);
   }
   checkAddress(config.hostProbeSNATAddress, 4, '--probe-snat');
   checkAddress(config.hostProbeV6SNATAddress, 6, '--probe-snat6');

@@ -42,6 +42,8 @@ export interface IstioCniInput {
   readonly excludeNamespaces?: readonly string[];
   /** Reproduce an older release (`upstreamVersion` of `compileIstio`). */
   readonly upstreamVersion?: string;
+  /** CNI config `native_nftables` (chart `global.nativeNftables`): the nftables rules instead. */
+  readonly nativeNftables?: boolean;
 }
 
 /**
@@ -126,6 +128,7 @@ export function compileIstioCni(input: IstioCniInput): IstioCniResult {
     captureAllDNS: redirect.dnsRedirect,
     dropInvalid: redirect.invalidDrop,
     dualStack: redirect.dualStack,
+    nativeNftables: input.nativeNftables === true,
     // FillConfigFromEnvironment, run by the plugin inside the pod netns.
     ownerGroupsInclude: env['ISTIO_OUTBOUND_OWNER_GROUPS'] ?? ISTIO_ENV_DEFAULTS.ISTIO_OUTBOUND_OWNER_GROUPS,
     ownerGroupsExclude: env['ISTIO_OUTBOUND_OWNER_GROUPS_EXCLUDE'] ?? ISTIO_ENV_DEFAULTS.ISTIO_OUTBOUND_OWNER_GROUPS_EXCLUDE,

@@ -17,6 +17,7 @@ import {
   PASSTHROUGH_SOURCE,
 } from './defaults.js';
 import { formatGoPrefix, isGo4, isGoLoopback, parseGoPrefix } from './netip.js';
+import { compileIstioNftables } from './compile-nft.js';
 import { type IstioReleaseFeatures, type IstioShape, istioReleaseFeatures, istioShape, parseIstioVersion, unsupportedShape } from './version.js';
 
 const { ISTIO_OUTPUT, ISTIO_OUTPUT_DNS, ISTIO_INBOUND, ISTIO_DIVERT, ISTIO_TPROXY, ISTIO_REDIRECT, ISTIO_IN_REDIRECT, ISTIO_DROP } =
@@ -105,6 +106,11 @@ export interface IstioCompileResult {
   readonly rules: readonly IstioRule[];
   /** What upstream would log as a warning (ignored CIDRs, DNS capture disabled, …). */
   readonly warnings: readonly string[];
+  /**
+   * With `--native-nftables`: the transaction handed to `nft -f` (then `commands` holds its
+   * lines and `restore` is empty). Absent in iptables mode.
+   */
+  readonly nft?: string;
 }
 
 /**
@@ -124,9 +130,6 @@ export interface IstioCompileResult {
  */
 export function compileIstio(config: Partial<IstioConfig>, options: IstioCompileOptions = {}): IstioCompileResult {
   const cfg = resolveIstioConfig(istioConfig(config), options.envoyUserUID);
-  if (cfg.nativeNftables) {
-    fail('UNSUPPORTED', '--native-nftables writes nftables rules (tools/istio-nftables); only the iptables mode is simulated');
-  }
   const shape = istioShape(parseIstioVersion(options.upstreamVersion ?? 'latest'));
   const release = istioReleaseFeatures(options.upstreamVersion);
   if (cfg.forceIptablesBinary !== '') {
@@ -137,6 +140,12 @@ export function compileIstio(config: Partial<IstioConfig>, options: IstioCompile
     if (cfg.forceIptablesBinary !== 'legacy' && cfg.forceIptablesBinary !== 'nft') {
       fail('BAD_CONFIG', `invalid FORCE_IPTABLES_BINARY value ${JSON.stringify(cfg.forceIptablesBinary)}`, undefined, cfg.forceIptablesBinary);
     }
+  }
+  if (cfg.nativeNftables) {
+    if (!release.nativeNftables) fail('UNSUPPORTED', `--native-nftables exists from Istio 1.27 on (asked for ${release.name})`);
+    if (cfg.skipRuleApply) return { config: cfg, restore: [], commands: [], ipCommands: [], rules: [], warnings: [], nft: '' };
+    const nft = compileIstioNftables(cfg);
+    return { config: cfg, restore: [], commands: nft.lines, ipCommands: routeCommands(cfg), rules: nft.rules, warnings: nft.warnings, nft: nft.lines.length === 0 ? '' : `${nft.lines.join('\n')}\n` };
   }
   const warnings: string[] = [];
   const b = new IptablesRuleBuilder({ enableIPv6: cfg.enableIPv6 });

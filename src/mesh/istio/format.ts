@@ -101,6 +101,11 @@ export function formatIstioSave(result: Pick<IstioCompileResult, 'restore'>): st
  * ```
  */
 export function formatIstioResult(result: IstioCompileResult, format: IstioOutputFormat): string {
+  if (result.nft !== undefined) {
+    // --native-nftables: commands/restore are the nft -f input; the listing needs the nft printer.
+    if (format === 'commands' || format === 'restore') return result.nft;
+    fail('UNSUPPORTED', `--format ${format} of an nftables rule set is what \`nft list ruleset\` prints, which needs the nft printer (not in this build); use --format commands for the nft -f input`);
+  }
   switch (format) {
     case 'restore':
       return formatIstioRestore(result);
@@ -128,5 +133,6 @@ export function formatIstioAmbientResult(result: AmbientCompileResult, format: I
     if (format === 'commands' || format === 'restore') return result.nft;
     fail('UNSUPPORTED', `--format ${format} of an nftables rule set is what \`nft list ruleset\` prints, which needs the nft printer (not in this build); use --format commands for the nft -f input`);
   }
-  return formatIstioResult(result as unknown as IstioCompileResult, format);
+  const { nft: _nft, ...iptables } = result;
+  return formatIstioResult(iptables as unknown as IstioCompileResult, format);
 }

@@ -24,11 +24,17 @@ export interface NftRuleSpec {
 }
 
 /**
- * `addIstioTableRules`: declares the table (add + flush), the chains that have rules or are the
- * target of a `jump`, then the rules; an insert into a still empty chain becomes an append (nft
- * refuses index 0 in an empty chain). Nothing at all when no chain is used. @internal
+ * `addIstioTableRules`: declares the table (add + flush), the chains that have rules (istio-cni:
+ * or are the target of a `jump`), then the rules; an insert into a still empty chain (istio-nftables:
+ * or past its end) becomes an append, as nft refuses such an index. Nothing at all when no chain
+ * is used. @internal
  */
-export function nftTableTransaction(table: string, chains: readonly NftChainSpec[], rules: readonly NftRuleSpec[]): string[] {
+export function nftTableTransaction(
+  table: string,
+  chains: readonly NftChainSpec[],
+  rules: readonly NftRuleSpec[],
+  options: { readonly onlyChainsWithRules?: boolean; readonly indexPastEndAppends?: boolean } = {},
+): string[] {
   const count = new Map<string, number>();
   for (const r of rules) count.set(r.chain, (count.get(r.chain) ?? 0) + 1);
   const referenced = new Set<string>();
@@ -38,7 +44,8 @@ export function nftTableTransaction(table: string, chains: readonly NftChainSpec
       if (x === 'jump' && i + 1 < f.length) referenced.add(f[i + 1]!);
     });
   }
-  const used = chains.filter((c) => (count.get(c.name) ?? 0) > 0 || referenced.has(c.name));
+  // istio-cni (ambient) also declares chains that are only jumped to; istio-nftables does not.
+  const used = chains.filter((c) => (count.get(c.name) ?? 0) > 0 || (!options.onlyChainsWithRules && referenced.has(c.name)));
   if (used.length === 0) return [];
   const out = [`add table inet ${table}`, `flush table inet ${table}`];
   for (const c of used) {
@@ -47,7 +54,9 @@ export function nftTableTransaction(table: string, chains: readonly NftChainSpec
   const added = new Map<string, number>();
   for (const r of rules) {
     const n = added.get(r.chain) ?? 0;
-    if (r.index !== undefined && n > 0) out.push(`insert rule inet ${table} ${r.chain} index ${r.index} ${r.rule}`);
+    // istio-nftables also appends when the index is past the chain's end.
+    const append = r.index === undefined || n === 0 || (options.indexPastEndAppends === true && r.index >= n);
+    if (!append) out.push(`insert rule inet ${table} ${r.chain} index ${r.index} ${r.rule}`);
     else out.push(`add rule inet ${table} ${r.chain} ${r.rule}`);
     added.set(r.chain, n + 1);
   }
