@@ -142,7 +142,9 @@ describe('upstream behaviours outside the goldens', () => {
     ]);
   });
 
-  it('--native-nftables is not simulated', () => {
-    expect(() => compileIstio({ nativeNftables: true })).toThrow(/nftables/);
+  it('--native-nftables gives the nft transaction instead of restore text', () => {
+    const r = compileIstio({ nativeNftables: true });
+    expect(r.restore).toEqual([]);
+    expect(r.nft?.startsWith('add table inet istio-proxy-nat\n')).toBe(true);
   });
 });
