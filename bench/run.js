@@ -76,7 +76,7 @@ const PODS = {
   },
   istio: {
     title: 'Istio default pod',
-    text: readFileSync(join(ROOT, '../shared/vectors/istio/kernel-save/derived/injected-sidecar-default.save'), 'utf8'),
+    text: readFileSync(join(ROOT, 'test/fixtures/istio/kernel-save/derived/injected-sidecar-default.save'), 'utf8'),
     listen: [15001, 15006, 15090, 8080],
     ideal: istioIdeal,
     shapes: [

@@ -10,5 +10,5 @@ COMMIT
 const ns = new Netns({ rules, listen: [4140] });
 const r = ns.connect({ from: 'local', uid: 1000, dst: '10.96.0.10:80' });
 console.log(r.outcome, r.address, r.port, r.originalDestination); // the same object as `connect --json`
-const syn = r.trace.filter((e) => e.packet === 0); // the SYN's journey; the SYN-ACK and ACK follow
+const syn = (r.trace ?? []).filter((e) => e.packet === 0); // the SYN's journey; the SYN-ACK and ACK follow
 process.stdout.write(renderTrace(syn, 'tree', { color: false }) + renderOutcome(r, { color: false }));

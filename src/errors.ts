@@ -6,6 +6,7 @@
  * @module
  */
 import type { Span } from './model/types.js';
+import { expectArgument } from './guard.js';
 
 /** Every error code netfilter-sim reports. */
 export type ErrorCode =
@@ -64,7 +65,11 @@ export type ErrorCode =
   | 'BAD_PROBE'
   | 'BAD_CONFIG'
   | 'BAD_MANIFEST'
-  | 'UNSUPPORTED';
+  | 'UNSUPPORTED'
+  // bounds and argument types (docs/semantics.md, "Limits")
+  | 'BAD_ARGUMENT'
+  | 'INPUT_TOO_LARGE'
+  | 'LIMIT_EXCEEDED';
 
 /** A problem found in the input. */
 export interface Diagnostic {
@@ -84,10 +89,24 @@ export function diagnostic(
   span?: Span,
   token?: string,
 ): Diagnostic {
-  const d: { -readonly [K in keyof Diagnostic]: Diagnostic[K] } = { code, severity: 'error', message };
+  const d: { -readonly [K in keyof Diagnostic]: Diagnostic[K] } = { code, severity: 'error', message: showInvisible(message) };
   if (span) d.span = span;
   if (token !== undefined) d.token = token;
   return d;
+}
+
+// Control characters (but newline and tab) and the byte-order mark, which a terminal hides.
+const INVISIBLE = /[\x00-\x08\x0b-\x1f\x7f\ufeff]/g;
+
+/** A message with invisible characters written as escapes (`\r`, `\x1b`, `\ufeff`). */
+function showInvisible(message: string): string {
+  INVISIBLE.lastIndex = 0;
+  if (!INVISIBLE.test(message)) return message;
+  return message.replace(INVISIBLE, (c) => {
+    if (c === '\r') return '\\r';
+    if (c === '\ufeff') return '\\ufeff';
+    return '\\x' + c.charCodeAt(0).toString(16).padStart(2, '0');
+  });
 }
 
 /**
@@ -135,6 +154,9 @@ export function fail(code: ErrorCode, message: string, span?: Span, token?: stri
  * ```
  */
 export function formatDiagnostic(d: Diagnostic, source?: string, file = '<input>'): string {
+  expectArgument(d, 'object', 'diagnostic');
+  expectArgument(source, ['string', 'undefined'], 'source');
+  expectArgument(file, 'string', 'file');
   if (!d.span) return `${file}: ${d.message}`;
   const head = `${file}:${d.span.line}:${d.span.column}: ${d.message}`;
   if (source === undefined) return head;
@@ -144,7 +166,13 @@ export function formatDiagnostic(d: Diagnostic, source?: string, file = '<input>
   let start = 0;
   const col = d.span.column - 1;
   if (col > width - 20) start = col - 20;
-  const shown = lineText.slice(start, start + width).replace(/\t/g, ' ').replace(/\0/g, '\u2400');
+  // One character for one: tabs as spaces, control characters as their pictures (U+2400…).
+  const shown = lineText
+    .slice(start, start + width)
+    .replace(/\t/g, ' ')
+    .replace(/[\x00-\x1f]/g, (c) => String.fromCharCode(0x2400 + c.charCodeAt(0)))
+    .replace(/\x7f/g, '\u2421')
+    .replace(/\ufeff/g, '\u2423');
   const caretStart = col - start;
   const caretLen = Math.max(1, Math.min(d.span.length, shown.length - caretStart));
   const prefix = start > 0 ? '…' : ' ';

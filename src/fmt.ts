@@ -8,6 +8,7 @@ import { NetfilterSimError } from './errors.js';
 import type { Family } from './model/types.js';
 import { printIptablesSave } from './print/save.js';
 import { parseIptablesSave } from './syntax/save.js';
+import { expectArgument } from './guard.js';
 
 /** Options for {@link formatIptablesSave}. */
 export interface FormatOptions {
@@ -32,6 +33,8 @@ export interface FormatOptions {
  * ```
  */
 export function formatIptablesSave(text: string, options: FormatOptions = {}): string {
+  expectArgument(text, 'string', 'text');
+  expectArgument(options, 'object', 'options');
   const result = parseIptablesSave(text, {
     family: options.family ?? 4,
     mode: options.strict === false ? 'lenient' : 'strict',

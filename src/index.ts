@@ -60,3 +60,8 @@ export type {
   MeshName, MeshVerdict, MeshService, ValidatorResult, MeshFormat, MeshRenderOptions, PrepareMeshPodOptions,
 } from './mesh/scenario/index.js';
 export * from './laws/index.js';
+export {
+  parseNftRuleset, parseNftRulesetOrThrow, formatNftRuleset, printNftRuleset, printNftRule, printNftTable, checkNftRuleset, detectRulesSyntax,
+  type NftParseResult, type NftParseOptions, type NftCheckOptions, type RulesSyntax,
+} from './nftables/index.js';
+export type * from './nftables/model.js';

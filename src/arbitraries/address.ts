@@ -11,6 +11,7 @@ import * as fc from 'fast-check';
 import type { Family } from '../model/types.js';
 import { formatAddress, parseAddress, prefixMask } from '../syntax/address.js';
 import { checkBool, checkFamily, checkInt, checkKnownKeys, checkOrder } from './constraints.js';
+import { expectArgument } from '../guard.js';
 
 /** Addresses a pod's rules and connections keep meeting (IPv4). @internal */
 export const WELL_KNOWN_IPV4: readonly string[] = [
@@ -106,6 +107,7 @@ export function cidrParts(name: string, constraints: CidrConstraints = {}): fc.A
  * ```
  */
 export function cidr(constraints: CidrConstraints = {}): fc.Arbitrary<string> {
+  expectArgument(constraints, 'object', 'constraints');
   const family = constraints.family ?? 4;
   return cidrParts('cidr', constraints).map(({ words, prefix }) => `${formatAddress(words, family)}/${prefix}`);
 }

@@ -10,6 +10,7 @@ import { formatAddress, parseAddress, parseCidr } from '../syntax/address.js';
 import { addressWords } from './address.js';
 import { badConstraint, checkFamily, checkKnownKeys, checkSubset } from './constraints.js';
 import { port, type PortRange } from './ports.js';
+import { expectArgument } from '../guard.js';
 
 /**
  * A connection attempt, as `Netns.connect` takes it: from a local process (`uid`, `gid`) or
@@ -225,6 +226,7 @@ export function packet(constraints: ConnectionConstraints = {}): fc.Arbitrary<Pa
  * ```
  */
 export function formatPacket(p: PacketProbe): string {
+  expectArgument(p, 'object', 'probe');
   if (p.from === 'remote') {
     const src = p.src.includes(':') ? `[${p.src}]` : p.src;
     return `${p.proto} ${src}:${p.sport} > ${p.dst} in eth0`;

@@ -13,6 +13,7 @@ import { applyIptablesCommands } from '../syntax/apply.js';
 import { catalogFor, KNOWN_MATCHES } from './catalog.js';
 import { badConstraint, checkBool, checkFamily, checkInt, checkKnownKeys, checkTables } from './constraints.js';
 import { chainName, resolveTable, ruleDraft, renderRuleBody, tableDraft, type TableDraft, type TableDraftOptions } from './draft.js';
+import { expectArgument } from '../guard.js';
 
 /**
  * The extensions rules may use. Names are as `-m NAME` and `-j NAME` write them.
@@ -216,6 +217,7 @@ export interface RulesetTextConstraints extends RulesetConstraints {
  * ```
  */
 export function rulesetText(constraints: RulesetTextConstraints = {}): fc.Arbitrary<string> {
+  expectArgument(constraints, 'object', 'constraints');
   const { format, ...rest } = constraints;
   if (format !== undefined && format !== 'save' && format !== 'restore') {
     badConstraint('rulesetText', 'format', `must be "save" or "restore", got ${JSON.stringify(format)}`);
@@ -237,6 +239,7 @@ export function rulesetText(constraints: RulesetTextConstraints = {}): fc.Arbitr
  * ```
  */
 export function quoteRestoreArgument(arg: string): string {
+  expectArgument(arg, 'string', 'arg');
   if (arg.length > 0 && !/[\s"\\']/.test(arg)) return arg;
   return `"${arg.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 }

@@ -13,6 +13,8 @@ import type { Chain, HookName, Rule, Ruleset, Span, Table } from '../model/types
 import { MATCHES, TARGETS } from '../extensions/registry.js';
 import { checkExtension } from '../extensions/placement.js';
 import type { MatchExtension, TargetExtension } from '../extensions/types.js';
+import { utf8Length } from '../limits.js';
+import { expectArgument, expectFields } from '../guard.js';
 
 
 /**
@@ -55,6 +57,8 @@ function jumpTarget(rule: Rule): { chain: string; kind: 'jump' | 'goto' } | null
  * ```
  */
 export function reachableHooks(table: Table): Map<string, Set<HookName>> {
+  expectArgument(table, 'object', 'table');
+  expectFields(table, { chains: 'array', name: 'string' }, 'table');
   const byName = new Map<string, Chain>();
   for (const c of table.chains) byName.set(c.name, c);
   const out = new Map<string, Set<HookName>>();
@@ -80,58 +84,101 @@ export function reachableHooks(table: Table): Map<string, Set<HookName>> {
   return out;
 }
 
-/** `mark_source_chains`: a jump that closes a loop, found by depth-first search from `start`. */
+/**
+ * `mark_source_chains`: a jump that closes a loop, found by depth-first search from `start`.
+ * Iterative (an explicit stack of chain and rule positions), so chains nested thousands deep do not
+ * exhaust the call stack; each chain is entered once per `state`, so the search is linear in chains
+ * plus jumps.
+ */
 function findLoops(table: Table, byName: Map<string, Chain>, start: string, reported: Set<Rule>, out: Diagnostic[], reachable: boolean, state: Map<string, 1 | 2>): void {
   // state: 1 while a chain is on the path, 2 when done
-  if (state.has(start)) return;
-  const visit = (name: string): void => {
-    state.set(name, 1);
-    const chain = byName.get(name);
-    if (chain) {
-      for (const r of chain.rules) {
-        const j = jumpTarget(r);
-        if (!j || !byName.has(j.chain)) continue;
-        const s = state.get(j.chain);
-        if (s === 1) {
-          if (!reported.has(r)) {
-            reported.add(r);
-            const d = diagnostic(
-              'CHAIN_LOOP',
-              `${j.kind === 'jump' ? '-j' : '-g'} ${j.chain} in ${table.name} chain ${name} closes a loop (the kernel refuses the table: ELOOP, "Loop found in table")`,
-              r.target?.span ?? r.span,
-              j.chain,
-            );
-            out.push(reachable ? d : { ...d, severity: 'warning', message: `${d.message}; no built-in chain reaches it, so the kernel does not see it` });
-          }
-          continue;
-        }
-        if (s === undefined) visit(j.chain);
-      }
+  if (state.has(start) || !byName.has(start)) return;
+  const stack: { name: string; chain: Chain; next: number }[] = [{ name: start, chain: byName.get(start)!, next: 0 }];
+  state.set(start, 1);
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1]!;
+    const rules = top.chain.rules;
+    if (top.next >= rules.length) {
+      state.set(top.name, 2);
+      stack.pop();
+      continue;
     }
-    state.set(name, 2);
-  };
-  visit(start);
+    const r = rules[top.next++]!;
+    const j = jumpTarget(r);
+    if (!j) continue;
+    const target = byName.get(j.chain);
+    if (!target) continue;
+    const s = state.get(j.chain);
+    if (s === 1) {
+      if (!reported.has(r)) {
+        reported.add(r);
+        const d = diagnostic(
+          'CHAIN_LOOP',
+          `${j.kind === 'jump' ? '-j' : '-g'} ${j.chain} in ${table.name} chain ${top.name} closes a loop (the kernel refuses the table: ELOOP, "Loop found in table")`,
+          r.target?.span ?? r.span,
+          j.chain,
+        );
+        out.push(reachable ? d : { ...d, severity: 'warning', message: `${d.message}; no built-in chain reaches it, so the kernel does not see it` });
+      }
+      continue;
+    }
+    if (s === undefined) {
+      state.set(j.chain, 1);
+      stack.push({ name: j.chain, chain: target, next: 0 });
+    }
+  }
 }
 
-/** Deepest nesting of jumps and gotos below each built-in chain (nf_tables counts both). */
-function maxDepth(byName: Map<string, Chain>, start: string, limit: number): { depth: number; rule: Rule | null } {
-  let worst = { depth: 0, rule: null as Rule | null };
-  const walk = (name: string, depth: number, path: Set<string>): void => {
-    if (depth > worst.depth) worst = { depth, rule: worst.rule };
-    if (depth > limit) return;
-    const chain = byName.get(name);
-    if (!chain) return;
-    for (const r of chain.rules) {
+/**
+ * Deepest nesting of jumps and gotos below each chain (nf_tables counts both), for a loop-free
+ * graph: each chain's height is computed once (post-order, iterative) and memoised in `heights`,
+ * so layered jump graphs cost chains plus jumps rather than one walk per path. The rule reported is
+ * the jump on the deepest path that goes past `limit`, or the last jump of that path.
+ */
+function maxDepth(byName: Map<string, Chain>, start: string, limit: number, heights: Map<string, { height: number; via: Rule | null }>): { depth: number; rule: Rule | null } {
+  const heightOf = (name: string): { height: number; via: Rule | null } => {
+    const known = heights.get(name);
+    if (known) return known;
+    const stack: { name: string; chain: Chain | undefined; next: number; best: { height: number; via: Rule | null } }[] = [];
+    const enter = (n: string): void => {
+      heights.set(n, { height: 0, via: null }); // provisional: a loop, if any, counts as no depth
+      stack.push({ name: n, chain: byName.get(n), next: 0, best: { height: 0, via: null } });
+    };
+    enter(name);
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1]!;
+      const rules = top.chain?.rules ?? [];
+      if (top.next >= rules.length) {
+        heights.set(top.name, top.best);
+        stack.pop();
+        continue;
+      }
+      const r = rules[top.next]!;
       const j = jumpTarget(r);
-      if (!j || !byName.has(j.chain) || path.has(j.chain)) continue;
-      if (depth + 1 > worst.depth) worst = { depth: depth + 1, rule: r };
-      path.add(j.chain);
-      walk(j.chain, depth + 1, path);
-      path.delete(j.chain);
+      if (!j || !byName.has(j.chain)) {
+        top.next++;
+        continue;
+      }
+      const h = heights.get(j.chain);
+      if (!h) {
+        enter(j.chain);
+        continue;
+      }
+      top.next++;
+      if (h.height + 1 > top.best.height) top.best = { height: h.height + 1, via: r };
     }
+    return heights.get(name)!;
   };
-  walk(start, 0, new Set([start]));
-  return worst;
+  const total = heightOf(start);
+  let rule: Rule | null = null;
+  let name = start;
+  for (let depth = 1; depth <= Math.min(total.height, limit + 1); depth++) {
+    const step = heights.get(name);
+    if (!step?.via) break;
+    rule = step.via;
+    name = (jumpTarget(step.via) as { chain: string }).chain;
+  }
+  return { depth: total.height, rule };
 }
 
 function ruleLabel(table: string, chain: string, index: number): string {
@@ -149,6 +196,9 @@ function ruleLabel(table: string, chain: string, index: number): string {
  * ```
  */
 export function check(ruleset: Ruleset, options: CheckOptions = {}): Diagnostic[] {
+  expectArgument(ruleset, 'object', 'ruleset');
+  expectArgument(options, 'object', 'options');
+  expectFields(ruleset, { tables: 'array', family: 'integer' }, 'ruleset');
   const out: Diagnostic[] = [];
   const matches = options.registry?.matches ?? MATCHES;
   const targets = options.registry?.targets ?? TARGETS;
@@ -159,8 +209,8 @@ export function check(ruleset: Ruleset, options: CheckOptions = {}): Diagnostic[
     for (const c of table.chains) {
       if (byName.has(c.name)) out.push(diagnostic('CHAIN_EXISTS', `chain ${c.name} is defined twice in table ${table.name}`, c.span, c.name));
       byName.set(c.name, c);
-      if (c.name.length > MAX_CHAIN_NAME_LENGTH) {
-        out.push(diagnostic('CHAIN_NAME_TOO_LONG', `chain name "${c.name}" is ${c.name.length} characters; the limit is ${MAX_CHAIN_NAME_LENGTH}`, c.span, c.name));
+      if (utf8Length(c.name) > MAX_CHAIN_NAME_LENGTH) {
+        out.push(diagnostic('CHAIN_NAME_TOO_LONG', `chain name "${c.name}" is ${utf8Length(c.name)} bytes; the limit is ${MAX_CHAIN_NAME_LENGTH}`, c.span, c.name));
       }
       if (c.builtin && !builtins.includes(c.name)) {
         out.push(diagnostic('BUILTIN_CHAIN', `table ${table.name} has no built-in chain ${c.name} (it has ${builtins.join(', ')})`, c.span, c.name));
@@ -182,9 +232,10 @@ export function check(ruleset: Ruleset, options: CheckOptions = {}): Diagnostic[
     const unreached = new Map<string, 1 | 2>();
     for (const c of table.chains) if (!c.builtin && hooks.get(c.name)!.size === 0) findLoops(table, byName, c.name, reported, out, false, unreached);
     if (backend === 'nft' && !out.some((d) => d.code === 'CHAIN_LOOP' && d.severity === 'error')) {
+      const heights = new Map<string, { height: number; via: Rule | null }>();
       for (const c of table.chains) {
         if (!c.builtin) continue;
-        const d = maxDepth(byName, c.name, NFT_JUMP_STACK_SIZE);
+        const d = maxDepth(byName, c.name, NFT_JUMP_STACK_SIZE, heights);
         if (d.depth >= NFT_JUMP_STACK_SIZE) {
           out.push(diagnostic(
             'JUMP_TOO_DEEP',

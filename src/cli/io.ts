@@ -3,7 +3,8 @@
  * can run commands in-process.
  * @internal
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync, writeSync } from 'node:fs';
+import { MAX_INPUT_BYTES } from '../limits.js';
 import { NetfilterSimError, formatDiagnostic, type Diagnostic } from '../errors.js';
 
 export interface CliIO {
@@ -41,6 +42,12 @@ export function isParseArgsError(e: unknown): e is Error {
 
 /** `parseArgs`' message without its advice about positionals after `--`. */
 export function parseArgsMessage(e: Error): string {
+  // "--uid -1": parseArgs takes "-1" for an option and calls the argument ambiguous.
+  const ambiguous = /^Option '(-[^']*)' argument is ambiguous/.exec(e.message);
+  if (ambiguous) {
+    const flag = ambiguous[1]!.split(', ').pop()!;
+    return `${flag} needs a value, and the next argument starts with "-"; numbers here are never negative (write ${flag}=VALUE for a value that starts with "-")`;
+  }
   return e.message.replace(/\. To specify a positional argument starting with a '-'.*$/s, '');
 }
 
@@ -69,12 +76,94 @@ export class FileReadError extends Error {
   }
 }
 
-/** Reads a file, or standard input for `-`, turning any failure into a {@link FileReadError}. */
-export function readInput(path: string, stdin: () => string = () => readFileSync(0, 'utf8')): string {
+/** A file or standard input longer than {@link MAX_INPUT_BYTES}. Exits 1. */
+export class InputTooLargeError extends Error {
+  readonly path: string;
+  constructor(path: string, limit: number) {
+    super(`${path === '-' ? 'standard input' : path} is larger than ${limit} bytes (${limit / (1024 * 1024)} MiB), the most netfilter-sim reads from one input`);
+    this.name = 'InputTooLargeError';
+    this.path = path;
+  }
+}
+
+/**
+ * Reads a file descriptor to its end in 64 KiB pieces, stopping past `limit` bytes, so that an
+ * endless input (`/dev/zero`, a pipe that never closes with data) ends in an error rather than
+ * exhausting memory.
+ */
+export function readBounded(fd: number, path: string, limit: number = MAX_INPUT_BYTES): Buffer {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  const piece = Buffer.allocUnsafe(1 << 16);
+  for (;;) {
+    let n: number;
+    try {
+      n = readSync(fd, piece, 0, piece.length, null);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EOF') break;
+      throw e;
+    }
+    if (n === 0) break;
+    total += n;
+    if (total > limit) throw new InputTooLargeError(path, limit);
+    chunks.push(Buffer.from(piece.subarray(0, n)));
+  }
+  return Buffer.concat(chunks, total);
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const utf8Lenient = new TextDecoder('utf-8', { ignoreBOM: true });
+
+/**
+ * Decodes UTF-8 (a byte-order mark is kept, so the parsers can name it). Invalid sequences become
+ * U+FFFD, but `warn` is told where the first one is, so that a rule printed back with a replacement
+ * character is not a silent change.
+ */
+export function decodeInput(bytes: Uint8Array, path: string, warn?: (message: string) => void): string {
   try {
-    return path === '-' ? stdin() : readFileSync(path, 'utf8');
+    return utf8.decode(bytes);
+  } catch {
+    const at = firstInvalidUtf8(bytes);
+    let line = 1;
+    for (let i = 0; i < at; i++) if (bytes[i] === 10) line++;
+    warn?.(`${path === '-' ? '<stdin>' : path}:${line}: invalid UTF-8 (first at byte ${at}); each bad sequence is read as U+FFFD`);
+    return utf8Lenient.decode(bytes);
+  }
+}
+
+/** Offset of the first byte that does not start or continue a valid UTF-8 sequence. */
+export function firstInvalidUtf8(b: Uint8Array): number {
+  let i = 0;
+  while (i < b.length) {
+    const c = b[i]!;
+    let n = c < 0x80 ? 0 : c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : -1;
+    if (n < 0) return i;
+    for (let k = 1; k <= n; k++) {
+      const d = b[i + k];
+      if (d === undefined || (d & 0xc0) !== 0x80) return i;
+      // overlongs, surrogates and code points past U+10FFFF
+      if (k === 1 && ((c === 0xe0 && d < 0xa0) || (c === 0xed && d > 0x9f) || (c === 0xf0 && d < 0x90) || (c === 0xf4 && d > 0x8f))) return i;
+    }
+    i += n + 1;
+  }
+  return b.length;
+}
+
+/**
+ * Reads a file, or standard input for `-`, turning any failure into a {@link FileReadError}, and
+ * input past {@link MAX_INPUT_BYTES} into an {@link InputTooLargeError}.
+ */
+export function readInput(path: string, stdin?: () => string, warn?: (message: string) => void): string {
+  let fd: number | undefined;
+  try {
+    if (path === '-' && stdin) return stdin();
+    fd = path === '-' ? 0 : openSync(path, 'r');
+    return decodeInput(readBounded(fd, path), path, warn);
   } catch (e) {
+    if (e instanceof InputTooLargeError) throw e;
     throw new FileReadError(path, e);
+  } finally {
+    if (fd !== undefined && fd !== 0) closeSync(fd);
   }
 }
 
@@ -112,6 +201,31 @@ export function colorFromEnv(env: Readonly<Record<string, string | undefined>>, 
   return isTTY && env['TERM'] !== 'dumb';
 }
 
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Writes to a file descriptor before returning. `process.stdout.write` queues what a slow reader
+ * (a pipe to `less`, a CI log) has not taken yet, so large output (JSON written in pieces) would
+ * pile up in memory; waiting here keeps memory bounded.
+ */
+function writeAll(fd: number, text: string): void {
+  const buf = Buffer.from(text, 'utf8');
+  let off = 0;
+  while (off < buf.length) {
+    try {
+      off += writeSync(fd, buf, off);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EAGAIN') {
+        Atomics.wait(pause, 0, 0, 2);
+        continue;
+      }
+      if (code === 'EPIPE') process.exit(0);
+      throw e;
+    }
+  }
+}
+
 /** The real process's I/O. */
 export function processIO(): CliIO {
   const env = process.env;
@@ -123,9 +237,9 @@ export function processIO(): CliIO {
     });
   }
   return {
-    stdout: (t) => void process.stdout.write(t),
+    stdout: (t) => writeAll(1, t),
     stderr: (t) => void process.stderr.write(t),
-    readFile: (p) => readInput(p),
+    readFile: (p) => readInput(p, undefined, (m) => void process.stderr.write(`netfilter-sim: warning: ${m}\n`)),
     color: colorFromEnv(env, !!process.stdout.isTTY),
     env,
   };
@@ -167,7 +281,7 @@ export function reportCliError(e: unknown, io: CliIO, command: string, formatErr
     io.stderr(e.format());
     return EXIT_INPUT;
   }
-  if (e instanceof FileReadError) {
+  if (e instanceof FileReadError || e instanceof InputTooLargeError) {
     io.stderr(`netfilter-sim ${command}: ${e.message}\n`);
     return EXIT_INPUT;
   }

@@ -10,7 +10,10 @@ import { runDemo } from './commands/demo.js';
 import { runTrace } from './commands/trace.js';
 import { runFmt } from './commands/fmt.js';
 import { runMesh } from './commands/mesh.js';
-import { EXIT_USAGE, type CliIO, reportCliError } from './io.js';
+import { commandTree, runCompletion } from './commands/completion.js';
+import { runVersion } from './commands/version.js';
+import { EXIT_USAGE, type CliIO, memoryIO, reportCliError } from './io.js';
+import { escapeControl, flagsOfHelp, outputCommand, resolveOutputFlags, suggestFlag } from './output.js';
 
 type Command = (args: string[], io: CliIO) => Promise<number>;
 
@@ -22,7 +25,21 @@ const COMMANDS: Record<string, { run: Command; summary: string }> = {
   compile: { run: runCompile, summary: 'print the rules a mesh component writes (linkerd, istio, …)' },
   mesh: { run: runMesh, summary: 'a connection between two meshed pods, end to end: verdict, hops, diagnosis' },
   demo: { run: runDemo, summary: 'a Linkerd client and server on built-in defaults, traced and explained' },
+  version: { run: (args, io) => runVersion(args, io, VERSION), summary: 'print the version (--json: with the modelled iptables and Node.js)' },
+  completion: { run: (args, io) => runCompletion(args, io, () => commandTree(commandList(), helpOf)), summary: 'print a shell completion script: bash, zsh or fish' },
 };
+
+/** The commands of the table, for completion. */
+function commandList(): { name: string; summary: string }[] {
+  return Object.entries(COMMANDS).map(([name, c]) => ({ name, summary: c.summary }));
+}
+
+/** What `netfilter-sim PATH… --help` prints (standard output) and its exit status. */
+async function helpOf(path: readonly string[]): Promise<{ code: number; out: string }> {
+  const io = memoryIO();
+  const code = await run([...path, '--help'], io);
+  return { code, out: io.out };
+}
 
 export const VERSION = '0.1.0';
 
@@ -43,10 +60,23 @@ Colour: only when standard output is a terminal and NO_COLOR is not set (FORCE_C
 `;
 }
 
-/** Runs the CLI with the given arguments (without `node` and the script name). */
-export async function run(argv: string[], io: CliIO): Promise<number> {
-  const [name, ...rest] = argv;
-  if (name === 'help' && rest[0] !== undefined && rest[0] in COMMANDS) return run([rest[0], '--help'], io);
+/**
+ * Runs the CLI with the given arguments (without `node` and the script name). Standard error is
+ * made safe on the way out: control characters from the input are escaped, and an unknown flag
+ * gets a suggestion from the command's help.
+ */
+export async function run(argv: string[], outer: CliIO): Promise<number> {
+  const [name, ...given] = argv;
+  // The flags the command's help lists (its help is written before the command's first await).
+  const known = (): string[] => {
+    const help = memoryIO();
+    if (name !== undefined && Object.hasOwn(COMMANDS, name)) void COMMANDS[name]!.run([...(name === 'compile' && given[0] !== undefined ? [given[0]] : []), '--help'], help);
+    return flagsOfHelp(help.out);
+  };
+  const io: CliIO = { ...outer, stderr: (t) => outer.stderr(escapeControl(suggestFlag(t, known))) };
+  // `help compile istio` is `compile istio --help`.
+  const topic = given[0];
+  if (name === 'help' && topic !== undefined && Object.hasOwn(COMMANDS, topic)) return run([...given, '--help'], outer);
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     if (name === undefined) io.stderr(help());
     else io.stdout(help());
@@ -56,10 +86,16 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     io.stdout(VERSION + '\n');
     return 0;
   }
-  const cmd = COMMANDS[name];
+  const cmd = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!cmd) {
-    io.stderr(`netfilter-sim: unknown ${name.startsWith('-') ? 'option' : 'command'} "${name}"${suggest(name, Object.keys(COMMANDS))}\n\n${help()}`);
+    io.stderr(`netfilter-sim: unknown ${name.startsWith('-') ? 'option' : 'command'} "${name}"${suggest(name, name.startsWith('-') ? ['--help', '--version'] : Object.keys(COMMANDS))}\n\n${help()}`);
     return EXIT_USAGE;
+  }
+  let rest: string[];
+  try {
+    rest = resolveOutputFlags(name, given);
+  } catch (e) {
+    return reportCliError(e, io, outputCommand(name, given));
   }
   try {
     return await cmd.run(rest, io);

@@ -9,6 +9,8 @@ import { NetfilterSimError, diagnostic } from '../errors.js';
 import type { Diagnostic } from '../errors.js';
 import { Netns } from './netns.js';
 import type { ConnectResult, ConnectSpec, NetnsOptions } from './netns.js';
+import { MAX_WORKERS } from '../limits.js';
+import { expectArgument } from '../guard.js';
 
 /** Options of a batch. */
 export interface BatchOptions {
@@ -156,8 +158,10 @@ export class NetnsPool {
   private busy = 0;
 
   constructor(options: NetnsOptions, pool: PoolOptions = {}) {
+    expectArgument(options, 'object', 'options');
+    expectArgument(pool, 'object', 'pool options');
     const workers = pool.workers ?? 1;
-    if (!Number.isInteger(workers) || workers < 1) bad(`bad worker count "${String(pool.workers)}"`);
+    if (!Number.isInteger(workers) || workers < 1 || workers > MAX_WORKERS) bad(`bad worker count "${String(pool.workers)}" (from 1 to ${MAX_WORKERS})`);
     if (options.registry !== undefined) bad('a custom extension registry cannot be sent to worker threads');
     this.workers = workers;
     for (let i = 0; i < workers; i++) {
@@ -250,6 +254,9 @@ export class NetnsPool {
  * ```
  */
 export async function connectBatch(options: NetnsOptions, probes: readonly ConnectSpec[], batch: BatchOptions & PoolOptions = {}): Promise<ConnectResult[]> {
+  expectArgument(options, 'object', 'options');
+  expectArgument(probes, 'array', 'probes');
+  expectArgument(batch, 'object', 'batch options');
   const workers = batch.workers ?? 1;
   const trace = batch.trace !== false;
   if (workers === 1) {

@@ -12,6 +12,7 @@ import { CT_STATE, CT_STATUS } from '../model/packet.js';
 import type { ConntrackView } from '../model/packet.js';
 import type { Family } from '../model/types.js';
 import { formatAddress } from '../syntax/address.js';
+import { DEFAULT_CONNTRACK_MAX } from '../limits.js';
 
 /** `enum ip_conntrack_dir`. */
 export const IP_CT_DIR_ORIGINAL = 0;
@@ -122,6 +123,16 @@ export class ConntrackTable {
   private confirmedCount = 0;
   private confirmSeq = 0;
   private nextId = 1;
+  /**
+   * `nf_conntrack_max`: entries (confirmed or not) the table holds; `init_conntrack` of one more
+   * fails and the packet is dropped ("nf_conntrack: table full, dropping packet").
+   */
+  max: number = DEFAULT_CONNTRACK_MAX;
+
+  /** Entries allocated, confirmed or not (`nf_conntrack_count`). */
+  get count(): number {
+    return this.used - this.freeTop;
+  }
 
   // The columns start empty (a namespace whose rules need no conntrack never fills them) and
   // double as entries are created.
@@ -448,6 +459,7 @@ export class ConntrackTable {
   /** A copy with the same confirmed entries (entries not yet confirmed are not copied). */
   clone(): ConntrackTable {
     const t = new ConntrackTable();
+    t.max = this.max;
     if (this.capacity === 0) return t;
     t.grow(this.capacity);
     t.tuples.set(this.tuples);

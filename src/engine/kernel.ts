@@ -38,6 +38,7 @@ import { NF_ACCEPT, NF_DROP } from './targets.js';
 import type { TargetHost } from './targets.js';
 import type { RuntimeIpset } from '../extensions/types.js';
 import type { RouteEvent, TraceRecorder } from './trace-events.js';
+import { pushAll } from '../limits.js';
 
 /** Where a packet's journey ended. @internal */
 export type PathResult =
@@ -151,7 +152,7 @@ export class SocketTable {
 
   clone(): SocketTable {
     const t = new SocketTable();
-    t.listeners.push(...this.listeners);
+    pushAll(t.listeners, this.listeners);
     t.slots = this.slots.slice();
     t.mask = this.mask;
     t.count = this.count;
@@ -200,7 +201,7 @@ export class Kernel implements TargetHost {
     for (let i = 0; i < plan.length; i++) {
       const step = plan[i]!;
       if (step === STEP_CONNTRACK) {
-        if (p.family === 4 ? this.ctEnabled4 : this.ctEnabled6) this.conntrackIn(p, tr);
+        if ((p.family === 4 ? this.ctEnabled4 : this.ctEnabled6) && !this.conntrackIn(p, tr)) return NF_DROP;
         continue;
       }
       if (step === STEP_CONFIRM) {
@@ -275,13 +276,16 @@ export class Kernel implements TargetHost {
     c.length = 0;
   }
 
-  /** `nf_conntrack_in` at CONNTRACK priority (PREROUTING, OUTPUT). */
-  conntrackIn(p: PacketState, tr: TraceRecorder | null): void {
+  /**
+   * `nf_conntrack_in` at CONNTRACK priority (PREROUTING, OUTPUT). False when the packet is dropped:
+   * a new connection with the table at `nf_conntrack_max`.
+   */
+  conntrackIn(p: PacketState, tr: TraceRecorder | null): boolean {
     const table = this.conntrack;
     if (p.untracked) {
       p.setConntrack(table, -1, IP_CT_DIR_ORIGINAL, CT_STATE.UNTRACKED);
       if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'untracked', state: 'UNTRACKED', direction: null, zone: p.zone, id: null });
-      return;
+      return true;
     }
     if (p.ctEntry >= 0) {
       // "Previously seen (loopback or untracked)?  Ignore."
@@ -289,7 +293,7 @@ export class Kernel implements TargetHost {
         const t = p.ctTable!;
         tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'attached', state: stateName(p.ctState), direction: p.ctDir === 0 ? 'ORIGINAL' : 'REPLY', zone: t.zone[p.ctEntry]!, id: t.id[p.ctEntry]! });
       }
-      return;
+      return true;
     }
     const ref = table.lookup(p.zone, p.proto, p.src, p.sport, p.dst, p.dport);
     if (ref >= 0) {
@@ -309,7 +313,7 @@ export class Kernel implements TargetHost {
       if (tr !== null) {
         tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'found', state: stateName(state), direction: dir === 0 ? 'ORIGINAL' : 'REPLY', zone: table.zone[e]!, id: table.id[e]! });
       }
-      return;
+      return true;
     }
     if (p.proto === PROTO.TCP) {
       // tcp_new(): only a SYN (or, with nf_conntrack_tcp_loose, a bare ACK) starts a connection.
@@ -317,13 +321,19 @@ export class Kernel implements TargetHost {
       if (f !== TCP_FLAGS.SYN && f !== TCP_FLAGS.ACK) {
         p.setConntrack(table, -1, IP_CT_DIR_ORIGINAL, CT_STATE.INVALID);
         if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'invalid', state: 'INVALID', direction: null, zone: p.zone, id: null });
-        return;
+        return true;
       }
+    }
+    if (table.count >= table.max) {
+      // __nf_conntrack_alloc: early_drop() of an unassured entry is not modelled; the packet drops.
+      p.dropReason = `nf_conntrack: table full, dropping packet (nf_conntrack_max ${table.max})`;
+      return false;
     }
     const e = table.create(p.family, p.proto, p.zone, p.src, p.sport, p.dst, p.dport);
     this.created.push(e);
     p.setConntrack(table, e, IP_CT_DIR_ORIGINAL, CT_STATE.NEW);
     if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'new', state: 'NEW', direction: 'ORIGINAL', zone: table.zone[e]!, id: table.id[e]! });
+    return true;
   }
 
   /** `nf_conntrack_confirm` at the last priority of INPUT and POSTROUTING. */
@@ -581,6 +591,10 @@ export class Kernel implements TargetHost {
     const out = r.dev!;
     p.outIface = out.name;
     p.outIndex = out.index;
+    // ip_forward / ip6_forward: a packet with TTL 1 (or less) is not forwarded (ICMP time
+    // exceeded); the TTL is decremented before the FORWARD hook sees it.
+    if (p.ttl <= 1) return dropped(p, tr, null, p.family === 4 ? 'TTL exceeded in transit' : 'hop limit exceeded in transit');
+    p.ttl -= 1;
     if (this.runHook(NF_INET.FORWARD, p, tr) !== NF_ACCEPT) return dropped(p, tr, 'FORWARD', null);
     if (this.runHook(NF_INET.POST_ROUTING, p, tr) !== NF_ACCEPT) return dropped(p, tr, 'POSTROUTING', null);
     if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'wire', dev: out.name, src: addressText(p.src, p.family), sport: p.sport, dst: addressText(p.dst, p.family), dport: p.dport });

@@ -14,7 +14,7 @@ import type { CheckOptions } from '../check/check.js';
 import { prefixMask } from '../syntax/address.js';
 import { parseIptablesSave } from '../syntax/save.js';
 import { PROTO } from './constants.js';
-import { ConntrackTable, IP_CT_DIR_ORIGINAL, T_DPORT, T_DST, addressText, formatEndpoint, sameAddr } from './conntrack.js';
+import { ConntrackTable, IP_CT_DIR_ORIGINAL, T_DPORT, T_DST, T_SRC, addressText, formatEndpoint, sameAddr } from './conntrack.js';
 import type { ConntrackSnapshot } from './conntrack.js';
 import { LoweredEvaluator } from './evaluate.js';
 import type { RuleCounter, TableEvaluator } from './evaluate.js';
@@ -35,6 +35,8 @@ import { Routing, parseAnyAddress, parseIfaceAddress } from './routing.js';
 import type { InterfaceSpec, RouteSpec, RuleSpec } from './routing.js';
 import { TraceRecorder } from './trace-events.js';
 import type { TraceEvent } from './trace-events.js';
+import { MAX_CONNTRACK_MAX, pushAll } from '../limits.js';
+import { expectArgument, expectFields } from '../guard.js';
 
 /** A listening socket. */
 export interface ListenerSpec {
@@ -84,6 +86,11 @@ export interface NetnsOptions {
   readonly evaluator?: 'lowered' | 'reference';
   /** Seed of the RNG behind `statistic --mode random` (default 1). */
   readonly seed?: number;
+  /**
+   * The virtual clock's start, in seconds since the epoch (UTC; default 0). `time` matches read
+   * it; {@link Netns.advance} moves it; rate limits and `recent` lists count on it.
+   */
+  readonly clock?: number;
   /** Extension modules (default: the built-in registry). */
   readonly registry?: ExtensionRegistry;
   /** Options for the load-time check. */
@@ -94,10 +101,31 @@ export interface NetnsOptions {
    */
   readonly conntrack?: boolean;
   /**
+   * `net.netfilter.nf_conntrack_max`: connections the table holds. A new connection past it is
+   * dropped, and the trace says so ("nf_conntrack: table full, dropping packet"). Default 262144,
+   * the kernel's value on a host with 8 GiB or more; at most 16777216.
+   */
+  readonly conntrackMax?: number;
+  /**
    * The ipsets rules name with `-m set` / `-j SET`: `ipset save` text, or parsed sets. A rule
    * naming a set that is not given is refused, as the kernel refuses it (`UNKNOWN_SET`).
    */
   readonly ipsets?: string | readonly Ipset[];
+}
+
+/**
+ * The length Linux gives the packets the engine makes (IP header included): a SYN or SYN-ACK
+ * carries MSS, SACK-permitted, timestamps and window scale (20 option bytes), the handshake's
+ * ACK timestamps (12), a reset none; a datagram or ICMP message has a small payload.
+ */
+function packetLength(family: Family, proto: number, flags: number): number {
+  const ip = family === 4 ? 20 : 40;
+  if (proto === PROTO.TCP) {
+    if (flags & TCP_FLAGS.RST) return ip + 20;
+    return ip + 20 + (flags & TCP_FLAGS.SYN ? 20 : 12);
+  }
+  if (proto === PROTO.UDP) return ip + 8 + 1;
+  return ip + 8;
 }
 
 /** Matches whose `checkentry` calls `nf_ct_netns_get`. */
@@ -111,6 +139,8 @@ const CONNTRACK_TARGETS: ReadonlySet<string> = new Set(['CT', 'CONNMARK', 'CONNS
  * NAT target in it, packets stay untracked and nat chains are never traversed.
  */
 export function needsConntrack(rs: Ruleset): boolean {
+  expectArgument(rs, 'object', 'ruleset');
+  expectFields(rs, { tables: 'array', family: 'integer' }, 'ruleset');
   for (const t of rs.tables) {
     for (const c of t.chains) {
       for (const r of c.rules) {
@@ -181,6 +211,8 @@ export interface ConnectResult {
   readonly reason: string;
   /** The full event list (only when tracing). */
   readonly trace?: readonly TraceEvent[];
+  /** Rule-level events left out of {@link trace} past 65536 (`MAX_TRACE_RULE_EVENTS`); absent when none were. */
+  readonly traceOmitted?: number;
   /** With {@link Netns.connectAll}: the probability of this branch of `statistic` draws. */
   readonly probability?: number;
 }
@@ -283,8 +315,13 @@ export class Netns {
   /** Enumeration state of `statistic` draws (connectAll). */
   private branch: { script: boolean[]; pos: number; taken: boolean[]; free: boolean[]; p: number } | null = null;
   private readonly host: PacketHost;
+  /** The virtual clock (seconds since the epoch). */
+  private clock: number;
+  /** `recent` lists by name (`xt_recent` tables are per namespace). */
+  private recent = new Map<string, Map<string, { stamps: number[]; ttl: number }>>();
 
   constructor(options: NetnsOptions = {}) {
+    expectArgument(options, 'object', 'options');
     const registry = options.registry ?? defaultRegistry();
     this.ruleset4 = loadRules(options.rules, 4, registry, options.check);
     this.ruleset6 = loadRules(options.rules6, 6, registry, options.check);
@@ -319,7 +356,7 @@ export class Netns {
       this.peers.set(addressText(a.addr, a.family), ports);
     }
     const sockets = new SocketTable();
-    for (const l of options.listen ?? []) sockets.listeners.push(...parseListener(l));
+    for (const l of options.listen ?? []) pushAll(sockets.listeners, parseListener(l));
     const names = this.routing.ifaces.map((i) => i.name);
     const ipsets = ipsetTable(typeof options.ipsets === 'string' ? parseIpsetSave(options.ipsets) : (options.ipsets ?? []));
     checkIpsetReferences(this.ruleset4, ipsets);
@@ -328,11 +365,30 @@ export class Netns {
     const evaluator = (rs: Ruleset): TableEvaluator =>
       options.evaluator === 'reference' ? new ReferenceInterpreter(rs, registry, env) : new LoweredEvaluator(lowerRuleset(rs, names, registry, env));
     this.rng = mulberry32(options.seed ?? 1);
+    this.clock = options.clock ?? 0;
+    if (!Number.isFinite(this.clock) || this.clock < 0) bad('BAD_CONFIG', `clock must be a number of seconds since the epoch, not ${String(options.clock)}`);
     this.host = {
       addressType: (family, addr, iface) => this.routing.addressType(family, addr, iface),
       statisticRandom: (probability) => this.statisticRandom(probability),
+      now: () => this.clock,
+      connCount: (family, addr, prefix, daddr) => this.connCount(family, addr, prefix, daddr),
+      recentTable: (name) => {
+        let t = this.recent.get(name);
+        if (t === undefined) {
+          t = new Map();
+          this.recent.set(name, t);
+        }
+        return t;
+      },
     };
-    this.kernel = new Kernel(this.routing, new ConntrackTable(), sockets, evaluator(this.ruleset4), evaluator(this.ruleset6), options.ipForward ?? false);
+    const ct = new ConntrackTable();
+    if (options.conntrackMax !== undefined) {
+      if (!Number.isSafeInteger(options.conntrackMax) || options.conntrackMax < 1 || options.conntrackMax > MAX_CONNTRACK_MAX) {
+        bad('BAD_CONFIG', `conntrackMax (nf_conntrack_max) must be an integer from 1 to ${MAX_CONNTRACK_MAX}, not ${String(options.conntrackMax)}`);
+      }
+      ct.max = options.conntrackMax;
+    }
+    this.kernel = new Kernel(this.routing, ct, sockets, evaluator(this.ruleset4), evaluator(this.ruleset6), options.ipForward ?? false);
     this.kernel.ipsets = ipsets;
     this.kernel.ctEnabled4 = options.conntrack ?? needsConntrack(this.ruleset4);
     this.kernel.ctEnabled6 = options.conntrack ?? needsConntrack(this.ruleset6);
@@ -349,6 +405,51 @@ export class Netns {
    */
   counters(family: Family = 4): RuleCounter[] {
     return (family === 4 ? this.kernel.ev4 : this.kernel.ev6).counters();
+  }
+
+  /** The virtual clock, in seconds since the epoch. */
+  get now(): number {
+    return this.clock;
+  }
+
+  /**
+   * Moves the virtual clock on by `seconds` (rate limits refill, `recent` stamps age, `time`
+   * windows open and close).
+   */
+  advance(seconds: number): void {
+    if (!Number.isFinite(seconds) || seconds < 0) bad('BAD_CONFIG', `advance takes a non-negative number of seconds, not ${String(seconds)}`);
+    this.clock += seconds;
+  }
+
+  /** The namespace's `recent` lists: name → addresses with their time stamps. */
+  recentLists(): Record<string, { address: string; stamps: number[] }[]> {
+    const out: Record<string, { address: string; stamps: number[] }[]> = {};
+    for (const [name, t] of this.recent) {
+      out[name] = [...t].map(([key, e]) => {
+        const [fam, words] = key.split('|') as [string, string];
+        return { address: addressText(words.split('.').map(Number), fam === '4' ? 4 : 6), stamps: [...e.stamps] };
+      });
+    }
+    return out;
+  }
+
+  /** Confirmed connections of `family` whose original source (or destination) is in `addr/prefix`. */
+  private connCount(family: Family, addr: readonly number[], prefix: number, daddr: boolean): number {
+    const ct = this.kernel.conntrack;
+    const words: number[] = [];
+    let n = 0;
+    for (const e of ct.entries()) {
+      if (ct.family[e] !== family) continue;
+      ct.readAddr(e, 0, daddr ? T_DST : T_SRC, words);
+      let inside = true;
+      for (let i = 0; i < words.length && inside; i++) {
+        const bits = Math.max(0, Math.min(32, prefix - i * 32));
+        const m = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
+        inside = ((words[i]! & m) >>> 0) === ((addr[i]! & m) >>> 0);
+      }
+      if (inside) n++;
+    }
+    return n;
   }
 
   /** Forgets every connection (`conntrack -F`) and accepted socket. */
@@ -404,6 +505,8 @@ export class Netns {
    * prints.
    */
   connect(spec: ConnectSpec, options: CallOptions = {}): ConnectResult {
+    expectArgument(spec, 'object', 'spec');
+    expectArgument(options, 'object', 'options');
     const tr = options.trace === false ? null : new TraceRecorder();
     try {
       return this.run(spec, tr);
@@ -418,9 +521,14 @@ export class Netns {
    * Results carry the probability of their branch.
    */
   connectAll(spec: ConnectSpec, options: CallOptions = {}): ConnectResult[] {
+    expectArgument(spec, 'object', 'spec');
+    expectArgument(options, 'object', 'options');
     const out: ConnectResult[] = [];
     const saved = this.kernel;
     const ports = [this.nextLocalPort, this.nextRemotePort] as const;
+    const recent = this.recent;
+    const copyRecent = (): Map<string, Map<string, { stamps: number[]; ttl: number }>> =>
+      new Map([...recent].map(([k, t]) => [k, new Map([...t].map(([a, e]) => [a, { stamps: [...e.stamps], ttl: e.ttl }]))]));
     let script: boolean[] = [];
     try {
       for (let n = 0; n < MAX_BRANCHES; n++) {
@@ -428,6 +536,7 @@ export class Netns {
         this.kernel.ctEnabled4 = saved.ctEnabled4;
         this.kernel.ctEnabled6 = saved.ctEnabled6;
         [this.nextLocalPort, this.nextRemotePort] = ports;
+        this.recent = copyRecent();
         this.branch = { script, pos: 0, taken: [], free: [], p: 1 };
         const tr = options.trace === false ? null : new TraceRecorder();
         const r = this.run(spec, tr);
@@ -440,6 +549,7 @@ export class Netns {
       }
     } finally {
       this.kernel = saved;
+      this.recent = recent;
       this.branch = null;
       [this.nextLocalPort, this.nextRemotePort] = ports;
     }
@@ -451,6 +561,9 @@ export class Netns {
    * `tcp > 10.96.0.10:80 uid 1000` (sent by a local process). See {@link parsePacketSpec}.
    */
   trace(packet: string | PacketSpec, options: CallOptions = {}): ConnectResult {
+    expectArgument(packet, ['string', 'object'], 'packet');
+    expectArgument(options, 'object', 'options');
+    if (typeof packet !== 'string') expectFields(packet, { family: 'integer', proto: 'integer', dst: 'array', groups: 'array', origin: 'string' }, 'packet');
     const spec = typeof packet === 'string' ? parsePacketSpec(packet) : packet;
     const tr = options.trace === false ? null : new TraceRecorder();
     try {
@@ -517,7 +630,9 @@ export class Netns {
   }
 
   private packet(family: Family, proto: number, src: number[], sport: number, dst: number[], dport: number, flags: number): PacketState {
-    return new PacketState(this.host, family, proto, src, sport, dst, dport, proto === PROTO.TCP ? flags : 0);
+    const p = new PacketState(this.host, family, proto, src, sport, dst, dport, proto === PROTO.TCP ? flags : 0);
+    p.length = packetLength(family, proto, p.tcpFlags);
+    return p;
   }
 
   private startPacket(tr: TraceRecorder | null, index: number, label: string, p: PacketState, origin: 'local' | 'remote', iface: string | null): void {
@@ -557,6 +672,7 @@ export class Netns {
       reason,
     };
     if (tr !== null) r.trace = tr.events;
+    if (tr !== null && tr.omitted > 0) r.traceOmitted = tr.omitted;
     return r;
   }
 
@@ -575,7 +691,8 @@ export class Netns {
     const label = proto === PROTO.TCP ? 'SYN' : 'UDP';
     const flags = proto === PROTO.TCP ? TCP_FLAGS.SYN : 0;
     if (spec.from === 'local') {
-      if (!Number.isInteger(spec.uid) || spec.uid < 0) bad('BAD_PROBE', `bad uid "${spec.uid}"`);
+      if (!Number.isInteger(spec.uid) || spec.uid < 0 || spec.uid > 0xffffffff) bad('BAD_PROBE', `bad uid "${spec.uid}" (a uid is from 0 to 4294967295)`);
+      if (spec.gid !== undefined && (!Number.isInteger(spec.gid) || spec.gid < 0 || spec.gid > 0xffffffff)) bad('BAD_PROBE', `bad gid "${spec.gid}" (a gid is from 0 to 4294967295)`);
       const owner: SocketView = { uid: spec.uid, gid: spec.gid ?? spec.uid, groups: spec.groups ?? [] };
       let src: number[] | null = null;
       if (spec.src !== undefined) {

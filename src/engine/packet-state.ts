@@ -14,6 +14,12 @@ import type { RouteResult } from './routing.js';
 export interface PacketHost {
   addressType(family: Family, addr: readonly number[], iface: string | null): number;
   statisticRandom(probability: number): boolean;
+  /** The namespace's virtual clock, in seconds. */
+  readonly now?: () => number;
+  /** Tracked connections from (or to) a network (`connlimit`). */
+  readonly connCount?: (family: Family, addr: readonly number[], prefix: number, daddr: boolean) => number;
+  /** The namespace's `recent` lists. */
+  readonly recentTable?: (name: string) => Map<string, { stamps: number[]; ttl: number }>;
 }
 
 /** A socket of the namespace (listener, connecting or accepted). @internal */
@@ -53,6 +59,10 @@ export class PacketState implements PacketView {
   hook: HookName = 'PREROUTING';
   table: TableName = 'raw';
   mark = 0;
+  /** IPv4 TTL / IPv6 hop limit: 64 where the packet is made (Linux's default), less per hop. */
+  ttl = 64;
+  /** IPv4 TOS / IPv6 traffic class. */
+  tos = 0;
   socket: SocketView | null = null;
   ct: ConntrackViewImpl | null = null;
 
@@ -112,5 +122,20 @@ export class PacketState implements PacketView {
 
   statisticRandom(probability: number): boolean {
     return this.host.statisticRandom(probability);
+  }
+
+  get now(): number {
+    return this.host.now ? this.host.now() : 0;
+  }
+
+  recentTable(name: string): Map<string, { stamps: number[]; ttl: number }> {
+    return this.host.recentTable ? this.host.recentTable(name) : new Map();
+  }
+
+  connCount(addr: readonly number[], prefix: number, daddr: boolean): number {
+    // nf_conncount_count: the confirmed connections, plus this packet's own when it is not yet
+    // one of them.
+    const own = this.ctEntry >= 0 && this.ctTable !== null && this.ctTable.isConfirmed(this.ctEntry) ? 0 : 1;
+    return (this.host.connCount ? this.host.connCount(this.family, addr, prefix, daddr) : 0) + own;
   }
 }

@@ -10,6 +10,7 @@ import { NetfilterSimError, diagnostic } from '../errors.js';
 import { parseProtocol } from '../syntax/protocols.js';
 import { PROTO } from './constants.js';
 import { parseAnyAddress } from './routing.js';
+import { expectArgument } from '../guard.js';
 
 function bad(message: string): never {
   throw new NetfilterSimError(diagnostic('BAD_PROBE', message));
@@ -31,6 +32,7 @@ function parsePort(text: string, what: string): number {
 
 /** Parses `IP:PORT`, `[V6]:PORT` (or, when the port is optional, `IP`, `V6`, `[V6]`). */
 export function parseEndpoint(text: string, requirePort: boolean): Endpoint {
+  expectArgument(text, 'string', 'text');
   const t = text.trim();
   let host: string;
   let port: string | undefined;
@@ -117,9 +119,14 @@ function labelOf(proto: number, flags: number): string {
   return names.length > 0 ? names.join('-') : 'TCP';
 }
 
-function num(text: string | undefined, what: string): number {
+/** uids, gids and marks are 32-bit (`kuid_t`, `skb->mark`), as `connect --uid` checks. */
+const U32_MAX = 0xffffffff;
+
+function num(text: string | undefined, what: string, max: number = U32_MAX): number {
   if (text === undefined || !/^(0x[0-9a-f]+|\d+)$/i.test(text)) bad(`"${what}" needs a number`);
-  return Number(text);
+  const n = Number(text);
+  if (n > max) bad(`"${what}" is at most ${max}, not ${text}`);
+  return n;
 }
 
 /**
@@ -135,6 +142,7 @@ function num(text: string | undefined, what: string): number {
  * ```
  */
 export function parsePacketSpec(text: string): PacketSpec {
+  expectArgument(text, 'string', 'packet');
   const tokens = text.trim().split(/\s+/).filter((t) => t !== '');
   if (tokens.length < 3) bad(`bad packet "${text}": expected "PROTO [SRC[:PORT]] > DST:PORT …"`);
   const protoText = tokens[0]!.toLowerCase();
@@ -181,7 +189,7 @@ export function parsePacketSpec(text: string): PacketSpec {
         i++;
         break;
       case 'mark':
-        mark = num(v, k) >>> 0;
+        mark = num(v, k);
         i++;
         break;
       case 'flags':
@@ -190,11 +198,11 @@ export function parsePacketSpec(text: string): PacketSpec {
         i++;
         break;
       case 'type':
-        icmpType = num(v, k);
+        icmpType = num(v, k, 255);
         i++;
         break;
       case 'code':
-        icmpCode = num(v, k);
+        icmpCode = num(v, k, 255);
         i++;
         break;
       case 'frag':

@@ -18,6 +18,11 @@ import type {
   SnatOptions,
   TproxyOptions,
 } from '../extensions/target-options.js';
+import type { NetmapOptions } from '../extensions/target/NETMAP.js';
+import type { NfqueueOptions } from '../extensions/target/NFQUEUE.js';
+import type { TosTargetOptions } from '../extensions/target/TOS.js';
+import type { DscpTargetOptions } from '../extensions/target/DSCP.js';
+import type { TtlTargetOptions } from '../extensions/target/TTL.js';
 import { NF_NAT_MANIP_DST, NF_NAT_MANIP_SRC } from './conntrack.js';
 import type { PacketState, SocketRecord } from './packet-state.js';
 import type { RuntimeIpset } from '../extensions/types.js';
@@ -47,7 +52,12 @@ export const EXT = {
   NOTRACK: 11,
   LOG: 12,
   TRACE: 13,
-  SET: 14,
+  NFQUEUE: 14,
+  NETMAP: 15,
+  TTL: 16,
+  TOS: 17,
+  DSCP: 18,
+  SET: 19,
 } as const;
 
 const EXT_BY_NAME: Readonly<Record<string, number>> = {
@@ -63,6 +73,12 @@ const EXT_BY_NAME: Readonly<Record<string, number>> = {
   NOTRACK: EXT.NOTRACK,
   LOG: EXT.LOG,
   TRACE: EXT.TRACE,
+  NFQUEUE: EXT.NFQUEUE,
+  NETMAP: EXT.NETMAP,
+  TTL: EXT.TTL,
+  HL: EXT.TTL,
+  TOS: EXT.TOS,
+  DSCP: EXT.DSCP,
   SET: EXT.SET,
 };
 
@@ -238,6 +254,48 @@ export function applyTarget(op: number, options: unknown, p: PacketState, host: 
       p.assignedSocket = sock;
       effect(tr, site, `socket ${sock.local === null ? '*' : 'bound'}:${sock.localPort} assigned, mark ${hex(p.mark)}`);
       return NF_ACCEPT;
+    }
+    case EXT.NFQUEUE: {
+      // nf_queue with no program bound to the queue: NF_DROP, or with --queue-bypass the
+      // packet goes on as if the rule had accepted it.
+      const o = options as NfqueueOptions;
+      const q = o.total > 1 ? `queues ${o.queue}-${o.queue + o.total - 1}` : `queue ${o.queue}`;
+      if (o.bypass) {
+        effect(tr, site, `no program reads ${q}: bypassed (accepted)`);
+        return NF_ACCEPT;
+      }
+      p.dropReason = `NFQUEUE: no program reads ${q}`;
+      effect(tr, site, `no program reads ${q}: dropped`);
+      return NF_DROP;
+    }
+    case EXT.NETMAP: {
+      // netmap_tg4/6: keep the host part, take the network part from --to; the destination
+      // where the packet enters (PREROUTING, OUTPUT), the source where it leaves (POSTROUTING, INPUT).
+      const o = options as NetmapOptions;
+      const dst = site.hook === 'PREROUTING' || site.hook === 'OUTPUT';
+      const from = dst ? p.dst : p.src;
+      const addr = from.map((w, i) => (((w & ~o.mask[i]!) | o.addr[i]!) >>> 0));
+      return host.natSetup(p, dst ? NF_NAT_MANIP_DST : NF_NAT_MANIP_SRC, addr, null, 'NETMAP', tr);
+    }
+    case EXT.TTL: {
+      const o = options as TtlTargetOptions;
+      const before = p.ttl;
+      p.ttl = o.mode === 'set' ? o.value : o.mode === 'inc' ? Math.min(255, p.ttl + o.value) : Math.max(0, p.ttl - o.value);
+      effect(tr, site, `${p.family === 4 ? 'TTL' : 'hop limit'} ${before} → ${p.ttl}`);
+      return XT_CONTINUE;
+    }
+    case EXT.TOS: {
+      const o = options as TosTargetOptions;
+      const before = p.tos;
+      p.tos = ((p.tos & ~o.mask) ^ o.value) & 0xff;
+      effect(tr, site, `TOS ${hex(before)} → ${hex(p.tos)}`);
+      return XT_CONTINUE;
+    }
+    case EXT.DSCP: {
+      const o = options as DscpTargetOptions;
+      p.tos = ((p.tos & 0x03) | (o.dscp << 2)) & 0xff;
+      effect(tr, site, `DSCP → ${hex(o.dscp)}`);
+      return XT_CONTINUE;
     }
     default:
       return XT_CONTINUE;

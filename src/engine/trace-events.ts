@@ -6,6 +6,7 @@
  * @module
  */
 import type { HookName, Span, TableName } from '../model/types.js';
+import { MAX_TRACE_RULE_EVENTS } from '../limits.js';
 
 /** Fields every event carries: which packet of the exchange it belongs to. */
 export interface TraceEventBase {
@@ -228,12 +229,26 @@ export class TraceRecorder {
   readonly events: TraceEvent[] = [];
   packet = 0;
   label = 'PACKET';
+  /** `rule` and `return` events kept so far, against {@link MAX_TRACE_RULE_EVENTS}. */
+  private ruleEvents = 0;
+  /** `rule` and `return` events left out past {@link MAX_TRACE_RULE_EVENTS}. */
+  omitted = 0;
 
   /**
    * Appends an event. Callers stamp it with {@link packet} and {@link label} themselves, first,
    * as one object literal: copying it here cost more than the rest of a traced connection.
+   * Past {@link MAX_TRACE_RULE_EVENTS} rule-level events, those are counted instead of kept (a
+   * rule set of a million jumps would otherwise make a trace of gigabytes); hooks, verdicts,
+   * conntrack, NAT and routing events are always kept.
    */
   push(event: TraceEvent): void {
+    if (event.type === 'rule' || event.type === 'return') {
+      if (this.ruleEvents >= MAX_TRACE_RULE_EVENTS) {
+        this.omitted++;
+        return;
+      }
+      this.ruleEvents++;
+    }
     this.events.push(event);
   }
 }

@@ -404,3 +404,113 @@ export const DEFAULT_GROUPS: ReadonlyMap<string, number> = new Map([
 export function accountsOf(ctx: ExtensionContext): Accounts {
   return ctx.accounts ?? { users: DEFAULT_USERS, groups: DEFAULT_GROUPS };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Typed xtables options (xtoptions.c)
+
+/**
+ * `xtopt_parse_mint` with two components (`XTTYPE_UINT*RC`): `a`, `a:b`, `:b` (from 0) or `a:`
+ * (to `max`), each number in base 0 up to `max`. Returns `[min, max]` and how many components
+ * were written (1 or 2); no ordering is enforced, as xtables enforces none.
+ */
+export function parseUintRange(o: OptionOccurrence, ext: string, max: number): { lo: number; hi: number; count: number } {
+  const text = argOf(o);
+  const parts = text.split(':');
+  if (parts.length > 2) badValue(o, `${ext}: too many components for option "--${o.name}" (max: 2)`);
+  const vals: number[] = [];
+  parts.forEach((p, i) => {
+    if (p === '') {
+      vals.push(i === 1 ? max : 0);
+      return;
+    }
+    const n = strtoulPrefix(p);
+    if (!n || n.value > max) badValue(o, `${ext}: bad value for option "--${o.name}" near "${p}", or out of range (0-${max})`);
+    if (n.end !== p.length) badValue(o, `${ext}: argument to "--${o.name}" has unexpected characters near "${p.slice(n.end)}"`);
+    vals.push(n.value);
+  });
+  return { lo: vals[0]!, hi: vals[1] ?? vals[0]!, count: vals.length };
+}
+
+/** Prints a range as most matches save one: `a` when both ends are equal, else `a:b`. */
+export function formatRange(lo: number, hi: number): string {
+  return lo === hi ? String(lo) : `${lo}:${hi}`;
+}
+
+/** `! ` when negated, as every save function prints it before the option. */
+export function bang(negated: boolean): string {
+  return negated ? '! ' : '';
+}
+
+/** The IPv4 TOS names `xtables_parse_tosmask` knows (`tos_symbol_names`). */
+export const TOS_NAMES: readonly (readonly [string, number])[] = [
+  ['Minimize-Delay', 0x10], ['Maximize-Throughput', 0x08], ['Maximize-Reliability', 0x04],
+  ['Minimize-Cost', 0x02], ['Normal-Service', 0x00],
+];
+
+/**
+ * `XTTYPE_TOSMASK`: `value[/mask]` (8-bit numbers, mask 0xff when absent) or a TOS name, which
+ * takes `symbolMask` as its mask (0x3f for the match revision 1, 0xff for the TOS target).
+ */
+export function parseTosMask(o: OptionOccurrence, ext: string, symbolMask: number): { value: number; mask: number } {
+  const text = argOf(o);
+  const v = strtoulPrefix(text);
+  if (v && text[0] !== ' ') {
+    if (v.value > 0xff) badValue(o, `${ext}: illegal value "${text}" (must be 0-255)`);
+    if (v.end === text.length) return { value: v.value, mask: 0xff };
+    if (text[v.end] !== '/') badValue(o, `${ext}: illegal value "${text}"`);
+    const m = strtoul(text.slice(v.end + 1), 0, 0xff);
+    if (m === null) badValue(o, `${ext}: illegal mask in "${text}" (must be 0-255)`);
+    return { value: v.value, mask: m };
+  }
+  const hit = TOS_NAMES.find(([n]) => n.toLowerCase() === text.toLowerCase());
+  if (!hit) badValue(o, `${ext}: symbolic name "${text}" is unknown`);
+  return { value: hit[1], mask: symbolMask };
+}
+
+/** `0x%02x`. */
+export function hex2(value: number): string {
+  return `0x${value.toString(16).padStart(2, '0')}`;
+}
+
+/**
+ * `xtables_parse_val_mask` without a names file (`/etc/iproute2/rt_realms`, `group`): `v[/m]`,
+ * 32-bit numbers in base 0, mask 0xffffffff when absent.
+ */
+export function parseValMask(o: OptionOccurrence, ext: string): { value: number; mask: number } {
+  const text = argOf(o);
+  const v = strtoulPrefix(text);
+  if (!v || v.value > UINT32_MAX) badValue(o, `${ext}: "${text}" is not a number and no names file lists it`);
+  if (v.end === text.length) return { value: v.value, mask: UINT32_MAX };
+  if (text[v.end] !== '/') badValue(o, `${ext}: bad value "${text}"`);
+  const m = strtoul(text.slice(v.end + 1), 0, UINT32_MAX);
+  if (m === null) badValue(o, `${ext}: bad mask in "${text}"`);
+  return { value: v.value, mask: m };
+}
+
+/** `xtables_print_val_mask` without names: `0xV` or `0xV/0xM`. */
+export function formatValMask(value: number, mask: number): string {
+  return mask === UINT32_MAX ? hex(value) : `${hex(value)}/${hex(mask)}`;
+}
+
+/** Fails unless the option was given (`XTOPT_MAND`), naming it as xtables does. */
+export function requireOption(ctx: ExtensionContext, occurrences: readonly OptionOccurrence[], ext: string, name: string): void {
+  if (!occurrences.some((o) => o.name === name)) missing(ctx, ext, `option "--${name}" must be specified`);
+}
+
+/** Fails when an option in `group` follows another of the group (`.excl`). */
+export function exclusive(occurrences: readonly OptionOccurrence[], group: readonly string[]): void {
+  let first: OptionOccurrence | undefined;
+  for (const o of occurrences) {
+    if (!group.includes(o.name)) continue;
+    if (first && first.name !== o.name) conflict(o, first.written);
+    first ??= o;
+  }
+}
+
+/** `XTTYPE_UINT64`: a 64-bit number in base 0, exact (as a bigint). */
+export function parseUint64(o: OptionOccurrence, ext: string, text: string = argOf(o)): bigint {
+  const m = /^\s*\+?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)$/.exec(text);
+  const v = m ? BigInt(m[1]!.length > 1 && m[1]![0] === '0' && !/[xX]/.test(m[1]!) ? `0o${m[1]!.slice(1)}` : m[1]!) : -1n;
+  if (v < 0n || v > 0xffffffffffffffffn) badValue(o, `${ext}: bad value "${text}" for option "${o.written}" (must be 0-18446744073709551615)`);
+  return v;
+}

@@ -14,6 +14,7 @@ import { printIptablesSave } from '../print/save.js';
 import { cidrContains, formatAddress, parseAddress, parseCidr } from '../syntax/address.js';
 import { parseIptablesSave } from '../syntax/save.js';
 import { connectCommand, type Counterexample, type LawProbe } from './counterexample.js';
+import { expectArgument } from '../guard.js';
 
 /**
  * An inclusive port range (`{ min: 4190, max: 4191 }`).
@@ -484,6 +485,8 @@ export const INBOUND_REACHES_PROXY = 'inbound connections reach the inbound prox
  * ```
  */
 export function proxyNeverCapturesItself(setup: CaptureSetup, probe: LawProbe): Counterexample | undefined {
+  expectArgument(setup, 'object', 'setup');
+  expectArgument(probe, 'object', 'probe');
   if (probe.from !== 'local') return undefined;
   const gids = setup.proxy.gids ?? [];
   const tries: LawProbe[] = [
@@ -514,6 +517,8 @@ export function proxyNeverCapturesItself(setup: CaptureSetup, probe: LawProbe): 
  * ```
  */
 export function appTrafficReachesProxy(setup: CaptureSetup, probe: LawProbe): Counterexample | undefined {
+  expectArgument(setup, 'object', 'setup');
+  expectArgument(probe, 'object', 'probe');
   if (probe.from !== 'local' || (probe.proto ?? 'tcp') !== 'tcp' || isProxy(setup, probe)) return undefined;
   const e = expectOutbound(setup, probe);
   if (e.kind !== 'captured') return undefined;
@@ -535,6 +540,8 @@ export function appTrafficReachesProxy(setup: CaptureSetup, probe: LawProbe): Co
  * ```
  */
 export function excludedNeverRedirected(setup: CaptureSetup, probe: LawProbe): Counterexample | undefined {
+  expectArgument(setup, 'object', 'setup');
+  expectArgument(probe, 'object', 'probe');
   if ((probe.proto ?? 'tcp') !== 'tcp' || isProxy(setup, probe)) return undefined;
   const e = probe.from === 'local' ? expectOutbound(setup, probe) : expectInbound(setup, probe);
   if (e.kind !== 'bypass') return undefined;
@@ -554,6 +561,8 @@ export function excludedNeverRedirected(setup: CaptureSetup, probe: LawProbe): C
  * ```
  */
 export function nonTcpNeverRedirected(setup: CaptureSetup, probe: LawProbe): Counterexample | undefined {
+  expectArgument(setup, 'object', 'setup');
+  expectArgument(probe, 'object', 'probe');
   if ((probe.proto ?? 'tcp') === 'tcp') return undefined;
   const dst = parseEndpointText(probe.dst);
   if (dnsPort(setup, dst.port) || isSpecial(dst)) return undefined;
@@ -578,6 +587,8 @@ export function nonTcpNeverRedirected(setup: CaptureSetup, probe: LawProbe): Cou
  * ```
  */
 export function inboundReachesProxy(setup: CaptureSetup, probe: LawProbe): Counterexample | undefined {
+  expectArgument(setup, 'object', 'setup');
+  expectArgument(probe, 'object', 'probe');
   if (probe.from !== 'remote' || (probe.proto ?? 'tcp') !== 'tcp') return undefined;
   const e = expectInbound(setup, probe);
   if (e.kind !== 'captured') return undefined;
@@ -601,6 +612,8 @@ export function inboundReachesProxy(setup: CaptureSetup, probe: LawProbe): Count
  * ```
  */
 export function checkCaptureLaws(setup: CaptureSetup, probe: LawProbe): Counterexample | undefined {
+  expectArgument(setup, 'object', 'setup');
+  expectArgument(probe, 'object', 'probe');
   return proxyNeverCapturesItself(setup, probe)
     ?? appTrafficReachesProxy(setup, probe)
     ?? excludedNeverRedirected(setup, probe)

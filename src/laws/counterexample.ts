@@ -7,6 +7,7 @@
  */
 import type { ConnectResult } from '../engine/netns.js';
 import { renderOutcome, renderTraceTree } from '../trace/render.js';
+import { expectArgument, expectFields } from '../guard.js';
 
 /**
  * A connection a law probed, in the shape `Netns.connect` takes.
@@ -78,6 +79,9 @@ export function connectCommand(
   family: 4 | 6,
   netns: { readonly interfaces?: readonly { readonly name: string; readonly addresses: readonly string[] }[]; readonly gateway?: readonly string[] } = {},
 ): string {
+  expectArgument(probe, 'object', 'probe');
+  expectArgument(listen, 'array', 'listen');
+  expectArgument(netns, 'object', 'netns');
   const args = ['netfilter-sim', 'connect', family === 6 ? '--rules6' : '--rules', '-'];
   if (listen.length > 0) args.push('--listen', listen.join(','));
   for (const i of netns.interfaces ?? []) args.push('--iface', `${i.name}=${i.addresses.join(',')}`);
@@ -103,9 +107,11 @@ function indent(text: string, by = '    '): string {
 }
 
 /**
- * Writes a counterexample for people: the law and what broke it, the shell snippet that replays
- * it (the command with the rule set as a here-document), and the trace of the connection. Use it
- * as the message of a failing property.
+ * Writes a counterexample for people: the law and what broke it, the probe the law ran (which may
+ * differ from the generated one a property reports, when the property aims it), the shell snippet
+ * that replays it (the command with the rule set as a here-document, unindented so that it pastes
+ * into a shell as printed), and the trace of the connection. Use it as the message of a failing
+ * property.
  *
  * @example
  * ```ts
@@ -118,12 +124,15 @@ function indent(text: string, by = '    '): string {
  * ```
  */
 export function explainCounterexample(cx: Counterexample): string {
+  expectFields(cx, { law: 'string', message: 'string', rules: 'string' }, 'counterexample');
   const out: string[] = [];
   out.push(`Law broken: ${cx.law}`);
   out.push(indent(cx.message, '  '));
+  if (cx.probe !== undefined) out.push('', 'Probe (the connection the law made):', indent(JSON.stringify(cx.probe)));
   if (cx.config !== undefined) out.push('', 'Configuration:', indent(compactJson(cx.config)));
   if (cx.command !== undefined) {
-    out.push('', 'Replay it:', `  ${cx.command} <<'EOF'`, indent(cx.rules, '  '), '  EOF');
+    // Not indented: bash ends a here-document only at a line that is exactly `EOF`.
+    out.push('', 'Replay it (paste into a shell):', `${cx.command} <<'EOF'`, cx.rules.replace(/\n$/, ''), 'EOF');
   } else {
     out.push('', `Rules (iptables-save, IPv${cx.family}):`, indent(cx.rules.length > 0 ? cx.rules : '(empty)'));
   }

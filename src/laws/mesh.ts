@@ -18,6 +18,7 @@ import { parseCidr } from '../syntax/address.js';
 import { parseIptablesSave } from '../syntax/save.js';
 import type { CaptureSetup, LawPortRange } from './capture.js';
 import type { Counterexample } from './counterexample.js';
+import { expectArgument } from '../guard.js';
 
 function configError(what: string, message: string): never {
   throw new NetfilterSimError(diagnostic('BAD_CONFIG', `${what}: ${message}`));
@@ -46,6 +47,8 @@ function linkerdPorts(entries: readonly string[]): LawPortRange[] {
  * ```
  */
 export function linkerdCapture(config: Partial<ProxyInitConfig>, options: CompileProxyInitOptions = {}): CaptureSetup {
+  expectArgument(config, 'object', 'config');
+  expectArgument(options, 'object', 'options');
   const cfg = proxyInitConfig(config);
   const r = compileProxyInit(cfg, options);
   if (r.error) configError('proxy-init failed', r.error.message + (r.error.toolStderr ? ` (${r.error.toolStderr.trim()})` : ''));
@@ -99,6 +102,8 @@ function validCidrs(list: string): string[] {
  * ```
  */
 export function istioCapture(config: Partial<IstioConfig>, options: IstioCompileOptions = {}): CaptureSetup {
+  expectArgument(config, 'object', 'config');
+  expectArgument(options, 'object', 'options');
   const r = compileIstio(config, options);
   const cfg = r.config;
   const load = (family: Family): Ruleset | undefined => {
@@ -194,6 +199,7 @@ function firstDifference(a: string, b: string): string {
  * ```
  */
 export function rerunChangesNothing(run: (existing: Ruleset | undefined) => Ruleset, family: Family, config?: unknown): Counterexample | undefined {
+  expectArgument(run, 'function', 'run');
   const first = run(undefined);
   const once = printIptablesSave(first);
   let twice: string;
@@ -228,6 +234,8 @@ export function rerunChangesNothing(run: (existing: Ruleset | undefined) => Rule
  * ```
  */
 export function linkerdRerunIsIdempotent(config: Partial<ProxyInitConfig>, options: CompileProxyInitOptions = {}): Counterexample | undefined {
+  expectArgument(config, 'object', 'config');
+  expectArgument(options, 'object', 'options');
   const cfg = proxyInitConfig(config);
   const first = compileProxyInit(cfg, options);
   if (first.error) configError('proxy-init failed', first.error.message);

@@ -8,6 +8,7 @@ import type { Ruleset } from '../model/types.js';
 import { printIptablesSave } from '../print/save.js';
 import { parseIptablesSave } from '../syntax/save.js';
 import type { Counterexample } from './counterexample.js';
+import { expectArgument, expectFields } from '../guard.js';
 
 /**
  * The name of {@link printParseRoundTrip}, as counterexamples carry it in `law`.
@@ -32,6 +33,8 @@ export const PRINT_PARSE_ROUND_TRIP = 'print(parse(print(r))) === print(r)';
  * ```
  */
 export function printParseRoundTrip(ruleset: Ruleset): Counterexample | undefined {
+  expectArgument(ruleset, 'object', 'ruleset');
+  expectFields(ruleset, { tables: 'array', family: 'integer' }, 'ruleset');
   const text = printIptablesSave(ruleset);
   const parsed = parseIptablesSave(text, { family: ruleset.family, mode: 'strict' });
   const error = parsed.diagnostics.find((d) => d.severity === 'error');

@@ -9,6 +9,8 @@
  */
 import { parseAllDocuments } from 'yaml';
 import { NetfilterSimError, diagnostic } from '../errors.js';
+import { expectArgument } from '../guard.js';
+import { MAX_MANIFEST_DEPTH, MAX_YAML_BYTES, pushAll, utf8Length } from '../limits.js';
 
 /**
  * A container port (`containers[].ports[]`).
@@ -326,22 +328,134 @@ export function serviceFromObject(obj: unknown): Service {
  * ```
  */
 export function readManifests(text: string): unknown[] {
-  const docs = parseAllDocuments(text);
+  expectArgument(text, 'string', 'manifest text');
+  flowDepthWithin(text);
+  // JSON (what kubectl get -o json prints) is read by JSON.parse: the yaml package needs tens of
+  // bytes of memory per byte of input, JSON.parse a few.
+  if (/^\s*[[{]/.test(text)) {
+    let json: unknown;
+    let parsed = false;
+    try {
+      json = JSON.parse(text);
+      parsed = true;
+    } catch {
+      // not JSON after all (flow-style YAML): the yaml package reads it below
+    }
+    if (parsed) {
+      const v = checkedDepth(json);
+      if (v === null || v === undefined) return [];
+      const out: unknown[] = [];
+      if (isObj(v) && v['kind'] === 'List' && Array.isArray(v['items'])) pushAll(out, v['items']);
+      else out.push(v);
+      return out;
+    }
+  }
+  if (text.length > MAX_YAML_BYTES && utf8Length(text) > MAX_YAML_BYTES) {
+    bad(`the YAML manifest is ${utf8Length(text)} bytes; netfilter-sim reads YAML up to ${MAX_YAML_BYTES} bytes (2 MiB; JSON up to the input limit)`);
+  }
+  let docs: ReturnType<typeof parseAllDocuments>;
+  try {
+    docs = parseAllDocuments(text);
+  } catch (e) {
+    if (e instanceof RangeError) tooDeep();
+    throw e;
+  }
   const out: unknown[] = [];
   for (const doc of Array.isArray(docs) ? docs : [docs]) {
     const err = doc.errors[0];
     if (err) {
+      if (doc.errors.some((x) => x.message.startsWith('Maximum call stack size exceeded'))) tooDeep();
       const pos = err.linePos?.[0];
       throw new NetfilterSimError(
         diagnostic('BAD_MANIFEST', err.message.split('\n')[0] ?? 'invalid YAML', pos ? { line: pos.line, column: pos.col, offset: err.pos[0], length: Math.max(1, err.pos[1] - err.pos[0]) } : undefined),
       );
     }
-    const v: unknown = doc.toJS();
+    const v = manifestValue(doc);
     if (v === null || v === undefined) continue;
-    if (isObj(v) && v['kind'] === 'List' && Array.isArray(v['items'])) out.push(...v['items']);
+    if (isObj(v) && v['kind'] === 'List' && Array.isArray(v['items'])) pushAll(out, v['items']);
     else out.push(v);
   }
   return out;
+}
+
+/**
+ * A document's plain value. Aliases that expand past yaml's budget (an alias bomb), nesting past
+ * {@link MAX_MANIFEST_DEPTH} and a stack exhausted by nesting are `BAD_MANIFEST`, not the yaml
+ * package's own exceptions.
+ */
+function manifestValue(doc: { toJS(): unknown }): unknown {
+  let v: unknown;
+  try {
+    v = doc.toJS();
+  } catch (e) {
+    if (e instanceof ReferenceError && /alias/i.test(e.message)) {
+      bad('the manifest\'s aliases expand past the limit yaml allows (100 aliases per node, as against a "billion laughs" document)');
+    }
+    if (e instanceof RangeError) tooDeep();
+    throw e;
+  }
+  return checkedDepth(v);
+}
+
+function checkedDepth(v: unknown): unknown {
+  // Iterative depth check: a manifest nested deeper than Kubernetes objects ever are is refused.
+  const todo: [unknown, number][] = [[v, 0]];
+  while (todo.length > 0) {
+    const [x, depth] = todo.pop()!;
+    if (x === null || typeof x !== 'object') continue;
+    if (depth >= MAX_MANIFEST_DEPTH) tooDeep();
+    for (const c of Object.values(x)) if (c !== null && typeof c === 'object') todo.push([c, depth + 1]);
+  }
+  return v;
+}
+
+/**
+ * Refuses flow collections (`[[[…]]]`, `{a: {b: …}}`) nested past {@link MAX_MANIFEST_DEPTH} before
+ * the yaml package sees them: its parser recurses per level and, tens of thousands deep, exhausts
+ * memory rather than failing. Quoted scalars and comments are skipped; a quote counts only where a
+ * scalar may start.
+ */
+function flowDepthWithin(text: string): void {
+  let depth = 0;
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10) {
+      line++;
+      lineStart = i + 1;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > MAX_MANIFEST_DEPTH) {
+        throw new NetfilterSimError(diagnostic('BAD_MANIFEST', `the manifest is nested more than ${MAX_MANIFEST_DEPTH} levels deep`, { line, column: i - lineStart + 1, offset: i, length: 1 }, text[i]));
+      }
+    } else if (c === 0x5d || c === 0x7d) {
+      if (depth > 0) depth--;
+    } else if (c === 0x23 && (i === lineStart || text.charCodeAt(i - 1) === 32 || text.charCodeAt(i - 1) === 9)) {
+      const nl = text.indexOf('\n', i);
+      i = (nl < 0 ? text.length : nl) - 1;
+    } else if ((c === 0x22 || c === 0x27) && (i === lineStart || ' \t[{,:'.includes(text[i - 1]!))) {
+      let j = i + 1;
+      while (j < text.length) {
+        const d = text.charCodeAt(j);
+        if (c === 0x22 && d === 0x5c) j += 2;
+        else if (d === c) {
+          if (c === 0x27 && text.charCodeAt(j + 1) === 0x27) j += 2;
+          else break;
+        } else {
+          if (d === 10) {
+            line++;
+            lineStart = j + 1;
+          }
+          j++;
+        }
+      }
+      i = j;
+    }
+  }
+}
+
+function tooDeep(): never {
+  return bad(`the manifest is nested more than ${MAX_MANIFEST_DEPTH} levels deep`);
 }
 
 function first<T>(text: string, kinds: readonly string[], what: string, read: (o: unknown) => T): T {
@@ -361,6 +475,7 @@ function first<T>(text: string, kinds: readonly string[], what: string, read: (o
  * ```
  */
 export function readPod(text: string): Pod {
+  expectArgument(text, 'string', 'text');
   return first(text, ['Pod', ...WORKLOAD_KINDS, 'CronJob'], 'Pod', podFromObject);
 }
 
@@ -373,6 +488,7 @@ export function readPod(text: string): Pod {
  * ```
  */
 export function readNamespace(text: string): Namespace {
+  expectArgument(text, 'string', 'text');
   return first(text, ['Namespace'], 'Namespace', namespaceFromObject);
 }
 
@@ -385,5 +501,6 @@ export function readNamespace(text: string): Namespace {
  * ```
  */
 export function readService(text: string): Service {
+  expectArgument(text, 'string', 'text');
   return first(text, ['Service'], 'Service', serviceFromObject);
 }

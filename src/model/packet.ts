@@ -104,4 +104,25 @@ export interface PacketView {
    * or one branch of an enumeration).
    */
   statisticRandom(probability: number): boolean;
+  /** IPv4 TTL or IPv6 hop limit; absent means 64 (Linux's `ip_default_ttl`/`hop_limit`). */
+  readonly ttl?: number;
+  /** IPv4 TOS byte or IPv6 traffic class; absent means 0. */
+  readonly tos?: number;
+  /** `skb->pkt_type` (`pkttype` match); absent means `unicast` (`PACKET_HOST`). */
+  readonly pktType?: 'unicast' | 'broadcast' | 'multicast' | 'otherhost' | 'outgoing';
+  /** Bridge ports the packet crossed (`physdev`); absent means the packet was not bridged. */
+  readonly physIn?: string | null;
+  readonly physOut?: string | null;
+  /** The namespace's virtual clock in seconds since the epoch (time, rate limits); absent means 0. */
+  readonly now?: number;
+  /**
+   * How many tracked connections have an original source (`daddr` false) or destination in
+   * `addr`/`prefix` (`connlimit`); absent means none are counted.
+   */
+  connCount?(addr: readonly number[], prefix: number, daddr: boolean): number;
+  /**
+   * The namespace's `recent` list `name` (`/proc/net/xt_recent/NAME`), keyed by family and
+   * masked address; absent means an empty list for every packet.
+   */
+  recentTable?(name: string): Map<string, { stamps: number[]; ttl: number }>;
 }

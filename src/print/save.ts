@@ -12,6 +12,7 @@
 import { MATCHES, TARGETS } from '../extensions/registry.js';
 import { BUILTIN_CHAINS, type Chain, type Family, type Rule, type Ruleset, type Table, type TableName } from '../model/types.js';
 import { formatCidr } from '../syntax/address.js';
+import { expectArgument, expectFields } from '../guard.js';
 
 /** The order in which the nf_tables backend's `iptables-save` lists tables. */
 export const SAVE_TABLE_ORDER: readonly TableName[] = ['mangle', 'security', 'raw', 'filter', 'nat'];
@@ -33,6 +34,9 @@ export interface PrintOptions {
  * ```
  */
 export function printIptablesSave(ruleset: Ruleset, options: PrintOptions = {}): string {
+  expectArgument(ruleset, 'object', 'ruleset');
+  expectArgument(options, 'object', 'options');
+  expectFields(ruleset, { tables: 'array', family: 'integer' }, 'ruleset');
   let out = '';
   for (const name of SAVE_TABLE_ORDER) {
     if (options.tables && !options.tables.includes(name)) continue;
@@ -72,6 +76,9 @@ export function orderedChains(table: Table): Chain[] {
  * ```
  */
 export function printRule(rule: Rule, chain: string, family: Family, counters = false): string {
+  expectArgument(rule, 'object', 'rule');
+  expectArgument(chain, 'string', 'chain');
+  expectFields(rule, { matches: 'array' }, 'rule');
   let s = counters ? `[${rule.counters?.packets ?? 0}:${rule.counters?.bytes ?? 0}] -A ${chain}` : `-A ${chain}`;
   s += printRuleBody(rule, family);
   return s;

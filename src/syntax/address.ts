@@ -7,6 +7,7 @@
  * @module
  */
 import type { Cidr, Family } from '../model/types.js';
+import { expectArgument, expectFields } from '../guard.js';
 
 /** Parses an unsigned integer as `strtoul(s, &end, 0)` would with a full-string check. */
 function strtoui(s: string, max: number): number | null {
@@ -96,6 +97,7 @@ export function parseIpv6(text: string): number[] | null {
 
 /** Parses an address of the family into words, or returns null. */
 export function parseAddress(text: string, family: Family): number[] | null {
+  expectArgument(text, 'string', 'text');
   if (family === 4) {
     const v = parseIpv4(text);
     return v === null ? null : [v];
@@ -141,6 +143,7 @@ export function formatIpv6(words: readonly number[]): string {
 
 /** Formats an address of either family. */
 export function formatAddress(words: readonly number[], family: Family): string {
+  expectArgument(words, 'array', 'words');
   return family === 4 ? formatIpv4(words[0]!) : formatIpv6(words);
 }
 
@@ -176,6 +179,7 @@ export function maskLength(mask: readonly number[]): number {
  * `xtables_ipparse_multiple` does. No mask means a host (`/32`, `/128`).
  */
 export function parseCidr(text: string, family: Family): Cidr | null {
+  expectArgument(text, 'string', 'text');
   const slash = text.indexOf('/');
   const addrText = slash < 0 ? text : text.slice(0, slash);
   const maskText = slash < 0 ? undefined : text.slice(slash + 1);
@@ -202,6 +206,8 @@ export function parseCidr(text: string, family: Family): Cidr | null {
  * `/32`), the dotted (or IPv6) mask otherwise.
  */
 export function formatCidr(c: Cidr): string {
+  expectArgument(c, 'object', 'cidr');
+  expectFields(c, { addr: 'array', mask: 'array' }, 'cidr');
   const len = maskLength(c.mask);
   const a = formatAddress(c.addr, c.family);
   return len >= 0 ? `${a}/${len}` : `${a}/${formatAddress(c.mask, c.family)}`;

@@ -8,6 +8,7 @@ import { diagnostic, NetfilterSimError } from '../errors.js';
 import type { Family, Ruleset } from '../model/types.js';
 import { RulesetBuilder, isTableName } from './builder.js';
 import { parseIptablesArgv } from './command.js';
+import { expectArgument } from '../guard.js';
 
 /** Options for {@link applyIptablesCommands}. */
 export interface ApplyOptions {
@@ -27,6 +28,9 @@ export interface ApplyOptions {
  * ```
  */
 export function applyIptablesCommands(initial: Ruleset | undefined, commands: readonly (readonly string[])[], options: ApplyOptions): Ruleset {
+  expectArgument(initial, ['object', 'undefined'], 'initial');
+  expectArgument(commands, 'array', 'commands');
+  expectArgument(options, 'object', 'options');
   const builder = new RulesetBuilder(options.family, initial);
   commands.forEach((argv, index) => {
     let cmd;

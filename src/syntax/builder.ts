@@ -8,6 +8,7 @@
 import { diagnostic, type Diagnostic } from '../errors.js';
 import { BUILTIN_CHAINS, TABLE_NAMES, type Chain, type Counters, type Family, type Rule, type Ruleset, type Span, type TableName } from '../model/types.js';
 import type { ParsedCommand } from './command.js';
+import { pushAll } from '../limits.js';
 
 interface MutableChain {
   name: string;
@@ -101,14 +102,14 @@ export class RulesetBuilder {
     switch (cmd.command) {
       case 'append':
         if (!chain) return noChain();
-        chain.rules.push(...cmd.rules);
+        pushAll(chain.rules, cmd.rules);
         return undefined;
       case 'insert': {
         if (!chain) return noChain();
         const n = cmd.ruleNumber ?? 1;
         if (n > chain.rules.length + 1) return diagnostic('BAD_RULE_NUMBER', `index of insertion too big: chain ${chainName} has ${chain.rules.length} rules, cannot insert at ${n}`, cmd.span);
         // Each expanded rule (-s a,b) is inserted at the same position in turn, so they end up reversed.
-        chain.rules.splice(n - 1, 0, ...[...cmd.rules].reverse());
+        chain.rules = chain.rules.slice(0, n - 1).concat([...cmd.rules].reverse(), chain.rules.slice(n - 1));
         return undefined;
       }
       case 'replace': {

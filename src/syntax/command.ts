@@ -13,6 +13,8 @@ import { MAX_CHAIN_NAME_LENGTH, type Cidr, type Counters, type Family, type Matc
 import { parseCidr } from './address.js';
 import type { Token } from './lexer.js';
 import { parseProtocol, protocolMatchName, protocolName } from './protocols.js';
+import { MAX_RULES, utf8Length } from '../limits.js';
+import { expectArgument, expectArgv, expectOneOf } from '../guard.js';
 
 /** Interface names are at most 15 characters (`IFNAMSIZ` 16, including the NUL). */
 export const MAX_INTERFACE_NAME_LENGTH = 15;
@@ -112,6 +114,40 @@ interface Loaded {
 /** An option candidate for getopt matching. */
 type Candidate = { readonly main: MainOpt } | { readonly loaded: Loaded; readonly def: OptionDef; readonly alias?: string };
 
+interface PrefixEntry {
+  first: Candidate;
+  exact: Candidate | undefined;
+  keys: string[];
+  by: Loaded | null;
+}
+
+function prefixKey(c: Candidate): string {
+  return 'main' in c ? `main:${c.main.short}` : `${c.loaded.span.offset}:${canonicalDefName(c)}`;
+}
+
+/** Adds every prefix of `c`'s name to `index`; a later `by` (a newer extension) is chosen first. */
+function indexPrefixes(index: Map<string, PrefixEntry>, c: Candidate, by: Loaded | null): void {
+  const name = candidateName(c);
+  const key = prefixKey(c);
+  for (let n = 1; n <= name.length; n++) {
+    const p = name.slice(0, n);
+    const e = index.get(p);
+    if (!e) {
+      index.set(p, { first: c, exact: n === name.length ? c : undefined, keys: [key], by });
+      continue;
+    }
+    if (n === name.length && (e.exact === undefined || (by !== null && e.by !== by))) e.exact = c;
+    if (by !== null && e.by !== by) {
+      e.first = c;
+      e.by = by;
+    }
+    if (!e.keys.includes(key) && e.keys.length < 2) e.keys.push(key);
+  }
+}
+
+const MAIN_PREFIXES = new Map<string, PrefixEntry>();
+for (const m of MAIN_OPTS) indexPrefixes(MAIN_PREFIXES, { main: m }, null);
+
 function candidateName(c: Candidate): string {
   return 'main' in c ? c.main.name : (c.alias ?? c.def.name);
 }
@@ -184,6 +220,7 @@ export function parseCommandTokens(tokens: readonly Token[], options: CommandOpt
     }
     const l: Loaded = { kind: 'match', ext, name: ext.name, span, implicit, occurrences: [], protocolAtFirst: null };
     loaded.push(l);
+    indexLoaded(l);
     return l;
   };
 
@@ -201,15 +238,62 @@ export function parseCommandTokens(tokens: readonly Token[], options: CommandOpt
     return out;
   };
 
+  // Extension option names, exactly (the most recently loaded extension first), and, once an
+  // abbreviation is seen, every prefix of them with the option it selects first and up to two
+  // distinct options it could mean. Both are kept up to date as extensions load, so that finding an
+  // option costs its length, not the number of options loaded so far (a command with thousands of
+  // -m would otherwise be quadratic). Main options, which come first, are in MAIN_PREFIXES.
+  const exactExt = new Map<string, { c: Candidate; by: Loaded }>();
+  let prefixes: Map<string, PrefixEntry> | null = null;
+  const indexOne = (l: Loaded, c: Candidate): void => {
+    const name = candidateName(c);
+    const e = exactExt.get(name);
+    if (!e || e.by !== l) exactExt.set(name, { c, by: l });
+    if (prefixes) indexPrefixes(prefixes, c, l);
+  };
+  const indexLoaded = (l: Loaded): void => {
+    for (const def of l.ext.options) {
+      if (def.family !== undefined && def.family !== family) continue;
+      indexOne(l, { loaded: l, def });
+      for (const alias of def.aliases ?? []) indexOne(l, { loaded: l, def, alias });
+    }
+  };
+  const prefixIndex = (): Map<string, PrefixEntry> => {
+    if (prefixes) return prefixes;
+    const built = new Map<string, PrefixEntry>();
+    const all = targetLoaded ? [...loaded, targetLoaded] : [...loaded];
+    all.sort((a, b) => a.span.offset - b.span.offset);
+    for (const l of all) for (const def of l.ext.options) {
+      if (def.family !== undefined && def.family !== family) continue;
+      indexPrefixes(built, { loaded: l, def }, l);
+      for (const alias of def.aliases ?? []) indexPrefixes(built, { loaded: l, def, alias }, l);
+    }
+    return (prefixes = built);
+  };
+
+  // Option names each loaded extension has seen, for "can only be used once" in constant time.
+  const seenOptions = new Map<Loaded, Set<string>>();
+  const occurred = (l: Loaded, name: string): boolean => {
+    let set = seenOptions.get(l);
+    if (!set) seenOptions.set(l, (set = new Set()));
+    if (set.has(name)) return true;
+    set.add(name);
+    return false;
+  };
+
   const findLong = (name: string, t: Token): Candidate | undefined => {
-    const all = candidates();
-    const exact = all.find((c) => candidateName(c) === name);
-    if (exact) return exact;
-    const prefixed = all.filter((c) => candidateName(c).startsWith(name));
-    if (prefixed.length === 0) return undefined;
-    const distinct = new Set(prefixed.map((c) => ('main' in c ? `main:${c.main.short}` : `${c.loaded.span.offset}:${canonicalDefName(c)}`)));
-    if (distinct.size > 1) fail('UNKNOWN_OPTION', `option "--${name}" is ambiguous (${prefixed.map((c) => '--' + candidateName(c)).join(', ')})`, t.span, t.text);
-    return prefixed[0];
+    const m = MAIN_PREFIXES.get(name);
+    if (m?.exact) return m.exact;
+    const x = exactExt.get(name);
+    if (x) return x.c;
+    const e = prefixIndex().get(name);
+    if (!m && !e) return undefined;
+    const keys = new Set([...(m?.keys ?? []), ...(e?.keys ?? [])]);
+    if (keys.size > 1) {
+      const prefixed = candidates().filter((c) => candidateName(c).startsWith(name));
+      fail('UNKNOWN_OPTION', `option "--${name}" is ambiguous (${prefixed.map((c) => '--' + candidateName(c)).join(', ')})`, t.span, t.text);
+    }
+    return m?.first ?? e!.first;
   };
 
   let i = 0;
@@ -283,7 +367,7 @@ export function parseCommandTokens(tokens: readonly Token[], options: CommandOpt
       const arg = takeArg(def.arg ? 1 : 0);
       if (invert && !def.negatable) fail('BAD_NEGATION', `option "--${def.name}" cannot be inverted`, invertSpan, '!');
       const canonical = canonicalDefName(cand);
-      if (!def.multi && l.occurrences.some((o) => o.name === canonical)) {
+      if (!def.multi && occurred(l, canonical)) {
         fail('DUPLICATE_OPTION', `option "--${canonical}" can only be used once`, t.span, text);
       }
       const extra: { text: string; span: Span }[] = [];
@@ -387,7 +471,7 @@ export function parseCommandTokens(tokens: readonly Token[], options: CommandOpt
         if (seen.has(s)) fail('DUPLICATE_OPTION', `multiple -${s} flags not allowed`, t.span, text);
         seen.add(s);
         const name = a.value!;
-        if (name.length > MAX_INTERFACE_NAME_LENGTH) fail('BAD_INTERFACE', `interface name "${name}" must be shorter than ${MAX_INTERFACE_NAME_LENGTH + 1} characters`, a.span, name);
+        if (utf8Length(name) > MAX_INTERFACE_NAME_LENGTH) fail('BAD_INTERFACE', `interface name "${name}" must be shorter than ${MAX_INTERFACE_NAME_LENGTH + 1} bytes`, a.span, name);
         if (/[\s/]/.test(name)) fail('BAD_INTERFACE', `invalid character in interface name "${name}"`, a.span, name);
         const v = { negated, value: name };
         if (s === 'i') inInterface = v;
@@ -408,7 +492,7 @@ export function parseCommandTokens(tokens: readonly Token[], options: CommandOpt
         jumpSeen = true;
         const name = a.value!;
         if (name.length === 0) fail('BAD_VALUE', 'invalid target name (too short)', a.span, name);
-        if (name.length > MAX_CHAIN_NAME_LENGTH) fail('CHAIN_NAME_TOO_LONG', `invalid target name "${name}" (${MAX_CHAIN_NAME_LENGTH} chars max)`, a.span, name);
+        if (utf8Length(name) > MAX_CHAIN_NAME_LENGTH) fail('CHAIN_NAME_TOO_LONG', `invalid target name "${name}" (${MAX_CHAIN_NAME_LENGTH} bytes max)`, a.span, name);
         if (/\s/.test(name)) fail('BAD_CHAIN_NAME', `invalid target name "${name}"`, a.span, name);
         if (s === 'g') {
           target = { kind: 'goto', chain: name, span: a.span! };
@@ -421,6 +505,7 @@ export function parseCommandTokens(tokens: readonly Token[], options: CommandOpt
         const ext = TARGETS.get(name);
         if (ext && (ext.family === 'both' || ext.family === family)) {
           targetLoaded = { kind: 'target', ext, name: ext.name, span: a.span!, implicit: false, occurrences: [], protocolAtFirst: null };
+          indexLoaded(targetLoaded);
         } else {
           target = { kind: 'jump', chain: name, span: a.span! };
         }
@@ -447,6 +532,9 @@ export function parseCommandTokens(tokens: readonly Token[], options: CommandOpt
         const p = Number(a.value);
         const by = Number(b!.text);
         if (!/^\d+$/.test(a.value!) || !/^\d+$/.test(b!.text)) fail('BAD_COUNTERS', 'invalid counters for -c', a.span, a.value);
+        if (!Number.isSafeInteger(p) || !Number.isSafeInteger(by)) {
+          fail('BAD_COUNTERS', `-c ${a.value} ${b!.text}: a counter past ${Number.MAX_SAFE_INTEGER} (2^53 - 1), the largest netfilter-sim keeps exactly`, a.span, a.value);
+        }
         counters = { packets: p, bytes: by };
         break;
       }
@@ -502,6 +590,9 @@ export function parseCommandTokens(tokens: readonly Token[], options: CommandOpt
   if (takesRule) {
     const srcs = sources ? sources.values : [undefined];
     const dsts = destinations ? destinations.values : [undefined];
+    if (srcs.length * dsts.length > MAX_RULES) {
+      fail('TOO_MANY_RULES', `-s and -d expand to ${srcs.length} × ${dsts.length} = ${srcs.length * dsts.length} rules; netfilter-sim reads at most ${MAX_RULES} rules`, wholeSpan, first?.text);
+    }
     for (const sv of srcs) for (const dv of dsts) {
       const r: { -readonly [K in keyof Rule]: Rule[K] } = { matches, target };
       if (sv) r.source = { negated: sources!.negated, value: sv };
@@ -539,7 +630,7 @@ function parseRuleNumber(t: Token): number {
 
 /** Checks a new chain name as iptables does before creating it. */
 export function checkChainName(name: string, span: Span): void {
-  if (name.length > MAX_CHAIN_NAME_LENGTH) fail('CHAIN_NAME_TOO_LONG', `chain name "${name}" is too long (${name.length} characters; at most ${MAX_CHAIN_NAME_LENGTH})`, span, name);
+  if (utf8Length(name) > MAX_CHAIN_NAME_LENGTH) fail('CHAIN_NAME_TOO_LONG', `chain name "${name}" is too long (${utf8Length(name)} bytes; at most ${MAX_CHAIN_NAME_LENGTH})`, span, name);
   if (name.length === 0 || name[0] === '-' || name[0] === '!') fail('BAD_CHAIN_NAME', `invalid chain name "${name}"`, span, name);
   if (/\s/.test(name)) fail('BAD_CHAIN_NAME', `invalid chain name "${name}" (contains whitespace)`, span, name);
 }
@@ -580,6 +671,10 @@ function editDistance(a: string, b: string): number {
 
 /** Parses one argument vector (no spans in the source: positions count arguments). */
 export function parseIptablesArgv(argv: readonly string[], options: CommandOptions): ParsedCommand {
+  expectArgv(argv, 'argv');
+  expectArgument(options, 'object', 'options');
+  expectOneOf(options.family, [4, 6], 'options.family');
+  expectOneOf(options.mode, ['strict', 'lenient'], 'options.mode', true);
   let col = 1;
   const tokens: Token[] = argv.map((text) => {
     const t: Token = { text, quoted: false, span: { line: 1, column: col, offset: col - 1, length: Math.max(1, text.length) } };

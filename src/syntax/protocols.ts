@@ -41,10 +41,14 @@ export function parseProtocol(text: string): number | null {
   return null;
 }
 
-/** The name iptables-save prints for a protocol number (`proto_to_name`), or the number. */
+/**
+ * The name iptables-save prints for a protocol number, or the number. iptables-nft 1.8.9 prints
+ * the `/etc/protocols` name (`-p mh` saves as `-p mobility-header`); the chain-proto names agree
+ * with it for every other number they list.
+ */
 export function protocolName(num: number): string {
+  if (num !== 0) for (const [name, n] of ETC_PROTOCOLS) if (n === num) return name;
   for (const [name, n] of CHAIN_PROTOS) if (n === num) return name;
-  for (const [name, n] of ETC_PROTOCOLS) if (n === num) return name;
   return String(num);
 }
 
@@ -61,4 +65,16 @@ export function protocolMatchName(num: number, family: 4 | 6): string | null {
     case 135: return family === 6 ? 'mh' : null;
     default: return null;
   }
+}
+
+/** `getprotobyname` over the copy of `/etc/protocols`: the number of a name, or null. */
+export function etcProtocolNumber(name: string): number | null {
+  for (const [n, num] of ETC_PROTOCOLS) if (n === name) return num;
+  return null;
+}
+
+/** `getprotobynumber` over the copy of `/etc/protocols`: the first name of a number, or null. */
+export function etcProtocolName(num: number): string | null {
+  for (const [n, v] of ETC_PROTOCOLS) if (v === num) return n;
+  return null;
 }

@@ -10,6 +10,8 @@ import type { Counters, Family, Ruleset, Span, TableName } from '../model/types.
 import { RulesetBuilder, isTableName } from './builder.js';
 import { STANDARD_TARGET_NAMES, checkChainName, parseCommandTokens } from './command.js';
 import { tokenizeLine } from './lexer.js';
+import { MAX_RULES, pushAll, utf8Length } from '../limits.js';
+import { expectArgument } from '../guard.js';
 
 /** iptables-restore reads lines into a 10 KiB buffer (`char buffer[10240]`). */
 export const MAX_LINE_LENGTH = 10240;
@@ -49,11 +51,13 @@ export interface SaveParseResult {
  * ```
  */
 export function parseIptablesSave(text: string, options: SaveParseOptions = {}): SaveParseResult {
+  expectArgument(text, 'string', 'text');
+  expectArgument(options, 'object', 'options');
   const family = options.family ?? 4;
   const mode = options.mode ?? 'strict';
   const builder = new RulesetBuilder(family, options.noflush);
   const diagnostics: Diagnostic[] = [];
-  const done = (): SaveParseResult => ({ ruleset: builder.build(), diagnostics });
+  const done = (): SaveParseResult => ({ ruleset: builder.build(), diagnostics: explainInvisible(text, diagnostics) });
 
   const nul = text.indexOf('\0');
   if (nul >= 0) {
@@ -64,9 +68,16 @@ export function parseIptablesSave(text: string, options: SaveParseOptions = {}):
 
   let table: TableName | undefined;
   let tableSpan: Span | undefined;
+  // Rules created so far (an upper bound: deleted rules still count), against MAX_RULES.
+  let created = 0;
+  for (const t of options.noflush?.tables ?? []) for (const c of t.chains) created += c.rules.length;
   let touched = false;
   let offset = 0;
   let lineNo = 0;
+  if (mode === 'lenient' && text.charCodeAt(0) === 0xfeff) {
+    offset = 1;
+    diagnostics.push({ ...diagnostic('BAD_VALUE', 'a UTF-8 byte-order mark (U+FEFF) starts the input; skipped (iptables-restore would refuse the first line)', { line: 1, column: 1, offset: 0, length: 1 }), severity: 'warning' });
+  }
   while (offset < text.length) {
     lineNo++;
     const nl = text.indexOf('\n', offset);
@@ -77,8 +88,9 @@ export function parseIptablesSave(text: string, options: SaveParseOptions = {}):
     offset = hadNewline ? nl + 1 : text.length;
     const lineSpan = (col = 1, len = Math.max(1, line.length)): Span => ({ line: lineNo, column: col, offset: lineOffset + col - 1, length: len });
 
-    if (line.length + 1 > MAX_LINE_LENGTH) {
-      diagnostics.push(diagnostic('LINE_TOO_LONG', `line ${lineNo} is ${line.length} characters long; iptables-restore reads at most ${MAX_LINE_LENGTH - 1}`, lineSpan(1, 1)));
+    // The buffer holds bytes: a line of non-ASCII text reaches the limit in fewer characters.
+    if ((line.length + 1) * 3 > MAX_LINE_LENGTH && utf8Length(line) + 1 > MAX_LINE_LENGTH) {
+      diagnostics.push(diagnostic('LINE_TOO_LONG', `line ${lineNo} is ${utf8Length(line)} bytes long; iptables-restore reads at most ${MAX_LINE_LENGTH - 1}`, lineSpan(1, 1)));
       return done();
     }
     if (mode === 'lenient' && line.endsWith('\r')) line = line.slice(0, -1);
@@ -137,6 +149,13 @@ export function parseIptablesSave(text: string, options: SaveParseOptions = {}):
         diagnostics.push(diagnostic('BAD_COUNTERS', `bad counters "${tokens[0].text}" (expected [packets:bytes])`, tokens[0].span, tokens[0].text));
         return done();
       }
+      if (options.counters ?? false) {
+        const big = counterPastLimit(m[1]!, m[2]!);
+        if (big !== undefined) {
+          diagnostics.push(diagnostic('BAD_COUNTERS', big, tokens[0].span, tokens[0].text));
+          return done();
+        }
+      }
       counters = { packets: Number(m[1]), bytes: Number(m[2]) };
       tokens = tokens.slice(1);
     }
@@ -155,12 +174,17 @@ export function parseIptablesSave(text: string, options: SaveParseOptions = {}):
       const cmd = parseCommandTokens(tokens, { family, mode, restoreTable: table, text: line, onWarning: (d) => diagnostics.push({ ...d, severity: 'warning' }) });
       const withCounters = counters && (options.counters ?? false) ? { ...cmd, rules: cmd.rules.map((r) => ({ ...r, counters })) } : { ...cmd, rules: cmd.rules.map((r) => stripCounters(r, options.counters ?? false)) };
       if (cmd.command === 'new-chain' && cmd.chain !== undefined) checkChainName(cmd.chain, cmd.chainSpan!);
+      created += cmd.rules.length;
+      if (created > MAX_RULES) {
+        diagnostics.push(diagnostic('TOO_MANY_RULES', `line ${lineNo} takes the rule set past ${MAX_RULES} rules, the most netfilter-sim reads`, cmd.span));
+        return done();
+      }
       const refusal = builder.apply(withCounters, table);
       touched = true;
       if (refusal) diagnostics.push({ ...refusal, severity: 'warning' });
     } catch (e) {
       if (e instanceof NetfilterSimError) {
-        diagnostics.push(...e.diagnostics);
+        pushAll(diagnostics, e.diagnostics);
         return done();
       }
       throw e;
@@ -172,6 +196,43 @@ export function parseIptablesSave(text: string, options: SaveParseOptions = {}):
     } else if (!touched) builder.dropTable(table);
   }
   return done();
+}
+
+/**
+ * Adds to an error what the eye cannot see on its line: a byte-order mark, a carriage return from
+ * CRLF line endings, or CR-only line endings (the whole input is one line).
+ */
+function explainInvisible(text: string, diagnostics: Diagnostic[]): Diagnostic[] {
+  return diagnostics.map((d) => {
+    if (d.severity !== 'error' || !d.span) return d;
+    let note = '';
+    const start = lineStart(text, d.span.offset);
+    const nl = text.indexOf('\n', start);
+    const line = text.slice(start, nl < 0 ? text.length : nl);
+    if (start === 0 && text.charCodeAt(0) === 0xfeff) note = 'the input starts with a UTF-8 byte-order mark (U+FEFF), which iptables-restore does not skip';
+    else if (nl < 0 && start === 0 && line.slice(0, -1).includes('\r')) note = 'the input has CR-only line endings; iptables-restore reads lines that end in \\n';
+    else if (line.endsWith('\r')) note = 'the line ends with a carriage return (\\r): CRLF line endings, which iptables-restore reads as part of the line; lenient mode strips them';
+    return note === '' ? d : { ...d, message: `${d.message} (${note})` };
+  });
+}
+
+function lineStart(text: string, offset: number): number {
+  const nl = text.lastIndexOf('\n', Math.max(0, Math.min(offset, text.length) - 1));
+  return nl < 0 ? 0 : nl + 1;
+}
+
+/**
+ * Counters are kept as JavaScript numbers, exact up to 2^53 - 1 (9 PB of bytes); past that a kept
+ * counter is refused rather than rounded. Without `counters`, as iptables-restore without -c, any
+ * value is read and dropped.
+ */
+export function counterPastLimit(packets: string, bytes: string): string | undefined {
+  for (const [what, v] of [['packet', packets], ['byte', bytes]] as const) {
+    if (v.length >= 16 && BigInt(v) > BigInt(Number.MAX_SAFE_INTEGER)) {
+      return `${what} counter ${v.length > 40 ? v.slice(0, 40) + '…' : v} is past ${Number.MAX_SAFE_INTEGER} (2^53 - 1), the largest counter netfilter-sim keeps exactly`;
+    }
+  }
+  return undefined;
 }
 
 function stripCounters<R extends { counters?: Counters }>(r: R, keep: boolean): R {
@@ -205,9 +266,14 @@ function parseChainLine(line: string, lineNo: number, lineOffset: number, table:
   }
   let counters: Counters | undefined;
   if (ctrs) {
-    const cm = /^\[(\d+):(\d+)\]$/.exec(ctrs.text);
+    // parse_counters: sscanf("[%llu:%llu]") ignores what follows the bracket (a CR, say).
+    const cm = /^\[(\d+):(\d+)\]/.exec(ctrs.text);
     if (!cm) return diagnostic('BAD_COUNTERS', `bad counters "${ctrs.text}" (expected [packets:bytes])`, span(ctrs), ctrs.text);
-    if (keepCounters) counters = { packets: Number(cm[1]), bytes: Number(cm[2]) };
+    if (keepCounters) {
+      const big = counterPastLimit(cm[1]!, cm[2]!);
+      if (big !== undefined) return diagnostic('BAD_COUNTERS', big, span(ctrs), ctrs.text);
+      counters = { packets: Number(cm[1]), bytes: Number(cm[2]) };
+    }
   }
   return builder.declareChain(table, name.text, policy.text, counters, span(name));
 }

@@ -7,6 +7,7 @@
 import { createColors } from 'picocolors';
 import type { ConnectResult } from '../engine/netns.js';
 import type { TraceEvent } from '../engine/trace-events.js';
+import { expectArgument, expectFields, expectObjects } from '../guard.js';
 
 /** Options of every renderer. */
 export interface RenderOptions {
@@ -103,6 +104,9 @@ function assertNever(x: never): never {
  * ```
  */
 export function renderTraceText(trace: readonly TraceEvent[], options?: RenderOptions): string {
+  expectArgument(trace, 'array', 'trace');
+  expectArgument(options, ['object', 'undefined'], 'options');
+  expectObjects(trace, 'trace');
   const c = colors(options);
   const lines: string[] = [];
   for (const e of trace) {
@@ -137,6 +141,7 @@ export function renderTraceText(trace: readonly TraceEvent[], options?: RenderOp
  * ```
  */
 export function renderTraceJson(trace: readonly TraceEvent[], _options?: RenderOptions): string {
+  expectArgument(trace, 'array', 'trace');
   return JSON.stringify(trace, null, 2) + '\n';
 }
 
@@ -172,6 +177,9 @@ function decidingEvents(trace: readonly TraceEvent[]): Set<number> {
  * ```
  */
 export function renderTraceTree(trace: readonly TraceEvent[], options?: RenderOptions): string {
+  expectArgument(trace, 'array', 'trace');
+  expectArgument(options, ['object', 'undefined'], 'options');
+  expectObjects(trace, 'trace');
   const c = colors(options);
   const deciding = decidingEvents(trace);
   const lines: string[] = [];
@@ -282,6 +290,8 @@ function pathNodes(trace: readonly TraceEvent[]): { id: string; label: string; e
  * ```
  */
 export function renderTraceMermaid(trace: readonly TraceEvent[], _options?: RenderOptions): string {
+  expectArgument(trace, 'array', 'trace');
+  expectObjects(trace, 'trace');
   const nodes = pathNodes(trace);
   const lines = ['flowchart LR'];
   const declared = new Set<string>();
@@ -312,6 +322,8 @@ function dotString(s: string): string {
  * ```
  */
 export function renderTraceDot(trace: readonly TraceEvent[], _options?: RenderOptions): string {
+  expectArgument(trace, 'array', 'trace');
+  expectObjects(trace, 'trace');
   const nodes = pathNodes(trace);
   const lines = ['digraph trace {', '  rankdir=LR;', '  node [shape=box, fontname="monospace"];'];
   const declared = new Set<string>();
@@ -340,6 +352,9 @@ export function renderTraceDot(trace: readonly TraceEvent[], _options?: RenderOp
  * ```
  */
 export function renderOutcome(r: ConnectResult, options?: RenderOptions): string {
+  expectArgument(r, 'object', 'result');
+  expectArgument(options, ['object', 'undefined'], 'options');
+  expectFields(r, { outcome: 'string' }, 'result');
   const c = colors(options);
   const at = r.address !== null ? endpoint(r.address, r.port ?? 0, 'tcp') : '';
   switch (r.outcome) {
@@ -366,6 +381,8 @@ export type TraceFormat = 'text' | 'tree' | 'json' | 'mermaid' | 'dot';
  * ```
  */
 export function renderTrace(trace: readonly TraceEvent[], format: TraceFormat, options?: RenderOptions): string {
+  expectArgument(trace, 'array', 'trace');
+  expectObjects(trace, 'trace');
   switch (format) {
     case 'text':
       return renderTraceText(trace, options);

@@ -1,15 +1,17 @@
 /**
  * Real rule-set dumps from ../shared/corpus (read at test time, never copied: see the licences in
- * its README) and the kernel-printed vectors in ../shared/vectors.
+ * its README; skipped in a clone without it, see test/shared-data.ts) and the kernel-printed
+ * vectors of test/fixtures.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatIptablesSave } from '../../src/fmt.js';
 import { parseIptablesSave } from '../../src/syntax/save.js';
+import { describeShared, sharedPath } from '../shared-data.js';
 
-const SHARED = join(import.meta.dirname, '../../../shared');
-const CORPUS = join(SHARED, 'corpus');
+const FIXTURES = join(import.meta.dirname, '../fixtures');
+const CORPUS = sharedPath('corpus');
 
 /** Istio's dry-run goldens: drop the recorded save calls, split the IPv4 and IPv6 restore inputs. */
 export function splitIstioGolden(text: string): { v4: string; v6: string } {
@@ -31,9 +33,8 @@ export function splitIstioGolden(text: string): { v4: string; v6: string } {
   return { v4, v6 };
 }
 
-const corpusFiles = readdirSync(CORPUS).filter((f) => /\.(iptables-save|ip6tables-save|rules|golden|kernel-save)$/.test(f));
-
-describe('the corpus parses and fmt is stable', () => {
+describeShared('the corpus parses and fmt is stable', ['corpus'], () => {
+  const corpusFiles = readdirSync(CORPUS).filter((f) => /\.(iptables-save|ip6tables-save|rules|golden|kernel-save)$/.test(f));
   it('has the files it should', () => {
     expect(corpusFiles.length).toBeGreaterThanOrEqual(15);
   });
@@ -62,17 +63,21 @@ describe('the corpus parses and fmt is stable', () => {
     const d = parseIptablesSave(text, { mode: 'strict' }).diagnostics[0]!;
     expect([d.code, d.token, d.span?.line]).toEqual(['UNKNOWN_OPTION', '--something-else', 12]);
   });
+});
+
+describe('the kube-proxy TestTracePacket fixture (test/fixtures/kubernetes)', () => {
+  const KUBE = join(FIXTURES, 'kubernetes');
   it('rejects the verbatim kube-proxy fixture in strict mode at line 11, on "health"', () => {
-    const text = readFileSync(join(CORPUS, 'kubernetes_kube-proxy_tracepacket-fixture.rules'), 'utf8');
+    const text = readFileSync(join(KUBE, 'kube-proxy_tracepacket-fixture.rules'), 'utf8');
     const d = parseIptablesSave(text, { mode: 'strict' }).diagnostics[0]!;
     expect(d.span?.line).toBe(11);
     expect(d.token).toBe('health');
   });
   it('prints the quoted kube-proxy fixture exactly as the kernel-saved one', () => {
-    const quoted = readFileSync(join(CORPUS, 'kubernetes_kube-proxy_tracepacket-fixture.quoted.rules'), 'utf8');
-    const saved = readFileSync(join(CORPUS, 'kubernetes_kube-proxy_tracepacket-fixture.kernel-save'), 'utf8');
+    const quoted = readFileSync(join(KUBE, 'kube-proxy_tracepacket-fixture.quoted.rules'), 'utf8');
+    const saved = readFileSync(join(KUBE, 'kube-proxy_tracepacket-fixture.kernel-save'), 'utf8');
     expect(formatIptablesSave(quoted)).toBe(saved);
-    expect(formatIptablesSave(readFileSync(join(CORPUS, 'kubernetes_kube-proxy_tracepacket-fixture.rules'), 'utf8'), { strict: false })).toBe(saved);
+    expect(formatIptablesSave(readFileSync(join(KUBE, 'kube-proxy_tracepacket-fixture.rules'), 'utf8'), { strict: false })).toBe(saved);
   });
 });
 
@@ -87,22 +92,22 @@ function listSaves(dir: string): string[] {
 }
 
 describe('kernel-printed vectors print back byte for byte', () => {
-  const files = [...listSaves(join(SHARED, 'vectors/linkerd')), ...listSaves(join(SHARED, 'vectors/istio/kernel-save'))];
+  const files = [...listSaves(join(FIXTURES, 'linkerd')), ...listSaves(join(FIXTURES, 'istio/kernel-save'))];
   it('finds them', () => expect(files.length).toBeGreaterThan(60));
-  it.each(files.map((f) => [f.slice(SHARED.length + 1), f]))('%s', (_name, file) => {
+  it.each(files.map((f) => [f.slice(FIXTURES.length + 1), f]))('%s', (_name, file) => {
     const text = readFileSync(file, 'utf8');
     const family = file.endsWith('.save6') ? 6 : 4;
     expect(formatIptablesSave(text, { family })).toBe(text);
   });
   it('each Istio golden, loaded, prints as the kernel printed it', () => {
-    const cases = JSON.parse(readFileSync(join(SHARED, 'vectors/istio/cases.json'), 'utf8')) as Record<string, { file?: string }>;
-    const rejected = JSON.parse(readFileSync(join(SHARED, 'vectors/istio/kernel-save/rejected.json'), 'utf8')) as Record<string, unknown>;
+    const cases = JSON.parse(readFileSync(join(FIXTURES, 'istio/cases.json'), 'utf8')) as Record<string, { file?: string }>;
+    const rejected = JSON.parse(readFileSync(join(FIXTURES, 'istio/kernel-save/rejected.json'), 'utf8')) as Record<string, unknown>;
     let compared = 0;
     for (const [key, c] of Object.entries(cases)) {
       if (key.startsWith('_') || !c.file || key.startsWith('builder/')) continue;
-      const golden = readFileSync(join(SHARED, 'vectors/istio', c.file), 'utf8');
+      const golden = readFileSync(join(FIXTURES, 'istio', c.file), 'utf8');
       const { v4, v6 } = splitIstioGolden(golden);
-      const saveFile = join(SHARED, 'vectors/istio/kernel-save', key + '.save');
+      const saveFile = join(FIXTURES, 'istio/kernel-save', key + '.save');
       if (JSON.stringify(rejected).includes(key)) {
         expect(() => formatIptablesSave(v4) + (v6 ? formatIptablesSave(v6, { family: 6 }) : '')).toThrow();
         continue;

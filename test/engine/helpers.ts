@@ -1,13 +1,13 @@
 /**
- * Test helpers: the shared vectors.
+ * Test helpers: the vectors of test/fixtures (see the ATTRIBUTION.md of each folder).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** The shared vectors folder (read-only inputs). */
-export const SHARED = join(import.meta.dirname, '..', '..', '..', 'shared');
+/** The fixtures folder (read-only inputs). */
+export const FIXTURES = join(import.meta.dirname, '..', 'fixtures');
 
-/** Reads a file under shared/. */
-export function shared(path: string): string {
-  return readFileSync(join(SHARED, path), 'utf8');
+/** Reads a file under test/fixtures. */
+export function fixture(path: string): string {
+  return readFileSync(join(FIXTURES, path), 'utf8');
 }

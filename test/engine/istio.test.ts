@@ -1,11 +1,11 @@
-// The Istio default sidecar rules (shared/vectors/istio/kernel-save/derived/injected-sidecar-default.save)
+// The Istio default sidecar rules (test/fixtures/istio/kernel-save/derived/injected-sidecar-default.save)
 // against the 15-row trace table of reference/istio.md §3 (pod IP 10.0.0.9, app uid 1000, Envoy 1337).
 import { describe, expect, it } from 'vitest';
 import { Netns } from '../../src/engine/netns.js';
 import type { ConnectResult, ConnectSpec } from '../../src/engine/netns.js';
-import { shared } from './helpers.js';
+import { fixture } from './helpers.js';
 
-const DEFAULT = shared('vectors/istio/kernel-save/derived/injected-sidecar-default.save');
+const DEFAULT = fixture('istio/kernel-save/derived/injected-sidecar-default.save');
 /** `-o 3306`: the outbound port exclusions go first in ISTIO_OUTPUT (run.go step 9). */
 const EXCLUDE_3306 = DEFAULT.replace(
   '-A ISTIO_OUTPUT -s 127.0.0.6/32 -o lo -j RETURN\n',

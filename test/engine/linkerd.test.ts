@@ -1,11 +1,11 @@
-// The Linkerd default rules (shared/vectors/linkerd/injected-default.save) and the probes of
-// proxy-init's integration lab (shared/vectors/linkerd/lab.json, kernel-verified there).
+// The Linkerd default rules (test/fixtures/linkerd/injected-default.save) and the probes of
+// proxy-init's integration lab (test/fixtures/linkerd/lab.json, kernel-verified there).
 import { describe, expect, it } from 'vitest';
 import { Netns } from '../../src/engine/netns.js';
 import type { ConnectResult, ConnectSpec } from '../../src/engine/netns.js';
-import { shared } from './helpers.js';
+import { fixture } from './helpers.js';
 
-const DEFAULT = shared('vectors/linkerd/injected-default.save');
+const DEFAULT = fixture('linkerd/injected-default.save');
 
 describe('linkerd injected-default rules', () => {
   const ns = () => new Netns({ rules: DEFAULT, listen: [4140, 4143, 8080, 4191] });
@@ -70,13 +70,13 @@ interface Pod {
   readonly probes: readonly Probe[];
 }
 
-const LAB = JSON.parse(shared('vectors/linkerd/lab.json')) as { pods: Record<string, Pod> };
+const LAB = JSON.parse(fixture('linkerd/lab.json')) as { pods: Record<string, Pod> };
 
 /**
  * The rules each lab pod's proxy-init args give, written out as iptables-save prints them (the
  * pattern of the kernel-captured cases: `rerun-existing-rules` has exactly the lab's base args).
  */
-const BASE = shared('vectors/linkerd/rerun-existing-rules.save');
+const BASE = fixture('linkerd/rerun-existing-rules.save');
 const REDIRECT_ALL = '-A PROXY_INIT_REDIRECT -p tcp -m comment --comment "proxy-init/redirect-all-incoming-to-proxy-port" -j REDIRECT --to-ports 8080\n';
 const LAB_RULES: Record<string, string | null> = {
   'pod-with-no-rules': null,

@@ -1,15 +1,18 @@
 /**
  * Every `-m NAME` and `-j NAME` in the shared corpus and vectors: rules in iptables-save output
  * must print back byte for byte; restore inputs (goldens, `.rules`, recorded commands) must
- * parse. The data is read in place from /work/shared (some of it is non-commercial or GPL, so
- * it is never copied into the repository).
+ * parse. The vectors are those of test/fixtures; the corpus is read in place from ../shared/corpus
+ * (some of it is non-commercial or GPL, so it is never copied into the repository; a clone without
+ * it leaves it out, see test/shared-data.ts).
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { optionalShared, sharedPath } from '../shared-data.js';
 import { parseRuleArgs, printRule, shellWords, tokenize, type Tok } from './harness.js';
 
-const SHARED = '/work/shared';
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures');
+const CORPUS = sharedPath('corpus');
 
 function walk(dir: string): string[] {
   if (!existsSync(dir)) return [];
@@ -73,17 +76,23 @@ function ruleArgs(tokens: readonly Tok[]): { chain: string; args: Tok[] } {
 
 const famOf = (f: string): 4 | 6 => (/\.(ip6tables-save|save6)$/.test(f) ? 6 : 4);
 
-/** iptables-save output: must print back exactly. */
-const SAVED = [
-  ...walk(join(SHARED, 'corpus')).filter((f) => /\.(kernel-save|iptables-save|ip6tables-save)$/.test(f) && !f.includes('iptsemantics_')),
-  ...walk(join(SHARED, 'vectors')).filter((f) => /\.(save|save6)$/.test(f)),
+/** iptables-save output of the vectors: must print back exactly. */
+const SAVED_VECTORS = [
+  ...walk(join(FIXTURES, 'linkerd')).filter((f) => /\.(save|save6)$/.test(f)),
+  ...walk(join(FIXTURES, 'istio')).filter((f) => /\.(save|save6)$/.test(f)),
+  ...walk(join(FIXTURES, 'kubernetes')).filter((f) => f.endsWith('.kernel-save')),
 ];
-/** Restore input and recorded commands: must parse. */
-const INPUT = [
-  ...walk(join(SHARED, 'corpus')).filter((f) => /\.(rules|golden)$/.test(f) || f.includes('iptsemantics_')),
-  ...walk(join(SHARED, 'vectors', 'istio')).filter((f) => /\.(golden|restore)$/.test(f) && !f.includes('/builder/')),
-  ...walk(join(SHARED, 'vectors', 'linkerd')).filter((f) => f.endsWith('.commands')),
+/** Restore input and recorded commands of the vectors: must parse. */
+const INPUT_VECTORS = [
+  ...walk(join(FIXTURES, 'istio')).filter((f) => /\.(golden|restore)$/.test(f) && !f.includes('/builder/')),
+  ...walk(join(FIXTURES, 'linkerd')).filter((f) => f.endsWith('.commands')),
+  ...walk(join(FIXTURES, 'kubernetes')).filter((f) => f.endsWith('.rules')),
 ];
+// The kube-proxy fixture is also in the corpus; test/fixtures/kubernetes holds the copy read above.
+const notCopied = (f: string): boolean => !f.includes('kubernetes_kube-proxy_tracepacket-fixture');
+/** The same from ../shared/corpus (left out, visibly, where it is absent). */
+const SAVED_CORPUS = (): string[] => walk(CORPUS).filter((f) => /\.(kernel-save|iptables-save|ip6tables-save)$/.test(f) && !f.includes('iptsemantics_') && notCopied(f));
+const INPUT_CORPUS = (): string[] => walk(CORPUS).filter((f) => (/\.(rules|golden)$/.test(f) || f.includes('iptsemantics_')) && notCopied(f));
 
 /**
  * Lines we knowingly print differently, with the reason. Keys are `file-suffix:line`.
@@ -108,15 +117,22 @@ const REFUSED: readonly { readonly match: RegExp; readonly why: string }[] = [
   { match: /error-all-invalid-ports\.commands:.*--dports ''/, why: 'empty port list: "invalid port/service" (proxy-init error case)' },
 ];
 
-const saved = SAVED.flatMap((f) => ruleLines(f, famOf(f), false));
-const inputs = INPUT.flatMap((f) => ruleLines(f, famOf(f), f.endsWith('.golden') || f.endsWith('.restore')));
+const savedLines = (files: readonly string[]): RuleLine[] => files.flatMap((f) => ruleLines(f, famOf(f), false));
+const inputLines = (files: readonly string[]): RuleLine[] => files.flatMap((f) => ruleLines(f, famOf(f), f.endsWith('.golden') || f.endsWith('.restore')));
 
-const key = (r: RuleLine): string => `${r.file.slice(SHARED.length + 1)}:${r.line} ${r.text}`;
+const key = (r: RuleLine): string => `${r.file.startsWith(CORPUS) ? r.file.slice(CORPUS.length - 'corpus'.length) : r.file.slice(FIXTURES.length + 1)}:${r.line} ${r.text}`;
 
 describe('corpus: iptables-save output prints back byte for byte', () => {
-  it('has the corpus', () => {
-    expect(saved.length).toBeGreaterThan(6000);
+  const withCorpus = optionalShared('the dumps of ../shared/corpus', ['corpus']);
+  const saved = savedLines([...SAVED_VECTORS, ...(withCorpus ? SAVED_CORPUS() : [])]);
+  it('has the vectors', () => {
+    expect(savedLines(SAVED_VECTORS).length).toBeGreaterThan(1000);
   });
+  if (withCorpus) {
+    it('has the corpus', () => {
+      expect(saved.length).toBeGreaterThan(6000);
+    });
+  }
   const cases = saved.filter((r) => !KNOWN_DIFFERENCES.some((k) => k.match.test(key(r))));
   it.each(cases.map((r) => [key(r), r] as const))('%s', (_k, r) => {
     const { chain, args } = ruleArgs(r.tokens);
@@ -127,6 +143,8 @@ describe('corpus: iptables-save output prints back byte for byte', () => {
 });
 
 describe('corpus: restore input and recorded commands parse', () => {
+  const withCorpus = optionalShared('the dumps of ../shared/corpus', ['corpus']);
+  const inputs = inputLines([...INPUT_VECTORS, ...(withCorpus ? INPUT_CORPUS() : [])]);
   it.each(inputs.map((r) => [key(r), r] as const))('%s', (_k, r) => {
     const { chain, args } = ruleArgs(r.tokens);
     const run = (): unknown => parseRuleArgs(args, { family: r.family, table: r.table, chain, mode: 'strict' });

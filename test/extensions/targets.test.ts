@@ -55,7 +55,7 @@ describe('target options for the engine', () => {
   });
   it('terminal targets end the chain walk; the others continue', () => {
     const terminal = [...TARGETS.values()].filter((t) => t.terminal).map((t) => t.name).sort();
-    expect(terminal).toEqual(['DNAT', 'MASQUERADE', 'REDIRECT', 'REJECT', 'SNAT', 'TPROXY']);
+    expect(terminal).toEqual(['DNAT', 'MASQUERADE', 'NETMAP', 'NFQUEUE', 'REDIRECT', 'REJECT', 'SNAT', 'SYNPROXY', 'TPROXY']);
   });
 });
 

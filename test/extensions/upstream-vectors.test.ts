@@ -4,12 +4,14 @@
  * parse, pass the load-time checks in each listed chain and save to the expected text; every
  * FAIL line must be refused. Lines we knowingly do not support are listed in KNOWN_GAPS.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
+import { describeShared, sharedPath } from '../shared-data.js';
 import { readVectors, runRule, type VectorLine } from './harness.js';
 
-const DIR = '/work/shared/corpus/iptables-extension-tests';
+const DIR_REL = 'corpus/iptables-extension-tests';
+const DIR = sharedPath(DIR_REL);
 
 /** Whole files that test rule-level options (the command parser's job), not extensions. */
 const NOT_EXTENSIONS = new Set(['libipt_standard.t', 'libxt_standard.t']);
@@ -35,17 +37,16 @@ const KNOWN_GAPS: ReadonlyMap<string, string> = new Map([
   ['libxt_udp.t:20', '1.8.9 udp takes a reversed port range as given'],
 ]);
 
-const files = existsSync(DIR) ? readdirSync(DIR).filter((f) => f.endsWith('.t') && !NOT_EXTENSIONS.has(f)).sort() : [];
-const cases: (VectorLine & { chain: string; family: 4 | 6 })[] = [];
-for (const f of files) {
-  const family = f.startsWith('libip6t_') ? 6 : 4;
-  for (const v of readVectors(f, readFileSync(join(DIR, f), 'utf8'))) {
-    if (KNOWN_GAPS.has(`${f}:${v.line}`)) continue;
-    for (const chain of v.chains) cases.push({ ...v, chain, family });
+describeShared('iptables extension vectors (upstream .t, read in place)', [DIR_REL], () => {
+  const files = readdirSync(DIR).filter((f) => f.endsWith('.t') && !NOT_EXTENSIONS.has(f)).sort();
+  const cases: (VectorLine & { chain: string; family: 4 | 6 })[] = [];
+  for (const f of files) {
+    const family = f.startsWith('libip6t_') ? 6 : 4;
+    for (const v of readVectors(f, readFileSync(join(DIR, f), 'utf8'))) {
+      if (KNOWN_GAPS.has(`${f}:${v.line}`)) continue;
+      for (const chain of v.chains) cases.push({ ...v, chain, family });
+    }
   }
-}
-
-describe('iptables extension vectors (upstream .t, read in place)', () => {
   it('finds the vector files', () => {
     expect(files.length).toBeGreaterThan(15);
   });

@@ -2,12 +2,13 @@
 // loaded with iptables-restore into a throw-away namespace and printed back with iptables-save
 // (1.8.9 here). Where the kernel accepts, our parse + print must give the same rule line; where
 // it refuses, we must refuse too.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, expect, it } from 'vitest';
 import { TARGETS } from '../../src/extensions/registry.js';
 import { parseRuleArgs, printRule, readVectors, runRule, tokenize } from '../extensions/harness.js';
+import { describeShared, optionalShared, sharedPath } from '../shared-data.js';
 import { describeKernel, kernelSaveMany, type KernelSaveResult } from './harness.js';
 
 interface Case {
@@ -19,10 +20,11 @@ interface Case {
 }
 
 const OURS = fileURLToPath(new URL('../vectors/extensions/', import.meta.url));
-const UPSTREAM = '/work/shared/corpus/iptables-extension-tests';
+const UPSTREAM_REL = 'corpus/iptables-extension-tests';
+const UPSTREAM = sharedPath(UPSTREAM_REL);
 const NOT_EXTENSIONS = new Set(['libipt_standard.t', 'libxt_standard.t']);
 
-function collect(): Case[] {
+function collect(withUpstream: boolean): Case[] {
   const seen = new Set<string>();
   const out: Case[] = [];
   const add = (dir: string, file: string, family: 4 | 6): void => {
@@ -36,7 +38,7 @@ function collect(): Case[] {
     }
   };
   for (const f of readdirSync(OURS).filter((f) => f.endsWith('.t')).sort()) add(OURS, f, f.endsWith('-ipv6.t') ? 6 : 4);
-  if (existsSync(UPSTREAM)) {
+  if (withUpstream) {
     for (const f of readdirSync(UPSTREAM).filter((f) => f.endsWith('.t') && !NOT_EXTENSIONS.has(f)).sort()) {
       add(UPSTREAM, f, f.startsWith('libip6t_') ? 6 : 4);
     }
@@ -65,7 +67,7 @@ const EXPECTED_DIFFERENCES: readonly { readonly rule: RegExp; readonly why: stri
 ];
 
 describeKernel('extension vectors vs iptables-save', () => {
-  const cases = collect();
+  const cases = collect(optionalShared("iptables' own extension vectors", [UPSTREAM_REL]));
   const kernel = new Map<Case, KernelSaveResult>();
   beforeAll(async () => {
     for (const family of [4, 6] as const) {
@@ -118,12 +120,11 @@ interface CorpusCase {
  * address; rules iptables refuses skipped).
  */
 function corpusCases(): CorpusCase[] {
-  const dir = '/work/shared/corpus';
+  const dir = sharedPath('corpus');
   const seen = new Set<string>();
   const out: CorpusCase[] = [];
   for (const [file, family] of OLD_DUMPS) {
     const path = join(dir, file);
-    if (!existsSync(path)) continue;
     let table = 'filter';
     readFileSync(path, 'utf8').split('\n').forEach((raw, idx) => {
       const l = raw.trim();
@@ -155,6 +156,10 @@ function corpusCases(): CorpusCase[] {
 }
 
 describeKernel('corpus rules with extensions vs iptables-save', () => {
+  describeShared('the older dumps of ../shared/corpus', OLD_DUMPS.map(([file]) => `corpus/${file}`), corpusSuite);
+});
+
+function corpusSuite(): void {
   const cases = corpusCases();
   const kernel = new Map<CorpusCase, KernelSaveResult>();
   beforeAll(async () => {
@@ -173,4 +178,4 @@ describeKernel('corpus rules with extensions vs iptables-save', () => {
     expect(k.ok, k.ok ? '' : k.stderr).toBe(true);
     if (k.ok) expect(c.ours).toBe(savedRule(k.save, c.chain));
   });
-});
+}

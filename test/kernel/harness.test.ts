@@ -1,6 +1,6 @@
 // Self-tests of the kernel harness: they only need the kernel, not the simulator. They pin the
 // harness against Linux behaviour that is known independently (Linkerd's and Istio's own vectors).
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
 import { generateConnectCase, generateRulesetText, mutate } from './generate.js';
@@ -16,10 +16,9 @@ import {
   stripSaveComments,
 } from './harness.js';
 
-// Upstream vectors (Apache-2.0): the project's copy in test/fixtures, else the shared originals.
+// Upstream vectors (Apache-2.0), as the project keeps them in test/fixtures.
 const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
-const SHARED = fileURLToPath(new URL('../../../shared/vectors/', import.meta.url));
-const read = (p: string): string => readFileSync((existsSync(FIXTURES + p) ? FIXTURES : SHARED) + p, 'utf8');
+const read = (p: string): string => readFileSync(FIXTURES + p, 'utf8');
 
 const LINKERD = read('linkerd/injected-default.save');
 const LISTEN = [{ port: 4140 }, { port: 4143 }, { port: 8080 }];

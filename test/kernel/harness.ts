@@ -444,3 +444,96 @@ export async function kernelConnect(c: KernelCase, options: KernelConnectOptions
 export function kernelConnectMany(cases: readonly KernelCase[], options: BatchOptions & KernelConnectOptions = {}): Promise<KernelConnectReport[]> {
   return mapLimit(cases, options.concurrency ?? Math.max(4, availableParallelism() * 3), (c) => kernelConnectReport(c, options));
 }
+
+// ---------------------------------------------------------------------------------------------
+// nft -f + nft list ruleset
+
+let cachedNft: { status: KernelStatus; nft?: string } | undefined;
+
+/** Whether the nft suites can run: the kernel harness and an `nft` binary (1.0.6 on Debian 12). */
+export function nftStatus(): KernelStatus {
+  if (cachedNft) return cachedNft.status;
+  const k = kernelStatus();
+  if (!k.available) {
+    cachedNft = { status: k };
+    return k;
+  }
+  const nft = which('nft');
+  if (!nft) {
+    cachedNft = { status: { available: false, reason: 'missing nft (install nftables)' } };
+    return cachedNft.status;
+  }
+  const r = spawnSync(kernelTools().unshare, ['--net', '--', nft, '-f', '-'], { input: 'add table ip t\n', encoding: 'utf8', timeout: 20_000 });
+  if (r.status !== 0) {
+    cachedNft = { status: { available: false, reason: `nft -f fails in a fresh namespace: ${(r.stderr || String(r.error ?? r.signal)).trim()}` } };
+    return cachedNft.status;
+  }
+  cachedNft = { status: { available: true }, nft };
+  return cachedNft.status;
+}
+
+/** The `nft` binary; throws when {@link nftStatus} says it is unavailable. */
+export function nftBinary(): string {
+  const s = nftStatus();
+  if (!s.available || !cachedNft?.nft) throw new Error(`nft harness unavailable: ${s.reason ?? 'unknown'}`);
+  return cachedNft.nft;
+}
+
+/** {@link describeKernel} for suites that also need `nft`. */
+export function describeNftKernel(name: string, fn: () => void): void {
+  const s = nftStatus();
+  if (s.available) {
+    describe(name, fn);
+    return;
+  }
+  const reason = s.reason ?? 'unknown reason';
+  if (process.env['CI'] === 'true') {
+    describe(name, () => {
+      it('needs the nft kernel harness', () => {
+        throw new Error(`nft kernel harness unavailable under CI=true: ${reason}`);
+      });
+    });
+    return;
+  }
+  console.warn(`[kernel] skipping "${name}": ${reason}`);
+  describe.skip(name, fn);
+}
+
+/** What `nft list ruleset` printed after `nft -f`, or nft's refusal (its stderr, first line `FILE:LINE:COL-COL: Error: …`). */
+export type KernelNftResult =
+  | { readonly ok: true; readonly list: string }
+  | { readonly ok: false; readonly status: number; readonly stderr: string; readonly line: number | null };
+
+/**
+ * Loads each text with `nft -f` into an empty rule set and lists it back with `nft list ruleset`.
+ * Cases run in a few throw-away namespaces (one per worker), each case after `nft flush ruleset`,
+ * so hundreds of cases cost a handful of process trees.
+ */
+export async function kernelNftListMany(texts: readonly string[], options: { workers?: number; timeoutMs?: number } = {}): Promise<KernelNftResult[]> {
+  const nft = nftBinary();
+  const { mkdtempSync, writeFileSync, readFileSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const dir = mkdtempSync(join(tmpdir(), 'nfsim-nft-'));
+  try {
+    texts.forEach((t, i) => writeFileSync(join(dir, `${i}.nft`), t));
+    const workers = Math.max(1, Math.min(options.workers ?? availableParallelism() * 2, texts.length));
+    const script = `for i in "$@"; do f="$D/$i.nft"; "$N" flush ruleset; "$N" -f "$f" >"$f.out" 2>"$f.err"; echo $? >"$f.rc"; "$N" list ruleset >"$f.list" 2>>"$f.err"; done`;
+    const slices: number[][] = Array.from({ length: workers }, () => []);
+    texts.forEach((_t, i) => slices[i % workers]!.push(i));
+    await Promise.all(slices.map(async (slice) => {
+      const r = await run([kernelTools().unshare, '--net', '--', 'env', `D=${dir}`, `N=${nft}`, 'sh', '-c', script, 'sh', ...slice.map(String)], '', options.timeoutMs ?? 600_000);
+      if (r.timedOut) throw new Error(`kernelNftListMany: timed out\n${r.stderr}`);
+      if (r.status !== 0) throw new Error(`kernelNftListMany: worker failed (${r.status}): ${r.stderr}`);
+    }));
+    return texts.map((_t, i): KernelNftResult => {
+      const f = join(dir, `${i}.nft`);
+      const status = Number(readFileSync(`${f}.rc`, 'utf8').trim());
+      if (status === 0) return { ok: true, list: readFileSync(`${f}.list`, 'utf8') };
+      const stderr = readFileSync(`${f}.err`, 'utf8');
+      const m = /:(\d+):\d+(?:-\d+)?: Error/.exec(stderr);
+      return { ok: false, status, stderr, line: m ? Number(m[1]) : null };
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,6 +1,10 @@
 // Each law catches the bug it is about, reports it with a replayable command, and holds for
 // rules without the bug.
 import { test } from '@fast-check/vitest';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { connection } from '../../src/arbitraries/index.js';
 import { runConnect } from '../../src/cli/commands/connect.js';
@@ -103,6 +107,34 @@ describe('counterexamples', () => {
     expect(text).toContain('-A OUT -p tcp -j REDIRECT --to-ports 4140');
     expect(text).toContain('REDIRECT');
     expect(text).toMatch(/delivered to 127\.0\.0\.1:4140/);
+  });
+
+  it('print the probe that was run, and a replay snippet that bash runs as printed', () => {
+    const rules = nat(['-A OUT -p tcp -j REDIRECT --to-ports 4140', '-A OUT -m owner --uid-owner 2102 -j RETURN']);
+    // The law makes the connection as the proxy (uid and gid 2102), whatever the generated probe's owner.
+    const cx = proxyNeverCapturesItself(setup(rules), { from: 'local', uid: 1000, gid: 7, dst: '10.96.0.10:8080', proto: 'tcp' })!;
+    const text = explainCounterexample(cx);
+    expect(text).toContain('Probe (the connection the law made):\n    {"from":"local","uid":2102,"gid":2102,"dst":"10.96.0.10:8080","proto":"tcp"}\n');
+    const lines = text.split('\n');
+    const start = lines.indexOf(`${cx.command} <<'EOF'`);
+    const end = lines.indexOf('EOF', start);
+    expect(start).toBeGreaterThan(0);
+    expect(end).toBeGreaterThan(start);
+    expect(lines.slice(start + 1, end).join('\n') + '\n').toBe(cx.rules);
+    const snippet = lines.slice(start, end + 1).join('\n');
+    // bash, with netfilter-sim on the PATH (the built CLI), runs the snippet exactly as printed.
+    const main = resolve(import.meta.dirname, '../../dist/cli/main.js');
+    expect(existsSync(main), 'needs the built dist/ (npm test builds first)').toBe(true);
+    const bin = mkdtempSync(join(tmpdir(), 'nfsim-replay-'));
+    try {
+      writeFileSync(join(bin, 'netfilter-sim'), `#!/bin/sh\nexec "${process.execPath}" "${main}" "$@"\n`);
+      chmodSync(join(bin, 'netfilter-sim'), 0o755);
+      const r = spawnSync('bash', ['-c', `${snippet.replace(' <<', ' --json <<')}\n`], { encoding: 'utf8', env: { ...process.env, PATH: `${bin}:${process.env['PATH'] ?? ''}` } });
+      expect(r.stderr).toBe('');
+      expect(JSON.parse(r.stdout)).toMatchObject({ outcome: cx.result!.outcome, address: cx.result!.address, port: cx.result!.port });
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
   });
 
   it('replay with the connect command to the same outcome', async () => {

@@ -1,15 +1,19 @@
 /**
- * The package as a user gets it: `npm pack`, install the tarball into an empty project, import both
- * entries, run the bin, type-check a consumer, and lint the tarball with publint and attw.
+ * The package as a user gets it: `npm pack` from a clean copy of the tracked files (no `dist/`, so
+ * the package must build itself in `prepack`), install the tarball into an empty project, import
+ * both entries, run the bin and a shipped example, follow the shipped documents' links, type-check
+ * a consumer, and lint the tarball with publint and attw.
  *
- * Runs on the built `dist/` (`npm test` builds first). Installs from the local npm cache where it can
- * (`--prefer-offline`): `npm ci` has cached the tarballs of the runtime dependencies and fast-check;
- * only their registry metadata is fetched, once, on a machine whose cache has never seen it.
+ * The copy shares the repository's `node_modules` (a symbolic link: `npm pack` never packs it, and
+ * `npm ci` has already installed exactly the locked versions there). Installs from the local npm
+ * cache where it can (`--prefer-offline`): `npm ci` has cached the tarballs of the runtime
+ * dependencies and fast-check; only their registry metadata is fetched, once, on a machine whose
+ * cache has never seen it.
  */
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, normalize, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -51,6 +55,7 @@ interface PackFile {
 }
 interface PackResult {
   filename: string;
+  version: string;
   size: number;
   unpackedSize: number;
   files: PackFile[];
@@ -60,11 +65,25 @@ let tmp = '';
 let tarball = '';
 let pack: PackResult;
 let app = '';
+let copy = '';
+let copyHadDist = true;
+
+/** Copies the files git tracks (as they are in the working tree) to `dest`: the tree without builds. */
+function copyTrackedFiles(dest: string): void {
+  const files = ok('git', ['ls-files', '-z', '--cached'], ROOT).split('\0').filter((f) => f !== '' && existsSync(join(ROOT, f)));
+  for (const f of files) {
+    mkdirSync(dirname(join(dest, f)), { recursive: true });
+    copyFileSync(join(ROOT, f), join(dest, f));
+  }
+}
 
 beforeAll(() => {
-  if (!existsSync(join(ROOT, 'dist/index.js'))) ok('npm', ['run', 'build', '--silent'], ROOT);
   tmp = mkdtempSync(join(tmpdir(), 'netfilter-sim-pack-'));
-  const out = ok('npm', ['pack', '--json', '--pack-destination', tmp], ROOT);
+  copy = join(tmp, 'tree');
+  copyTrackedFiles(copy);
+  symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
+  copyHadDist = existsSync(join(copy, 'dist'));
+  const out = ok('npm', ['pack', '--json', '--pack-destination', tmp], copy);
   const parsed = JSON.parse(out) as PackResult[];
   pack = parsed[0]!;
   tarball = join(tmp, pack.filename);
@@ -82,19 +101,52 @@ afterAll(() => {
 });
 
 describe('npm pack', () => {
-  it('ships dist, README, LICENSE and package.json only', () => {
+  it('builds the package itself (prepack) from a tree without dist/', () => {
+    expect(copyHadDist).toBe(false);
+    expect(existsSync(join(copy, 'dist/index.js'))).toBe(true);
+  });
+
+  it('ships dist, the guides, the examples, README, LICENSE and package.json only', () => {
     const paths = pack.files.map((f) => f.path).sort();
-    for (const p of paths) expect(p).toMatch(/^(dist\/.+|README\.md|LICENSE|package\.json)$/);
+    for (const p of paths) expect(p).toMatch(/^(dist\/.+|docs\/[^/]+\.md|examples\/.+|README\.md|LICENSE|package\.json)$/);
     for (const f of ['README.md', 'LICENSE', 'package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/arbitraries/index.js', 'dist/arbitraries/index.d.ts', 'dist/cli/main.js']) {
       expect(paths).toContain(f);
     }
+    for (const f of ['docs/README.md', 'docs/cli.md', 'examples/README.md', 'examples/quick-start.mjs', 'examples/mesh/web.yaml']) expect(paths).toContain(f);
   });
 
-  it('has no tests, corpus, fixtures, vectors, benchmarks or source maps', () => {
-    const bad = pack.files.map((f) => f.path).filter((p) => /(^|\/)(test|tests|__tests__|corpus|fixtures|vectors|bench|src)(\/|$)|\.test\.|\.map$|\.tgz$/.test(p));
+  it('has no tests, corpus, fixtures, vectors, benchmarks, sources of the build or source maps', () => {
+    const bad = pack.files.map((f) => f.path).filter((p) => /(^|\/)(test|tests|__tests__|corpus|fixtures|vectors|bench|src|api)(\/|$)|\.test\.|\.map$|\.tgz$|\.ts$/.test(p) && !p.endsWith('.d.ts'));
     expect(bad).toEqual([]);
     // A copied rule-set dump would show up here long before it shows up in a review.
     expect(pack.unpackedSize).toBeLessThan(10 * 1024 * 1024);
+  });
+
+  it('the metadata a registry shows: repository, homepage, bugs, keywords', () => {
+    const manifest = JSON.parse(readFileSync(join(app, 'node_modules/netfilter-sim/package.json'), 'utf8')) as Record<string, unknown>;
+    expect(manifest['repository']).toEqual({ type: 'git', url: 'git+https://github.com/netfilter-sim/netfilter-sim.git' });
+    expect(manifest['homepage']).toBe('https://github.com/netfilter-sim/netfilter-sim#readme');
+    expect(manifest['bugs']).toEqual({ url: 'https://github.com/netfilter-sim/netfilter-sim/issues' });
+    expect(manifest['keywords']).toEqual(expect.arrayContaining(['iptables', 'netfilter']));
+  });
+
+  it('every relative link of the shipped Markdown files leads to a shipped file', () => {
+    const shipped = new Set(pack.files.map((f) => f.path));
+    const dirs = new Set([...shipped].flatMap((p) => p.split('/').slice(0, -1).map((_, i, a) => a.slice(0, i + 1).join('/'))));
+    const broken: string[] = [];
+    let links = 0;
+    for (const doc of [...shipped].filter((p) => p.endsWith('.md'))) {
+      const text = readFileSync(join(app, 'node_modules/netfilter-sim', doc), 'utf8');
+      for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        const target = m[1]!.split('#')[0]!;
+        if (target === '' || /^[a-z]+:/.test(target)) continue;
+        links++;
+        const path = normalize(join(dirname(doc), target)).replace(/\/$/, '');
+        if (!shipped.has(path) && !dirs.has(path)) broken.push(`${doc}: ${m[1]}`);
+      }
+    }
+    expect(links).toBeGreaterThan(20);
+    expect(broken).toEqual([]);
   });
 
   it('keeps the bin runnable: shebang in dist/cli/main.js', () => {
@@ -173,6 +225,24 @@ export { parsed, texts, nets };
     expect(out).toMatch(/^netfilter-sim \d+\.\d+\.\d+/);
     expect(out).toContain('Usage: netfilter-sim <command>');
     expect(out).toContain('fmt');
+  });
+
+  it('runs a shipped example with plain node: examples/quick-start.mjs', () => {
+    const out = ok('node', ['node_modules/netfilter-sim/examples/quick-start.mjs'], app);
+    expect(out.split('\n')[0]).toBe('local 127.0.0.1 4140 10.96.0.10:80');
+  });
+
+  it("runs the README's tour on the shipped pod manifests: netfilter-sim mesh linkerd", () => {
+    const dir = 'node_modules/netfilter-sim/examples/mesh';
+    const out = ok('npx', ['--no', '--', 'netfilter-sim', 'mesh', 'linkerd', '--client', `${dir}/web.yaml`, '--server', `${dir}/api.yaml`], app);
+    expect(out).toContain('verdict: meshed (both proxies were traversed)');
+  });
+
+  it('runs the bin: npx netfilter-sim version, and its bash completion script parses', () => {
+    expect(ok('npx', ['--no', '--', 'netfilter-sim', 'version'], app)).toBe(`${pack.version}\n`);
+    const script = ok('npx', ['--no', '--', 'netfilter-sim', 'completion', 'bash'], app);
+    expect(script).toContain('complete -o default -F _netfilter_sim netfilter-sim');
+    ok('bash', ['-n'], app, script);
   });
 
   it('runs the bin: npx netfilter-sim fmt - reads standard input', () => {

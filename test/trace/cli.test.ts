@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { runConnect } from '../../src/cli/commands/connect.js';
 import { runTrace } from '../../src/cli/commands/trace.js';
 import { memoryIO } from '../../src/cli/io.js';
-import { shared } from '../engine/helpers.js';
+import { fixture } from '../engine/helpers.js';
 
-const LINKERD = shared('vectors/linkerd/injected-default.save');
+const LINKERD = fixture('linkerd/injected-default.save');
 const files = { 'linkerd.rules': LINKERD, 'bad.rules': '*nat\n-A OUTPUT -j NOWHERE\nCOMMIT\n' };
 
 describe('connect', () => {

@@ -2,9 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { Netns } from '../../src/engine/netns.js';
 import { renderTrace, renderTraceDot, renderTraceJson, renderTraceMermaid, renderTraceText, renderTraceTree } from '../../src/trace/render.js';
-import { shared } from '../engine/helpers.js';
+import { fixture } from '../engine/helpers.js';
 
-const ns = () => new Netns({ rules: shared('vectors/linkerd/injected-default.save'), listen: [4140, 4143] });
+const ns = () => new Netns({ rules: fixture('linkerd/injected-default.save'), listen: [4140, 4143] });
 const trace = () => ns().connect({ from: 'local', uid: 1000, dst: '10.96.0.10:80' }).trace!;
 
 describe('renderers', () => {

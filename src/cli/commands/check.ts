@@ -7,6 +7,7 @@ import { check } from '../../check/index.js';
 import { formatDiagnostic, type Diagnostic } from '../../errors.js';
 import { parseIptablesSave } from '../../syntax/save.js';
 import { EXIT_INPUT, EXIT_OK, UsageError, type CliIO } from '../io.js';
+import { writeJson } from '../json.js';
 
 export const CHECK_HELP = `Usage: netfilter-sim check [-4 | -6] [--lenient] [--backend nft|legacy] [--json] FILE|-
 
@@ -57,7 +58,7 @@ export async function runCheck(args: string[], io: CliIO): Promise<number> {
   const normalized = diagnostics.map((d) => (d.code === 'UNKNOWN_CHAIN' || d.code === 'BAD_RULE_NUMBER' || d.code === 'CHAIN_EXISTS' || d.code === 'RULE_NOT_FOUND' ? { ...d, severity: 'error' as const } : d));
   const errors = normalized.filter((d) => d.severity === 'error');
   if (values.json) {
-    io.stdout(JSON.stringify({ ok: errors.length === 0, diagnostics: normalized }, null, 2) + '\n');
+    writeJson({ ok: errors.length === 0, diagnostics: normalized }, io.stdout);
   } else {
     for (const d of normalized) io.stderr(formatDiagnostic(d.severity === 'warning' ? { ...d, message: `warning: ${d.message}` } : d, text, name) + '\n');
     if (errors.length === 0) io.stdout(`${name}: ok (${countRules(parsed.ruleset)} rules${normalized.length ? `, ${normalized.length} warnings` : ''})\n`);

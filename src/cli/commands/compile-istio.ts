@@ -13,6 +13,7 @@ import { readNamespace, readPod } from '../../mesh/pod.js';
 import { istioReleaseFeatures } from '../../mesh/istio/version.js';
 import { type AmbientConfig, type AmbientPodOverrides, ambientEnrolment, ambientPodOverrides, compileIstioAmbient } from '../../mesh/istio/ambient.js';
 import { type CliIO, EXIT_OK, SourceError, UsageError, reportCliError } from '../io.js';
+import { pushAll } from '../../limits.js';
 
 /**
  * `netfilter-sim compile istio --help`.
@@ -44,8 +45,8 @@ istio-iptables flags, as upstream (also settable with --env NAME=VALUE as upstre
   --redirect-dns  --capture-all-dns  --drop-invalid  --dual-stack
   -n, --dry-run  --skip-rule-apply  --run-validation  --cleanup-only  --reconcile  --force-apply
   --network-namespace NS  --cni-mode  --force-iptables-binary B  --iptables-probe-port P  --probe-timeout D
-  --native-nftables       the nftables rules of tools/istio-nftables (1.27+); --format commands
-                          prints the nft -f input (save and json need the nft printer: refused)
+  --native-nftables       the nftables rules of tools/istio-nftables (1.27+): --format commands
+                          (and restore) print the nft -f input, save what nft list ruleset lists
 
 What istio-iptables reads from the pod instead of flags:
   --dns-servers LIST      resolv.conf name servers (used with --redirect-dns)
@@ -97,7 +98,7 @@ Options:
   --env NAME=VALUE        the plugin's environment on the node (ISTIO_OUTBOUND_OWNER_GROUPS, …)
   --exclude-namespaces NS the CNI config's exclude_namespaces
   --native-nftables       the CNI config's native_nftables (chart global.nativeNftables, 1.27+):
-                          the nftables rules; --format commands prints the nft -f input
+                          the nftables rules (--format commands: the nft -f input)
   --upstream-version V    reproduce an older release's rules
   -h, --help              this help
 
@@ -140,10 +141,11 @@ export async function runCompileIstio(args: string[], io: CliIO): Promise<number
     const warnings = line.ignored.map((a) => `ignored argument "${a}" (istio-iptables takes no positional arguments)`);
     const fields: { -readonly [K in keyof IstioConfig]?: IstioConfig[K] } = {};
     const servers: string[] = [];
-    for (const list of own.values.get('dns-servers') ?? []) servers.push(...list.split(',').filter((s) => s !== ''));
+    for (const list of own.values.get('dns-servers') ?? []) pushAll(servers, list.split(',').filter((s) => s !== ''));
     for (const file of own.values.get('resolv-conf') ?? []) {
       const r = parseResolvConf(io.readFile(file));
-      servers.push(...r.dnsServersV4, ...r.dnsServersV6);
+      pushAll(servers, r.dnsServersV4);
+      pushAll(servers, r.dnsServersV6);
     }
     if (servers.length > 0) Object.assign(fields, splitDnsServers(servers));
     const podIPs = own.values.get('pod-ips');
@@ -280,7 +282,7 @@ function extractOwnOptions(
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     if (a === '--') {
-      rest.push(...args.slice(i));
+      pushAll(rest, args.slice(i));
       break;
     }
     if (a === '-h' || a === '--help') {
@@ -351,7 +353,8 @@ Options:
                           restore: the iptables-restore input(s) (nftables: the nft -f input)
                           commands: the recorded commands, as upstream's goldens lay them out
                           json: the loaded rule set(s)
-                          (save and json of nftables output need the nft printer: refused)
+                          (nftables: commands and restore are the nft -f input, save is what
+                          nft list ruleset lists, json the nft rule set)
   --json                  the same as --format json
   -h, --help              this help
 

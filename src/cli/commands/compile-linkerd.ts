@@ -11,6 +11,7 @@ import { compileLinkerdCni, type LinkerdCniResult } from '../../mesh/linkerd/cni
 import { compileProxyInit, type ProxyInitResult } from '../../mesh/linkerd/proxy-init.js';
 import type { LinkerdOutputFormat } from '../../mesh/linkerd/output.js';
 import { EXIT_INPUT, EXIT_OK, SourceError, UsageError, type CliIO, reportCliError } from '../io.js';
+import { pushAll } from '../../limits.js';
 
 const FORMATS: readonly LinkerdOutputFormat[] = ['save', 'restore', 'commands', 'json'];
 
@@ -121,7 +122,7 @@ function takeOwnFlags(args: readonly string[], own: readonly string[], passValue
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     if (a === '--') {
-      rest.push(...args.slice(i));
+      pushAll(rest, args.slice(i));
       break;
     }
     if (a === '-h' || a === '--help') {

@@ -50,7 +50,7 @@ export async function runCompile(args: string[], io: CliIO): Promise<number> {
     io.stdout(compileHelp());
     return EXIT_OK;
   }
-  const sub = SUBS[mesh];
+  const sub = Object.hasOwn(SUBS, mesh) ? SUBS[mesh] : undefined;
   if (!sub) throw new UsageError(`unknown mesh "${mesh}" (one of: ${Object.keys(SUBS).join(', ')})`);
   return sub.run(rest, io);
 }

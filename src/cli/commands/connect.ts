@@ -16,6 +16,8 @@ import { parseIptablesSave } from '../../syntax/save.js';
 import { renderOutcome, renderTrace } from '../../trace/render.js';
 import type { TraceFormat } from '../../trace/render.js';
 import { EXIT_OK, FileReadError, SourceError, UsageError, reportCliError } from '../io.js';
+import { writeJson } from '../json.js';
+import { MAX_CONNTRACK_MAX } from '../../limits.js';
 import type { CliIO } from '../io.js';
 
 const CONNECT_HELP = `Usage: netfilter-sim connect --rules FILE|- --dst IP:PORT [options]
@@ -36,6 +38,8 @@ Rules and namespace:
   --route-localnet        net.ipv4.conf.all.route_localnet=1
   --ip-forward            net.ipv4.ip_forward=1 (forward packets not addressed to the pod)
   --peer IP=PORTS         a remote host that listens only on PORTS (others accept everything)
+  --conntrack-max N       nf_conntrack_max: connections the table holds (default 262144); past it
+                          a new connection is dropped
   --ipset NAME=ADDRS      an ipset the rules name (-m set, -j SET): hash:ip, or hash:net when an
                           address has a /prefix; inet6: before the list for an empty IPv6 set;
                           repeatable
@@ -81,6 +85,7 @@ export const NETNS_OPTIONS = {
   'route-localnet': { type: 'boolean' },
   'ip-forward': { type: 'boolean' },
   peer: { type: 'string', multiple: true },
+  'conntrack-max': { type: 'string' },
   ipset: { type: 'string', multiple: true },
   ipsets: { type: 'string' },
   format: { type: 'string' },
@@ -155,7 +160,7 @@ export function netnsOptions(values: Values, io: CliIO): { options: NetnsOptions
   for (const spec of list(values, 'iface')) {
     const eq = spec.indexOf('=');
     if (eq <= 0) throw new UsageError(`--iface needs NAME=ADDR[,ADDR…], not "${spec}"`);
-    interfaces ??= {};
+    interfaces ??= Object.create(null) as Record<string, string[]>; // an interface may be called __proto__
     interfaces[spec.slice(0, eq)] = splitList(spec.slice(eq + 1));
   }
   const gateways = list(values, 'gateway').flatMap((g) => splitList(g));
@@ -163,7 +168,7 @@ export function netnsOptions(values: Values, io: CliIO): { options: NetnsOptions
   for (const spec of list(values, 'peer')) {
     const eq = spec.indexOf('=');
     if (eq <= 0) throw new UsageError(`--peer needs IP=PORT[,PORT…], not "${spec}"`);
-    peers ??= {};
+    peers ??= Object.create(null) as Record<string, number[]>; // so that __proto__ reaches the address check
     peers[spec.slice(0, eq)] = splitList(spec.slice(eq + 1)).map((p) => {
       if (!/^\d+$/.test(p)) throw new UsageError(`bad port "${p}" in --peer ${spec}`);
       return Number(p);
@@ -172,6 +177,8 @@ export function netnsOptions(values: Values, io: CliIO): { options: NetnsOptions
   const evaluator = str(values, 'evaluator');
   if (evaluator !== undefined && evaluator !== 'lowered' && evaluator !== 'reference') throw new UsageError(`--evaluator is lowered or reference, not "${evaluator}"`);
   const seed = int(values, 'seed');
+  const conntrackMax = int(values, 'conntrack-max', MAX_CONNTRACK_MAX);
+  if (conntrackMax === 0) throw new UsageError(`--conntrack-max is at least 1 (the kernel's 0, no limit, is not simulated)`);
   const options: { -readonly [K in keyof NetnsOptions]: NetnsOptions[K] } = {
     listen,
     routeLocalnet: values['route-localnet'] === true,
@@ -184,6 +191,7 @@ export function netnsOptions(values: Values, io: CliIO): { options: NetnsOptions
   if (peers) options.peers = peers;
   if (evaluator) options.evaluator = evaluator;
   if (seed !== undefined) options.seed = seed;
+  if (conntrackMax !== undefined) options.conntrackMax = conntrackMax;
   const ipsets: Ipset[] = [];
   const ipsetsFile = str(values, 'ipsets');
   if (ipsetsFile !== undefined) {
@@ -328,8 +336,16 @@ export async function runConnect(args: string[], io: CliIO): Promise<number> {
     const ns = new Netns(built.options);
     const color = useColor(values, io);
     const results = values.enumerate ? ns.connectAll(spec) : [ns.connect(spec)];
+    const omitted = results.reduce((sum, r) => sum + (r.traceOmitted ?? 0), 0);
+    if (omitted > 0) io.stderr(`netfilter-sim connect: warning: traces keep the first 65536 rule events per call; ${omitted} more were left out\n`);
+    if (values.enumerate) {
+      const covered = results.reduce((sum, r) => sum + (r.probability ?? 0), 0);
+      if (covered < 1 - 1e-9) {
+        io.stderr(`netfilter-sim connect: warning: enumeration stopped at ${results.length} branches; they cover ${(covered * 100).toPrecision(4)}% of the probability\n`);
+      }
+    }
     if (values.json) {
-      io.stdout(JSON.stringify(values.enumerate ? results.map(jsonResult) : jsonResult(results[0]!), null, 2) + '\n');
+      writeJson(values.enumerate ? results.map(jsonResult) : jsonResult(results[0]!), io.stdout);
       return EXIT_OK;
     }
     results.forEach((r, i) => {

@@ -7,6 +7,7 @@ import { formatDiagnostic } from '../../errors.js';
 import { printIptablesSave } from '../../print/save.js';
 import { parseIptablesSave } from '../../syntax/save.js';
 import { EXIT_INPUT, EXIT_OK, UsageError, type CliIO } from '../io.js';
+import { writeJson } from '../json.js';
 
 export const FMT_HELP = `Usage: netfilter-sim fmt [--strict | --lenient] [-4 | -6] [--counters] [--json] FILE|-
 
@@ -61,6 +62,7 @@ export async function runFmt(args: string[], io: CliIO): Promise<number> {
     for (const d of errors) io.stderr(formatDiagnostic(d, text, name) + '\n');
     return EXIT_INPUT;
   }
-  io.stdout(values.json ? JSON.stringify(result.ruleset, null, 2) + '\n' : printIptablesSave(result.ruleset, { counters: values.counters ?? false }));
+  if (values.json) writeJson(result.ruleset, io.stdout);
+  else io.stdout(printIptablesSave(result.ruleset, { counters: values.counters ?? false }));
   return EXIT_OK;
 }

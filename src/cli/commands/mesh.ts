@@ -77,7 +77,8 @@ function str(v: Values, k: string): string | undefined {
 function int(v: Values, k: string): number | undefined {
   const s = str(v, k);
   if (s === undefined) return undefined;
-  if (!/^\d+$/.test(s)) throw new UsageError(`--${k} needs a number, not "${s}"`);
+  if (!/^\d+$/.test(s)) throw new UsageError(`--${k} needs a number${s.startsWith('-') ? ' from 0' : ''}, not "${s}"`);
+  if (Number(s) > 0xffffffff) throw new UsageError(`--${k} is at most 4294967295, not ${s}`);
   return Number(s);
 }
 

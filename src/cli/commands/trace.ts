@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { Netns } from '../../engine/netns.js';
 import { renderOutcome, renderTrace } from '../../trace/render.js';
 import { EXIT_OK, UsageError } from '../io.js';
+import { writeJson } from '../json.js';
 import type { CliIO } from '../io.js';
 import { NETNS_OPTIONS, netnsOptions, reportError, traceFormat, useColor } from './connect.js';
 
@@ -22,7 +23,7 @@ source); one without a source, or with uid, is sent by a local process.
 
 Options:
   --rules FILE|-  --rules6 FILE|-  --strict  --listen LIST  --iface NAME=ADDRS  --gateway IP
-  --route-localnet  --ip-forward  --peer IP=PORTS   (as for connect)
+  --route-localnet  --ip-forward  --peer IP=PORTS  --conntrack-max N   (as for connect)
   --format FMT    text (kernel TRACE lines) | tree (default) | json (the events) | mermaid | dot
   --json          the result object: outcome, address, port, originalDestination, steps,
                   reason, and trace (the full event list)
@@ -62,12 +63,14 @@ export async function runTrace(args: string[], io: CliIO): Promise<number> {
     sources = built.sources;
     const ns = new Netns(built.options);
     const r = ns.trace(packet);
+    if (r.traceOmitted) io.stderr(`netfilter-sim trace: warning: the trace keeps the first 65536 rule events; ${r.traceOmitted} more were left out\n`);
     const color = useColor(values, io);
     if (values.json) {
-      io.stdout(JSON.stringify(r, null, 2) + '\n');
+      writeJson(r, io.stdout);
       return EXIT_OK;
     }
-    io.stdout(renderTrace(r.trace ?? [], format, { color }));
+    if (format === 'json') writeJson(r.trace ?? [], io.stdout);
+    else io.stdout(renderTrace(r.trace ?? [], format, { color }));
     if (format === 'tree' || format === 'text') io.stdout(renderOutcome(r, { color }));
     return EXIT_OK;
   } catch (e) {

@@ -9,6 +9,7 @@
 import { diagnostic } from '../../errors.js';
 import type { ExtensionContext, MatchExtension, OptionOccurrence } from '../types.js';
 import { argOf, missing, saveString, unknownOption } from '../values.js';
+import { truncateUtf8, utf8Length } from '../../limits.js';
 
 /** `XT_MAX_COMMENT_LEN` - 1 (include/uapi/linux/netfilter/xt_comment.h). */
 export const MAX_COMMENT_LENGTH = 255;
@@ -23,10 +24,11 @@ function parse(occurrences: readonly OptionOccurrence[], ctx: ExtensionContext):
   for (const o of occurrences) {
     if (o.name !== 'comment') unknownOption('comment', o);
     const text = argOf(o);
-    if (text.length > MAX_COMMENT_LENGTH) {
-      ctx.warn?.(diagnostic('COMMENT_TOO_LONG', `comment is ${text.length} characters long; iptables 1.8.9 keeps the first ${MAX_COMMENT_LENGTH} (1.8.11 refuses it)`, o.argSpan ?? o.span, text.slice(0, 20) + '…'));
+    // xt_comment_info.comment is 256 bytes: the limit counts UTF-8 bytes, not characters.
+    if (utf8Length(text) > MAX_COMMENT_LENGTH) {
+      ctx.warn?.(diagnostic('COMMENT_TOO_LONG', `comment is ${utf8Length(text)} bytes long; iptables 1.8.9 keeps the first ${MAX_COMMENT_LENGTH} (1.8.11 refuses it)`, o.argSpan ?? o.span, text.slice(0, 20) + '…'));
     }
-    comment = text.slice(0, MAX_COMMENT_LENGTH);
+    comment = truncateUtf8(text, MAX_COMMENT_LENGTH);
   }
   if (comment === undefined) missing(ctx, 'comment', 'option "--comment" must be specified');
   return { comment };

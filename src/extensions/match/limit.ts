@@ -3,11 +3,14 @@
  * (default 3/hour) and `--limit-burst n` (default 5). iptables-save prints the rate in the
  * largest unit that keeps it exact (`5/min`, `10000/sec`) and the burst only when not 5.
  *
- * Not evaluated faithfully: the simulator does not model time, so lower() assumes the bucket
- * always has a token and the match always holds.
+ * The bucket belongs to the loaded rule and refills from the namespace's virtual clock. iptables
+ * 1.8.9 (nf_tables) loads `-m limit` as the native `limit rate R/UNIT burst B packets` expression
+ * (`add_nft_limit`: R and UNIT as iptables-save prints them), so the bucket is nft_limit's: it
+ * holds `B` packets' worth of nanoseconds, starts full, and each packet costs `UNIT / R`.
  *
  * @module
  */
+import { newBucket, takeToken, type Bucket } from '../bucket.js';
 import type { MatchExtension, OptionOccurrence } from '../types.js';
 import { argOf, badValue, parseUint32, unknownOption } from '../values.js';
 
@@ -81,11 +84,27 @@ export const limit: MatchExtension<LimitOptions> = {
   save(o) {
     return `--limit ${formatRate(o.avg)}${o.burst !== XT_LIMIT_BURST ? ` --limit-burst ${o.burst}` : ''}`;
   },
-  lower() {
-    return () => true;
-  },
-  evaluates: 'assumed',
-  assumption(o) {
-    return `rate limits are not modelled: --limit ${formatRate(o.avg)} is taken to hold`;
+  lower(o) {
+    // add_nft_limit + nft_limit_init: cost = unit * NSEC_PER_SEC / rate, tokens_max = cost * burst.
+    const { rate, unit } = nftRate(o.avg);
+    const cost = (BigInt(unit) * 1_000_000_000n) / BigInt(rate);
+    const cap = cost * BigInt(o.burst);
+    let bucket: Bucket | null = null;
+    return (p) => {
+      const now = BigInt(Math.round((p.now ?? 0) * 1e6)) * 1000n;
+      bucket ??= newBucket(cap, now);
+      return takeToken(bucket, cost, cap, now);
+    };
   },
 };
+
+/** `add_nft_limit`: the rate and unit (seconds) that iptables-nft gives the kernel. */
+function nftRate(avg: number): { rate: number; unit: number } {
+  let i = 1;
+  for (; i < RATES.length; i++) {
+    const mult = RATES[i]![1];
+    if (avg > mult || Math.floor(mult / avg) < mult % avg) break;
+  }
+  const mult = RATES[i - 1]![1];
+  return { rate: Math.floor(mult / avg), unit: mult / XT_LIMIT_SCALE };
+}

@@ -3,9 +3,13 @@
  * addresses (`--set`, `--rcheck`, `--update`, `--remove`). iptables 1.8 saves revision 1, which
  * always prints `--mask` (255.255.255.255 by default) and the side (`--rsource` by default).
  *
- * Not evaluated faithfully: the lists are state shared between rules and across packets, which
- * the simulator does not keep. lower() assumes every list is empty: `--set` matches (and would
- * add the address), `--rcheck`/`--update`/`--remove` do not; `!` inverts as usual.
+ * The lists live in the namespace ({@link PacketView.recentTable}) and are shared by every rule
+ * that names them, across packets and connections, with time stamps from the namespace's virtual
+ * clock: `--set` adds the address (or a time stamp to it), `--rcheck` and `--update` look for it
+ * (with `--seconds`, only stamps that recent; with `--hitcount`, at least that many; with
+ * `--rttl`, only an entry made at the same TTL), `--update` also stamps it when found, `--remove`
+ * deletes it. Each entry keeps its last 20 stamps (`ip_pkt_list_tot`). Without a namespace (a rule
+ * lowered on its own) the lists start empty for every packet.
  *
  * @module
  */
@@ -116,11 +120,57 @@ export const recent: MatchExtension<RecentOptions> = {
   parse,
   save,
   lower(o) {
-    const result = (o.command === 'set') !== o.negated;
-    return () => result;
-  },
-  evaluates: 'assumed',
-  assumption(o) {
-    return `recent lists are not kept: list "${o.name}" is taken to be empty, so --${o.command} ${o.command === 'set' ? 'matches' : 'does not match'}`;
+    const { command, negated, seconds, reap, hitcount, rttl, name, side, mask } = o;
+    return (p) => {
+      // recent_mt, step for step.
+      const table = p.recentTable ? p.recentTable(name) : new Map<string, RecentEntry>();
+      const from = side === 'dest' ? p.dst : p.src;
+      const key = `${p.family}|${from.map((w, i) => ((w & (mask[i] ?? 0)) >>> 0)).join('.')}`;
+      // "use TTL as seen before forwarding": a forwarded packet's TTL was already decremented.
+      const ttl = (p.ttl ?? 64) + (p.outIface !== null && p.socket === null && p.hook !== 'OUTPUT' && p.inIface !== null ? 1 : 0);
+      const now = p.now ?? 0;
+      let ret = negated;
+      let e = table.get(key);
+      if (e !== undefined && rttl && e.ttl !== ttl) e = undefined;
+      if (e === undefined) {
+        if (command !== 'set') return ret;
+        table.set(key, { stamps: [now], ttl });
+        return !ret;
+      }
+      if (command === 'set') ret = !ret;
+      else if (command === 'remove') {
+        table.delete(key);
+        return !ret;
+      } else {
+        const since = now - seconds;
+        let hits = 0;
+        for (const stamp of e.stamps) {
+          if (seconds && stamp < since) continue;
+          if (!hitcount || ++hits >= hitcount) {
+            ret = !ret;
+            break;
+          }
+        }
+        if (reap) e.stamps = e.stamps.filter((t) => t >= since);
+      }
+      if (command === 'set' || (command === 'update' && ret)) {
+        e.stamps.push(now);
+        if (e.stamps.length > RECENT_STAMPS) e.stamps.shift();
+        e.ttl = ttl;
+        // The entry moves to the end of the list's LRU order.
+        table.delete(key);
+        table.set(key, e);
+      }
+      return ret;
+    };
   },
 };
+
+/** `ip_pkt_list_tot`: time stamps kept per address. */
+const RECENT_STAMPS = 20;
+
+/** One address of a recent list: its time stamps (seconds, oldest first) and TTL. */
+export interface RecentEntry {
+  stamps: number[];
+  ttl: number;
+}

@@ -338,7 +338,7 @@ function appendHostRules(config: AmbientConfig, b: IptablesRuleBuilder, features
 
 function hostSets(config: AmbientConfig): { name: string; family: 4 | 6 }[] {
   const out: { name: string; family: 4 | 6 }[] = [{ name: `${AMBIENT.PROBE_IPSET}-v4`, family: 4 }];
-  if (config.enableIPv6 || config.nativeNftables) out.push({ name: `${AMBIENT.PROBE_IPSET}-v6`, family: 6 });
+  if (config.enableIPv6) out.push({ name: `${AMBIENT.PROBE_IPSET}-v6`, family: 6 });
   return out;
 }
 

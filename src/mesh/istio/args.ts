@@ -6,6 +6,9 @@
  */
 import { fail } from '../../errors.js';
 import { type IstioConfig, ISTIO_DEFAULT_CONFIG } from './config.js';
+import { pushAll } from '../../limits.js';
+import { expectArgv } from '../../guard.js';
+import { expectArgument } from '../../guard.js';
 
 type FieldOf<T> = { [K in keyof IstioConfig]: IstioConfig[K] extends T ? K : never }[keyof IstioConfig];
 
@@ -144,7 +147,9 @@ export function parseIstioIptablesCommandLine(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>> = {},
 ): IstioCommandLine {
-  let args = [...argv];
+  expectArgument(env, 'object', 'env');
+  expectArgv(argv, 'argv');
+  let args = argv;
   const isProgram = (a: string | undefined, name: string): boolean => a === name || (a ?? '').endsWith(`/${name}`);
   if (isProgram(args[0], 'pilot-agent') && args[1] === 'istio-iptables') args = args.slice(2);
   else if (isProgram(args[0], 'istio-iptables')) args = args.slice(1);
@@ -174,10 +179,11 @@ export function parseIstioIptablesCommandLine(
     values.set(def.field, convert(def, raw, written, false));
   };
 
-  while (args.length > 0) {
-    const a = args.shift()!;
+  let next = 0;
+  while (next < args.length) {
+    const a = args[next++]!;
     if (a === '--') {
-      ignored.push(...args);
+      pushAll(ignored, args.slice(next));
       break;
     }
     if (a.startsWith('--')) {
@@ -186,7 +192,7 @@ export function parseIstioIptablesCommandLine(
       const name = eq >= 0 ? body.slice(0, eq) : body;
       const logKind = LOG_FLAGS.get(name);
       if (logKind !== undefined) {
-        if (eq < 0 && logKind === 'string') args.shift();
+        if (eq < 0 && logKind === 'string') next++;
         continue;
       }
       const def = byLong.get(name);
@@ -194,8 +200,8 @@ export function parseIstioIptablesCommandLine(
       if (eq >= 0) set(def, body.slice(eq + 1), `--${name}`);
       else if (def.kind === 'bool') set(def, 'true', `--${name}`);
       else {
-        if (args.length === 0) fail('MISSING_ARGUMENT', `flag needs an argument: --${name}`, undefined, a);
-        set(def, args.shift()!, `--${name}`);
+        if (next >= args.length) fail('MISSING_ARGUMENT', `flag needs an argument: --${name}`, undefined, a);
+        set(def, args[next++]!, `--${name}`);
       }
       continue;
     }
@@ -217,8 +223,8 @@ export function parseIstioIptablesCommandLine(
         if (rest.length > 1) {
           set(def, rest.slice(1), `-${c}`);
         } else {
-          if (args.length === 0) fail('MISSING_ARGUMENT', `flag needs an argument: '${c}' in -${c}`, undefined, a);
-          set(def, args.shift()!, `-${c}`);
+          if (next >= args.length) fail('MISSING_ARGUMENT', `flag needs an argument: '${c}' in -${c}`, undefined, a);
+          set(def, args[next++]!, `-${c}`);
         }
         break;
       }
@@ -284,6 +290,7 @@ export function parseGoBool(s: string): boolean | undefined {
  * ```
  */
 export function formatIstioIptablesArgs(config: IstioConfig): { argv: string[]; env: Record<string, string> } {
+  expectArgument(config, 'object', 'config');
   const argv: string[] = [];
   for (const def of ISTIO_IPTABLES_FLAGS) {
     const v = config[def.field];

@@ -6,6 +6,7 @@
  * @module
  */
 import { BUILTIN_CHAINS_AND_TARGETS, RESTORE_BASE_TABLES } from './defaults.js';
+import { expectArgument } from '../../guard.js';
 
 /**
  * Why a rule exists: a short statement of its purpose and the option (flag, env var or
@@ -57,6 +58,7 @@ export class IptablesRuleBuilder {
   readonly rulesV6: BuilderRule[] = [];
 
   constructor(options: { readonly enableIPv6: boolean }) {
+    expectArgument(options, 'object', 'options');
     this.enableIPv6 = options.enableIPv6;
   }
 

@@ -15,6 +15,7 @@ import { ISTIO_CNI_ANNOTATIONS, ISTIO_CNI_DEFAULTS, ISTIO_ENV_DEFAULTS } from '.
 import { parseGoPrefix } from './netip.js';
 import { type IstioReleaseFeatures, istioReleaseFeatures } from './version.js';
 import type { Pod, PodContainer } from '../pod.js';
+import { expectArgument, expectFields } from '../../guard.js';
 
 /**
  * What istio-cni reads besides the pod: its own environment on the node and its CNI config.
@@ -100,6 +101,8 @@ export interface IstioCniResult extends IstioCompileResult {
  * ```
  */
 export function compileIstioCni(input: IstioCniInput): IstioCniResult {
+  expectArgument(input, 'object', 'input');
+  expectFields(input.pod, { annotations: 'object', labels: 'object', containers: 'array', initContainers: 'array' }, 'input.pod');
   const { pod } = input;
   const skip = skipReason(pod, input.excludeNamespaces ?? []);
   if (skip !== null) {

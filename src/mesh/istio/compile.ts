@@ -19,6 +19,8 @@ import {
 import { formatGoPrefix, isGo4, isGoLoopback, parseGoPrefix } from './netip.js';
 import { compileIstioNftables } from './compile-nft.js';
 import { type IstioReleaseFeatures, type IstioShape, istioReleaseFeatures, istioShape, parseIstioVersion, unsupportedShape } from './version.js';
+import { pushAll } from '../../limits.js';
+import { expectArgument } from '../../guard.js';
 
 const { ISTIO_OUTPUT, ISTIO_OUTPUT_DNS, ISTIO_INBOUND, ISTIO_DIVERT, ISTIO_TPROXY, ISTIO_REDIRECT, ISTIO_IN_REDIRECT, ISTIO_DROP } =
   ISTIO_CHAINS;
@@ -129,6 +131,8 @@ export interface IstioCompileResult {
  * ```
  */
 export function compileIstio(config: Partial<IstioConfig>, options: IstioCompileOptions = {}): IstioCompileResult {
+  expectArgument(config, 'object', 'config');
+  expectArgument(options, 'object', 'options');
   const cfg = resolveIstioConfig(istioConfig(config), options.envoyUserUID);
   const shape = istioShape(parseIstioVersion(options.upstreamVersion ?? 'latest'));
   const release = istioReleaseFeatures(options.upstreamVersion);
@@ -177,8 +181,8 @@ export function compileIstio(config: Partial<IstioConfig>, options: IstioCompile
   const restore: IstioRestore[] = [{ family: 4, text: b.buildV4Restore() }];
   if (cfg.enableIPv6) restore.push({ family: 6, text: b.buildV6Restore() });
   const commands = [...stateCheck];
-  for (const r of restore) commands.push(...r.text.split('\n').filter((l) => l !== ''));
-  commands.push(...finalSaves);
+  for (const r of restore) pushAll(commands, r.text.split('\n').filter((l) => l !== ''));
+  pushAll(commands, finalSaves);
 
   return { config: cfg, restore, commands, ipCommands: routeCommands(cfg), rules, warnings };
 }

@@ -13,6 +13,7 @@ import {
   MAX_OWNER_GROUPS_INCLUDE,
 } from './defaults.js';
 import { isGo4, isGoLoopback, parseGoAddr, parseGoPrefix } from './netip.js';
+import { expectArgument, expectStrings } from '../../guard.js';
 
 /**
  * Every `config.Config` field that changes what istio-iptables writes (and the few that only
@@ -175,6 +176,7 @@ export function istioConfig(fields: Partial<IstioConfig> = {}): IstioConfig {
  * ```
  */
 export function splitIstioList(s: string): string[] {
+  expectArgument(s, 'string', 'list');
   if (s === '') return [];
   return s.split(',').filter((x) => x !== '');
 }
@@ -191,6 +193,8 @@ export function splitIstioList(s: string): string[] {
  * ```
  */
 export function resolveIstioConfig(config: IstioConfig, envoyUserUID: string = DEFAULT_PROXY_UID): IstioConfig {
+  expectArgument(config, 'object', 'config');
+  expectArgument(envoyUserUID, 'string', 'envoyUserUID');
   const proxyUID = config.proxyUID === '' ? envoyUserUID : config.proxyUID;
   const proxyGID = config.proxyGID === '' ? proxyUID : config.proxyGID;
   const resolved = { ...config, proxyUID, proxyGID };
@@ -234,6 +238,8 @@ function validateIstioConfig(c: IstioConfig): void {
  * ```
  */
 export function detectEnableIPv6(addresses: readonly string[], dualStack: boolean): boolean {
+  expectArgument(addresses, 'array', 'addresses');
+  expectStrings(addresses, 'addresses');
   let isIPv6 = false;
   for (const text of addresses) {
     const a = parseGoAddr(text.replace(/\/\d+$/, ''));
@@ -268,6 +274,7 @@ export function detectEnableIPv6(addresses: readonly string[], dualStack: boolea
  * ```
  */
 export function parseResolvConf(text: string): { dnsServersV4: string[]; dnsServersV6: string[] } {
+  expectArgument(text, 'string', 'text');
   const servers: string[] = [];
   for (const line of text.split('\n')) {
     const f = line.trim().split(/\s+/);
@@ -286,6 +293,8 @@ export function parseResolvConf(text: string): { dnsServersV4: string[]; dnsServ
  * ```
  */
 export function splitDnsServers(servers: readonly string[]): { dnsServersV4: string[]; dnsServersV6: string[] } {
+  expectArgument(servers, 'array', 'servers');
+  expectStrings(servers, 'servers');
   const dnsServersV4: string[] = [];
   const dnsServersV6: string[] = [];
   for (const s of servers) {

@@ -4,12 +4,14 @@
  *
  * @module
  */
-import { fail, NetfilterSimError } from '../../errors.js';
+import { NetfilterSimError } from '../../errors.js';
+import { formatNftRuleset, parseNftRulesetOrThrow } from '../../nftables/index.js';
 import type { Ruleset } from '../../model/types.js';
 import { printIptablesSave } from '../../print/save.js';
 import { parseIptablesSave } from '../../syntax/save.js';
 import type { IstioCompileResult } from './compile.js';
 import type { AmbientCompileResult } from './ambient.js';
+import { expectArgument, expectFields } from '../../guard.js';
 
 /**
  * The output formats of `compile istio` / `compile istio-cni`.
@@ -41,6 +43,8 @@ export const ISTIO_OUTPUT_FORMATS: readonly IstioOutputFormat[] = ['save', 'rest
  * ```
  */
 export function formatIstioRestore(result: IstioCompileResult): string {
+  expectArgument(result, 'object', 'result');
+  expectFields(result, { restore: 'array' }, 'result');
   return result.restore.map((r) => r.text).join('');
 }
 
@@ -53,6 +57,8 @@ export function formatIstioRestore(result: IstioCompileResult): string {
  * ```
  */
 export function formatIstioCommands(result: IstioCompileResult): string {
+  expectArgument(result, 'object', 'result');
+  expectFields(result, { commands: 'array', restore: 'array' }, 'result');
   return result.commands.length === 0 ? '' : `${result.commands.join('\n')}\n`;
 }
 
@@ -68,6 +74,8 @@ export function formatIstioCommands(result: IstioCompileResult): string {
  * ```
  */
 export function istioRulesets(result: Pick<IstioCompileResult, 'restore'>): Ruleset[] {
+  expectArgument(result, 'object', 'result');
+  expectFields(result, { restore: 'array' }, 'result');
   return result.restore.map((r) => {
     const { ruleset, diagnostics } = parseIptablesSave(r.text, { family: r.family, mode: 'strict' });
     const errors = diagnostics.filter((d) => d.severity === 'error');
@@ -88,6 +96,8 @@ export function istioRulesets(result: Pick<IstioCompileResult, 'restore'>): Rule
  * ```
  */
 export function formatIstioSave(result: Pick<IstioCompileResult, 'restore'>): string {
+  expectArgument(result, 'object', 'result');
+  expectFields(result, { restore: 'array' }, 'result');
   return istioRulesets(result).map((rs) => printIptablesSave(rs)).join('');
 }
 
@@ -102,9 +112,11 @@ export function formatIstioSave(result: Pick<IstioCompileResult, 'restore'>): st
  */
 export function formatIstioResult(result: IstioCompileResult, format: IstioOutputFormat): string {
   if (result.nft !== undefined) {
-    // --native-nftables: commands/restore are the nft -f input; the listing needs the nft printer.
+    // --native-nftables: commands/restore are the nft -f input, save what `nft list ruleset`
+    // lists after it was applied in a fresh namespace, json that rule set.
     if (format === 'commands' || format === 'restore') return result.nft;
-    fail('UNSUPPORTED', `--format ${format} of an nftables rule set is what \`nft list ruleset\` prints, which needs the nft printer (not in this build); use --format commands for the nft -f input`);
+    if (format === 'save') return formatNftRuleset(result.nft, { file: '<nft -f input>' });
+    return `${JSON.stringify(parseNftRulesetOrThrow(result.nft, { file: '<nft -f input>' }), null, 2)}\n`;
   }
   switch (format) {
     case 'restore':
@@ -131,7 +143,11 @@ export function formatIstioResult(result: IstioCompileResult, format: IstioOutpu
 export function formatIstioAmbientResult(result: AmbientCompileResult, format: IstioOutputFormat): string {
   if (result.backend === 'nftables') {
     if (format === 'commands' || format === 'restore') return result.nft;
-    fail('UNSUPPORTED', `--format ${format} of an nftables rule set is what \`nft list ruleset\` prints, which needs the nft printer (not in this build); use --format commands for the nft -f input`);
+    // On the node, istio-cni creates the probe sets (host_sets.go) before the rules name them.
+    const sets = result.sets.map((x) => `add set inet istio-ambient-nat ${x.name} { type ${x.family === 4 ? 'ipv4_addr' : 'ipv6_addr'} ; comment "UUID of the pods that are part of ambient mesh" ; }\n`).join('');
+    const text = result.host ? `add table inet istio-ambient-nat\n${sets}${result.nft}` : result.nft;
+    if (format === 'save') return formatNftRuleset(text, { file: '<nft -f input>' });
+    return `${JSON.stringify(parseNftRulesetOrThrow(text, { file: '<nft -f input>' }), null, 2)}\n`;
   }
   const { nft: _nft, ...iptables } = result;
   return formatIstioResult(iptables as unknown as IstioCompileResult, format);

@@ -7,6 +7,7 @@
  */
 import { INJECTED_ISTIO_INIT_ARGS, ISTIO_CNI_ANNOTATIONS } from './defaults.js';
 import type { Pod } from '../pod.js';
+import { expectArgument, expectFields } from '../../guard.js';
 
 /**
  * The mesh-wide values the template falls back to when a pod has no annotation
@@ -59,6 +60,8 @@ export interface IstioInjectorValues {
  * ```
  */
 export function istioInitArgsForPod(pod: Pod, values: IstioInjectorValues = {}): string[] | null {
+  expectFields(pod, { annotations: 'object', labels: 'object', containers: 'array', initContainers: 'array' }, 'pod');
+  expectArgument(values, 'object', 'values');
   const a = pod.annotations;
   const ann = (key: string, fallback: string): string => a[key] ?? fallback;
   const mode = ann(ISTIO_CNI_ANNOTATIONS.redirectMode, values.interceptionMode ?? 'REDIRECT');

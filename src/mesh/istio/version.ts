@@ -7,6 +7,7 @@
  * @module
  */
 import { fail } from '../../errors.js';
+import { expectArgument } from '../../guard.js';
 
 /**
  * A parsed `MAJOR.MINOR` Istio release.
@@ -54,6 +55,7 @@ export const ISTIO_CURRENT_SHAPE: IstioVersion = { major: 1, minor: 25 };
  * ```
  */
 export function parseIstioVersion(text: string): IstioVersion {
+  expectArgument(text, 'string', 'text');
   if (text === 'latest' || text === 'current' || text === 'master') return ISTIO_LATEST_RELEASE;
   const m = /^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$/.exec(text);
   if (!m) fail('BAD_VALUE', `bad Istio version "${text}" (expected MAJOR.MINOR, e.g. 1.24)`, undefined, text);
@@ -102,6 +104,7 @@ export interface IstioShape {
  * ```
  */
 export function istioShape(v: IstioVersion): IstioShape {
+  expectArgument(v, 'object', 'version');
   const at = (minor: number): boolean => v.minor >= minor;
   return {
     version: v,

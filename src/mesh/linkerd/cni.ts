@@ -13,6 +13,7 @@ import { IPTABLES_BINARIES, LINKERD_ANNOTATIONS, LINKERD_CONTAINERS } from './de
 import { formatNumError, goAtoi } from './go.js';
 import { compileProxyInit, type ProxyInitError, type ProxyInitPass, type ProxyInitResult } from './proxy-init.js';
 import { cniPluginFeatures } from './version.js';
+import { expectArgument } from '../../guard.js';
 
 /**
  * The `linkerd` block of linkerd-cni's network configuration (`ProxyInit` in `cni-plugin/main.go`),
@@ -198,6 +199,7 @@ function asService(v: unknown): Service | undefined {
  * ```
  */
 export function compileLinkerdCni(input: CompileLinkerdCniInput): LinkerdCniResult {
+  expectArgument(input, 'object', 'input');
   const plugin = cniPluginFeatures(input.upstreamVersion ?? 'main');
   if (!plugin) {
     throw new NetfilterSimError(diagnostic('BAD_CONFIG', `unknown or unmodelled cni-plugin version "${input.upstreamVersion}" (v1.4.0 or later)`));

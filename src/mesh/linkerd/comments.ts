@@ -5,6 +5,7 @@
  * @module
  */
 import { LINKERD_ANNOTATIONS } from './defaults.js';
+import { expectArgument } from '../../guard.js';
 
 /**
  * The rule kinds proxy-init writes, named by their comment text.
@@ -33,7 +34,7 @@ export type ProxyInitRuleKind =
  *
  * @example
  * ```ts
- * const why: ProxyInitRuleExplanation | undefined = explainProxyInitComment(rule.comment, 'PROXY_INIT_OUTPUT');
+ * const why: ProxyInitRuleExplanation | undefined = explainProxyInitComment('proxy-init/ignore-port-4567,4568', 'PROXY_INIT_OUTPUT');
  * if (why?.annotation) console.log(`set by ${why.option} / ${why.annotation}`);
  * ```
  */
@@ -70,6 +71,8 @@ export interface ProxyInitRuleExplanation {
  * ```
  */
 export function explainProxyInitComment(comment: string, chain?: string): ProxyInitRuleExplanation | undefined {
+  expectArgument(comment, 'string', 'comment');
+  expectArgument(chain, ['string', 'undefined'], 'chain');
   let text = comment.startsWith('proxy-init/') ? comment.slice('proxy-init/'.length) : comment;
   let timestamp: number | undefined;
   // Releases before v2.4.0: `/<unix seconds>`. A prefix length never has nine digits.

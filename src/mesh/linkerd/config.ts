@@ -12,6 +12,9 @@ import {
   proxyInitFeatures,
   type ProxyInitFeatures,
 } from './version.js';
+import { pushAll } from '../../limits.js';
+import { expectArgv } from '../../guard.js';
+import { expectArgument } from '../../guard.js';
 
 /**
  * Every proxy-init option that affects what it runs, named after its flag (camel-cased). Types
@@ -72,6 +75,7 @@ export interface ProxyInitConfig {
  * ```
  */
 export function proxyInitConfig(fields: Partial<ProxyInitConfig> = {}): ProxyInitConfig {
+  expectArgument(fields, 'object', 'fields');
   const d = PROXY_INIT_DEFAULTS;
   return {
     incomingProxyPort: fields.incomingProxyPort ?? d.incomingProxyPort,
@@ -211,6 +215,7 @@ export interface ParseProxyInitArgsOptions {
  * ```
  */
 export function parseProxyInitArgs(argv: readonly string[], options: ParseProxyInitArgsOptions = {}): ParsedProxyInitArgs {
+  expectArgument(options, 'object', 'options');
   const version = parseProxyInitVersion(options.upstreamVersion ?? CURRENT_PROXY_INIT_VERSION);
   if (!version) return { ok: false, error: `unknown proxy-init version ${goQuote(options.upstreamVersion ?? '')}` };
   const features = proxyInitFeatures(version);
@@ -252,8 +257,10 @@ export function parseProxyInitArgs(argv: readonly string[], options: ParseProxyI
           if ('error' in r) return invalid(formatNumError(r.error));
           out.push(r.value);
         }
-        const prev = changed.has(flag.name) ? ((fields as Record<string, number[]>)[flag.field] ?? []) : [];
-        (fields as Record<string, unknown>)[flag.field] = [...prev, ...out];
+        // Repeated flags append (pflag's intSlice after the first Set); in place, so n flags cost n.
+        const prev = changed.has(flag.name) ? (fields as Record<string, number[]>)[flag.field] : undefined;
+        if (prev) pushAll(prev, out);
+        else (fields as Record<string, unknown>)[flag.field] = out;
         break;
       }
       case 'stringSlice': {
@@ -263,8 +270,9 @@ export function parseProxyInitArgs(argv: readonly string[], options: ParseProxyI
           if ('error' in r) return invalid(r.error);
           out = r.fields;
         }
-        const prev = changed.has(flag.name) ? ((fields as Record<string, string[]>)[flag.field] ?? []) : [];
-        (fields as Record<string, unknown>)[flag.field] = [...prev, ...out];
+        const prev = changed.has(flag.name) ? (fields as Record<string, string[]>)[flag.field] : undefined;
+        if (prev) pushAll(prev, out);
+        else (fields as Record<string, unknown>)[flag.field] = out;
         break;
       }
     }
@@ -272,16 +280,18 @@ export function parseProxyInitArgs(argv: readonly string[], options: ParseProxyI
     return undefined;
   };
 
-  const args = [...argv];
-  while (args.length > 0) {
-    const s = args.shift()!;
+  expectArgv(argv, 'argv');
+  const args = argv;
+  let next = 0;
+  while (next < args.length) {
+    const s = args[next++]!;
     if (s.length === 0 || s[0] !== '-' || s.length === 1) {
       positional.push(s);
       continue;
     }
     if (s[1] === '-') {
       if (s.length === 2) {
-        positional.push(...args);
+        pushAll(positional, args.slice(next));
         break;
       }
       let name = s.slice(2);
@@ -294,7 +304,7 @@ export function parseProxyInitArgs(argv: readonly string[], options: ParseProxyI
       let value: string;
       if (inline !== undefined) value = inline;
       else if (flag.kind === 'bool') value = 'true';
-      else if (args.length > 0) value = args.shift()!;
+      else if (next < args.length) value = args[next++]!;
       else return { ok: false, error: `flag needs an argument: ${s}` };
       const err = set(flag, value);
       if (err) return { ok: false, error: err };
@@ -316,8 +326,8 @@ export function parseProxyInitArgs(argv: readonly string[], options: ParseProxyI
       } else if (shorthands.length > 1) {
         value = shorthands.slice(1);
         rest = '';
-      } else if (args.length > 0) {
-        value = args.shift()!;
+      } else if (next < args.length) {
+        value = args[next++]!;
       } else {
         return { ok: false, error: `flag needs an argument: '${c}' in -${shorthands}` };
       }
@@ -340,6 +350,7 @@ export function parseProxyInitArgs(argv: readonly string[], options: ParseProxyI
  * ```
  */
 export function formatProxyInitArgs(config: ProxyInitConfig): string[] {
+  expectArgument(config, 'object', 'config');
   const out: string[] = [];
   const d = PROXY_INIT_DEFAULTS as unknown as Record<string, unknown>;
   for (const flag of PROXY_INIT_FLAGS) {

@@ -9,6 +9,7 @@
 import { namespaceFromObject, podFromObject, type Namespace, type Pod } from '../pod.js';
 import { INJECTOR_DEFAULTS, LINKERD_ANNOTATIONS, LINKERD_CONTAINERS } from './defaults.js';
 import { goParseBool, goParseDuration, goParseInt } from './go.js';
+import { expectArgument } from '../../guard.js';
 
 /**
  * The chart values that shape `linkerd-init`, by their upstream names
@@ -92,7 +93,8 @@ export interface InjectProxyInitInput {
  * @example
  * ```ts
  * const { args, placement } = injectProxyInitArgs({ pod });
- * if (args) compileProxyInit(parseProxyInitArgs(args).config!);
+ * const parsed = args ? parseProxyInitArgs(args) : undefined;
+ * if (parsed?.ok) compileProxyInit(parsed.config);
  * ```
  */
 export interface InjectedProxyInit {
@@ -144,6 +146,7 @@ function mergeValues(input: InjectorValuesInput | undefined): InjectorValues {
  * ```
  */
 export function injectProxyInitArgs(input: InjectProxyInitInput = {}): InjectedProxyInit {
+  expectArgument(input, 'object', 'input');
   const pod = input.pod === undefined ? undefined
     : isObj(input.pod) && Array.isArray(input.pod['containers']) && !('spec' in input.pod) ? (input.pod as unknown as Pod) : podFromObject(input.pod);
   const ns = input.namespace === undefined ? undefined

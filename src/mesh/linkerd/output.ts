@@ -13,6 +13,7 @@ import { applyIptablesCommands } from '../../syntax/apply.js';
 import { parseIptablesSave } from '../../syntax/save.js';
 import type { LinkerdCniResult } from './cni.js';
 import type { ProxyInitResult } from './proxy-init.js';
+import { expectFields } from '../../guard.js';
 
 /**
  * The output formats of `compile linkerd` / `compile linkerd-cni`.
@@ -82,6 +83,7 @@ function normalize(argv: readonly string[]): string[] {
  * ```
  */
 export function linkerdRulesets(result: ProxyInitResult | LinkerdCniResult): LinkerdRuleset[] {
+  expectFields(result, { runs: 'array', passes: 'array' }, 'result');
   const families: (4 | 6)[] = result.ipv6 ? [4, 6] : [4];
   return families.map((family) => {
     const run = result.runs.find((r) => r.family === family);

@@ -7,6 +7,7 @@
  */
 import { PROXY_INIT_CONSTANTS } from './defaults.js';
 import { goAtoi } from './go.js';
+import { expectArgument } from '../../guard.js';
 
 /**
  * An inclusive port range (`util.PortRange`).
@@ -53,6 +54,7 @@ export function isValidPort(port: number): boolean {
  * ```
  */
 export function parsePort(port: string): PortParse<number> {
+  expectArgument(port, 'string', 'port');
   const r = goAtoi(port);
   if ('error' in r || !isValidPort(r.value)) {
     return { ok: false, error: `"${port}" is not a valid TCP port` };
@@ -70,6 +72,7 @@ export function parsePort(port: string): PortParse<number> {
  * ```
  */
 export function parsePortRange(portRange: string): PortParse<PortRange> {
+  expectArgument(portRange, 'string', 'portRange');
   const bounds = portRange.split('-');
   if (bounds.length > 2) return { ok: false, error: 'ranges expected as <lower>-<upper>' };
   const lowerText = bounds[0]!;
@@ -93,6 +96,7 @@ export function parsePortRange(portRange: string): PortParse<PortRange> {
  * ```
  */
 export function asDestination(range: PortRange): string {
+  expectArgument(range, 'object', 'range');
   return range.lowerBound === range.upperBound ? `${range.lowerBound}` : `${range.lowerBound}:${range.upperBound}`;
 }
 
@@ -126,6 +130,7 @@ export interface MultiportDestinations {
  * ```
  */
 export function makeMultiportDestinations(portsToIgnore: readonly string[] | null | undefined): MultiportDestinations {
+  expectArgument(portsToIgnore, ['array', 'undefined', 'null'], 'portsToIgnore');
   const chunks: string[][] = [];
   const invalid: string[] = [];
   if (!portsToIgnore || portsToIgnore.length < 1) return { chunks, invalid };

@@ -20,6 +20,8 @@ import {
   proxyInitFeatures,
   type ProxyInitFeatures,
 } from './version.js';
+import { pushAll } from '../../limits.js';
+import { expectArgument, expectStrings } from '../../guard.js';
 
 /**
  * `iptables.FirewallConfiguration`: what one pass of `ConfigureFirewall` works from.
@@ -155,8 +157,9 @@ export interface ProxyInitError {
  *
  * @example
  * ```ts
- * const r: ProxyInitResult = compileProxyInit(parseProxyInitArgs(argv).config!);
- * if (r.error) process.exitCode = r.error.exitCode;
+ * const parsed = parseProxyInitArgs(argv);
+ * const r: ProxyInitResult | undefined = parsed.ok ? compileProxyInit(parsed.config) : undefined;
+ * if (r?.error) process.exitCode = r.error.exitCode;
  * ```
  */
 export interface ProxyInitResult {
@@ -201,6 +204,8 @@ export function buildFirewallConfiguration(
   family: 4 | 6,
   options: { readonly upstreamVersion?: string } = {},
 ): { readonly ok: true; readonly value: FirewallConfiguration } | { readonly ok: false; readonly error: string } {
+  expectArgument(config, 'object', 'config');
+  expectArgument(options, 'object', 'options');
   const features = featuresOf(options.upstreamVersion);
   let bin: string;
   let saveBin: string;
@@ -286,6 +291,8 @@ const SAFE_ARG = /^[A-Za-z0-9_./:,=@%+-]+$/;
  * ```
  */
 export function formatCommandLine(argv: readonly string[]): string {
+  expectArgument(argv, 'array', 'argv');
+  expectStrings(argv, 'argv');
   return argv.map((a) => (SAFE_ARG.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
 }
 
@@ -306,6 +313,8 @@ export function compileProxyInit(
   config: Partial<ProxyInitConfig> | ProxyInitConfig,
   options: CompileProxyInitOptions = {},
 ): ProxyInitResult {
+  expectArgument(config, 'object', 'config');
+  expectArgument(options, 'object', 'options');
   const cfg = proxyInitConfig(config);
   const upstreamVersion = options.upstreamVersion ?? CURRENT_PROXY_INIT_VERSION;
   const features = featuresOf(upstreamVersion);
@@ -491,7 +500,7 @@ class RuleBuilder {
 
   private ignoredPorts(ports: readonly string[], chain: string): string[][] {
     const { chunks, invalid } = makeMultiportDestinations(ports);
-    this.log.push(...invalid);
+    pushAll(this.log, invalid);
     return chunks.map((destinations) => {
       const list = destinations.join(',');
       return ['-t', 'nat', '-A', chain, '-p', 'tcp', '--match', 'multiport', '--dports', list, '-j', 'RETURN',
@@ -507,7 +516,7 @@ class RuleBuilder {
   incoming(existingRules: string): string[][] {
     const fc = this.fc;
     const out: string[][] = [this.createOrFlush(C.redirectChainName, redirectChainRegex, existingRules)];
-    out.push(...this.ignoredPorts(fc.inboundPortsToIgnore, C.redirectChainName));
+    pushAll(out, this.ignoredPorts(fc.inboundPortsToIgnore, C.redirectChainName));
     for (const subnet of fc.subnetsToIgnore) {
       out.push(['-t', 'nat', '-A', C.redirectChainName, '-p', 'all', '-j', 'RETURN', '-s', subnet,
         '-m', 'comment', '--comment', this.comment(`ignore-subnet-${subnet}`)]);
@@ -546,7 +555,7 @@ class RuleBuilder {
     }
     out.push(['-t', 'nat', '-A', C.outputChainName, '-o', 'lo', '-j', 'RETURN',
       '-m', 'comment', '--comment', this.comment('ignore-loopback')]);
-    out.push(...this.ignoredPorts(fc.outboundPortsToIgnore, C.outputChainName));
+    pushAll(out, this.ignoredPorts(fc.outboundPortsToIgnore, C.outputChainName));
     out.push(this.redirectToPort(C.outputChainName, fc.proxyOutgoingPort, 'redirect-all-outgoing-to-proxy-port'));
     if (!this.features.flushAndReuse || !outputRuleRegex.test(existingRules)) {
       out.push(this.jump(C.IptablesOutputChainName, C.outputChainName, 'install-proxy-init-output'));

@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { expectArgument } from '../../guard.js';
 
 /**
  * A proxy-init release, as numbers.
@@ -91,6 +92,7 @@ export const OLDEST_PROXY_INIT_VERSION = 'v1.3.12';
  * ```
  */
 export function parseProxyInitVersion(text: string): ProxyInitVersion | undefined {
+  expectArgument(text, 'string', 'text');
   if (text === 'main' || text === 'latest' || text === 'current') {
     return { major: 2, minor: 4, patch: 9, text };
   }
@@ -126,6 +128,7 @@ export function isModelledVersion(v: ProxyInitVersion): boolean {
  * ```
  */
 export function proxyInitFeatures(v: ProxyInitVersion): ProxyInitFeatures {
+  expectArgument(v, 'object', 'version');
   return {
     timestampedComments: !atLeast(v, 2, 4, 0),
     chainCreationComment: !atLeast(v, 2, 2, 0),
@@ -152,6 +155,7 @@ export function proxyInitFeatures(v: ProxyInitVersion): ProxyInitFeatures {
  * ```
  */
 export function cniPluginFeatures(text: string): { readonly proxyInit: string; readonly nativeSidecarDetection: boolean } | undefined {
+  expectArgument(text, 'string', 'text');
   if (text === 'main' || text === 'latest' || text === 'current') {
     return { proxyInit: CURRENT_PROXY_INIT_VERSION, nativeSidecarDetection: true };
   }

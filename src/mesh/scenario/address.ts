@@ -8,6 +8,7 @@ import { parseAnyAddress } from '../../engine/routing.js';
 import { NetfilterSimError, diagnostic } from '../../errors.js';
 import { formatAddress } from '../../syntax/address.js';
 import type { MeshService } from './types.js';
+import { expectArgument } from '../../guard.js';
 
 /** An endpoint with its address in canonical form. @internal */
 export interface Addr {
@@ -50,6 +51,7 @@ export function formatAddr(address: string, port: number): string {
  * ```
  */
 export function parseServices(text: string): MeshService[] {
+  expectArgument(text, 'string', 'text');
   const out: { vip: string; port: number; proto: 'tcp' | 'udp'; endpoints: { address: string; port: number }[] }[] = [];
   for (const raw of text.split(',')) {
     const entry = raw.trim();

@@ -6,6 +6,7 @@
  */
 import { podFromObject, type Pod } from '../pod.js';
 import type { MeshName } from './types.js';
+import { expectArgument, expectOneOf } from '../../guard.js';
 
 /**
  * The built-in pods' manifests, as objects (what `kubectl get pod -o json` would show before
@@ -57,6 +58,8 @@ function manifest(name: string, app: string, ip: string, annotations: Record<str
  * ```
  */
 export function defaultPods(mesh: MeshName): { client: Pod; server: Pod } {
+  expectArgument(mesh, 'string', 'mesh');
+  expectOneOf(mesh, ['linkerd', 'istio'], 'mesh');
   const m = DEFAULT_POD_MANIFESTS[mesh];
   return { client: podFromObject(m.client), server: podFromObject(m.server) };
 }

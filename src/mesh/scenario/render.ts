@@ -6,6 +6,7 @@
  */
 import { createColors } from 'picocolors';
 import type { MeshHop, MeshResult, MeshVerdict } from './types.js';
+import { expectArgument, expectFields } from '../../guard.js';
 
 /**
  * Options of the renderers.
@@ -65,6 +66,8 @@ export function meshJson(result: MeshResult): {
   hops: { pod: string; from: string; to: string; why: string; receiver: string; outcome: MeshHop['outcome'] }[];
   diagnosis: string[];
 } {
+  expectArgument(result, 'object', 'result');
+  expectFields(result, { hops: 'array', diagnosis: 'array', client: 'object', server: 'object' }, 'result');
   return {
     verdict: result.verdict,
     hops: result.hops.map((h) => ({ pod: h.pod, from: h.from, to: h.to, why: h.why, receiver: h.receiver, outcome: h.outcome })),
@@ -81,6 +84,8 @@ export function meshJson(result: MeshResult): {
  * ```
  */
 export function renderMeshJson(result: MeshResult): string {
+  expectArgument(result, 'object', 'result');
+  expectFields(result, { hops: 'array', diagnosis: 'array', client: 'object', server: 'object' }, 'result');
   return `${JSON.stringify(meshJson(result), null, 2)}\n`;
 }
 
@@ -99,6 +104,9 @@ export function renderMeshJson(result: MeshResult): string {
  * ```
  */
 export function renderMeshText(result: MeshResult, options: MeshRenderOptions = {}): string {
+  expectArgument(result, 'object', 'result');
+  expectFields(result, { hops: 'array', diagnosis: 'array', client: 'object', server: 'object' }, 'result');
+  expectArgument(options, 'object', 'options');
   const c = createColors(options.color ?? false);
   const lines: string[] = [];
   const phase = result.phase === 'app' ? '' : ` at phase ${result.phase}`;
@@ -154,6 +162,8 @@ function mermaidText(s: string): string {
  * ```
  */
 export function renderMeshMermaid(result: MeshResult): string {
+  expectArgument(result, 'object', 'result');
+  expectFields(result, { hops: 'array', diagnosis: 'array', client: 'object', server: 'object' }, 'result');
   const list = actors(result);
   const ids = new Map(list.map((a, i) => [a.id, `P${i}`]));
   const lines = ['sequenceDiagram'];
@@ -182,6 +192,8 @@ function dotString(s: string): string {
  * ```
  */
 export function renderMeshDot(result: MeshResult): string {
+  expectArgument(result, 'object', 'result');
+  expectFields(result, { hops: 'array', diagnosis: 'array', client: 'object', server: 'object' }, 'result');
   const list = actors(result);
   const ids = new Map(list.map((a, i) => [a.id, `n${i}`]));
   const lines = ['digraph mesh {', '  rankdir=LR;', '  node [shape=box, fontname="monospace"];', '  edge [fontname="monospace", fontsize=10];'];
@@ -214,6 +226,7 @@ export function renderMeshDot(result: MeshResult): string {
  * ```
  */
 export function renderMesh(result: MeshResult, format: MeshFormat, options: MeshRenderOptions = {}): string {
+  expectArgument(result, 'object', 'result');
   switch (format) {
     case 'text':
       return renderMeshText(result, options);

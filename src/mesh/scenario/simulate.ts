@@ -20,6 +20,7 @@ import { prepareLinkerdPod } from './linkerd.js';
 import { findListener, podRuntime, type PodListener, type PodRuntime } from './runtime.js';
 import type { HopRule, MeshHop, MeshName, MeshPod, MeshResult, MeshScenarioOptions, MeshService, MeshVerdict, ValidatorResult } from './types.js';
 import { validateMeshPod } from './validate.js';
+import { expectArgument, expectFields, expectOneOf } from '../../guard.js';
 
 /**
  * Options of {@link prepareMeshPod}.
@@ -52,6 +53,11 @@ export interface PrepareMeshPodOptions {
  * ```
  */
 export function prepareMeshPod(mesh: MeshName, pod: Pod, options: PrepareMeshPodOptions = {}): MeshPod {
+  expectArgument(mesh, 'string', 'mesh');
+  expectArgument(pod, 'object', 'pod');
+  expectArgument(options, 'object', 'options');
+  expectOneOf(mesh, ['linkerd', 'istio'], 'mesh');
+  expectFields(pod, { initContainers: 'array', containers: 'array', annotations: 'object' }, 'pod');
   return mesh === 'linkerd' ? prepareLinkerdPod(pod, options) : prepareIstioPod(pod, options);
 }
 
@@ -113,6 +119,7 @@ function podAddresses(pod: MeshPod, fallback: string, warnings: string[]): strin
  * ```
  */
 export function simulateMesh(options: MeshScenarioOptions): MeshResult {
+  expectArgument(options, 'object', 'options');
   const mesh = options.mesh;
   if (mesh !== 'linkerd' && mesh !== 'istio') throw new NetfilterSimError(diagnostic('BAD_CONFIG', `unknown mesh "${String(mesh)}" (linkerd or istio)`));
   const defaults = defaultPods(mesh);

@@ -253,8 +253,8 @@ export interface MeshHop {
  *
  * @example
  * ```ts
- * const v: ValidatorResult = validateMeshPod(pod);
- * if (!v.ok) console.log(`${v.container} exits ${v.exitCode}`);
+ * const v: ValidatorResult | null = validateMeshPod(pod); // null: the pod has no start-up check
+ * if (v && !v.ok) console.log(`${v.container} exits ${v.exitCode}`);
  * ```
  */
 export interface ValidatorResult {

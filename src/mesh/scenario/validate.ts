@@ -8,6 +8,7 @@ import { LINKERD_SCENARIO_DEFAULTS } from './linkerd.js';
 import { ISTIO_SCENARIO_DEFAULTS } from './istio.js';
 import { podRuntime, type PodListener } from './runtime.js';
 import type { MeshPod, ValidatorResult } from './types.js';
+import { expectArgument, expectFields } from '../../guard.js';
 
 /**
  * Runs the start-up check of a pod, if it has one (`linkerd-network-validator` or
@@ -26,7 +27,10 @@ import type { MeshPod, ValidatorResult } from './types.js';
  * v?.ok; // true: 127.0.0.6:15002 reached 127.0.0.1:15006
  * ```
  */
-export function validateMeshPod(pod: MeshPod, addresses: readonly string[] = pod.pod.podIPs): ValidatorResult | null {
+export function validateMeshPod(pod: MeshPod, addressesGiven?: readonly string[]): ValidatorResult | null {
+  expectFields(pod, { pod: 'object' }, 'pod');
+  const addresses = addressesGiven ?? pod.pod.podIPs;
+  expectArgument(addresses, 'array', 'addresses');
   const step = pod.startup.find((s) => s.stage === 'init' && s.effect === 'validator');
   if (!step) return null;
   const phase = `init:${step.name}`;

@@ -30,9 +30,15 @@ describe('istio-cni ambient, nftables backend: the upstream goldens', () => {
     expect(formatIstioAmbientResult(r, 'commands')).toBe(ambientFixture(c.file));
   });
 
-  it('refuses --format save for nft output instead of guessing the listing', () => {
-    const r = compileIstioAmbient({ config: { nativeNftables: true } });
-    expect(() => formatIstioAmbientResult(r, 'save')).toThrow(/nft printer/);
-    expect(() => formatIstioAmbientResult(r, 'json')).toThrow(/nft printer/);
+  it.each(nftables.filter(([, c]) => !c.host))('%s: save equals what nft list ruleset listed', (_n, c) => {
+    const r = compileIstioAmbient(ambientInput(c, 'nftables'));
+    expect(formatIstioAmbientResult(r, 'save')).toBe(c.kernel.list);
+  });
+
+  it('hostprobe: save lists the probe sets istio-cni creates, then the SNAT rule', () => {
+    const c = nftables.find(([n]) => n === 'hostprobe')![1];
+    const save = formatIstioAmbientResult(compileIstioAmbient(ambientInput(c, 'nftables')), 'save');
+    expect(save).toContain('\t\tmeta l4proto tcp meta skuid 1000 ip daddr @istio-inpod-probes-v4 counter packets 0 bytes 0 snat ip to 169.254.7.127\n');
+    expect(save).toContain('\tset istio-inpod-probes-v4 {\n\t\ttype ipv4_addr\n');
   });
 });

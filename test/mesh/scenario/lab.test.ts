@@ -1,5 +1,5 @@
 /**
- * The kernel-verified proxy-init lab (shared/vectors/linkerd/lab.json) replayed through the
+ * The kernel-verified proxy-init lab (test/fixtures/linkerd/lab.json) replayed through the
  * scenario pipeline: each lab pod written as a Pod manifest with its linkerd-init arguments,
  * prepared (rules from the arguments, listeners from its containers), and probed as the lab
  * probes it: from a remote client, from its own containers, and from one pod to another.
@@ -15,7 +15,7 @@ interface LabListener { container: string; port: number; uid: number; response: 
 interface LabProbe { from: 'remote' | 'local'; uid: number | null; dstAddress: string; dstPort: number; expected: string; response?: string; container?: string }
 interface LabPod { args: string[] | null; listeners: LabListener[]; probes: LabProbe[] }
 
-const lab = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', '..', '..', 'shared', 'vectors', 'linkerd', 'lab.json'), 'utf8')) as { pods: Record<string, LabPod> };
+const lab = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'fixtures', 'linkerd', 'lab.json'), 'utf8')) as { pods: Record<string, LabPod> };
 const UNDER_TEST = '10.0.0.2';
 const PLAIN = '10.0.1.5';
 

@@ -1,0 +1,4 @@
+:PREROUTING,OUTPUT,POSTROUTING,INPUT
+*nat
+-j NETMAP --to fd00:1::/64;=;OK
+-j NETMAP --to fd00::1;-j NETMAP --to fd00::1/128;OK

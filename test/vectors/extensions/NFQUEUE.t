@@ -1,0 +1,11 @@
+:INPUT,FORWARD,OUTPUT
+-j NFQUEUE;-j NFQUEUE --queue-num 0;OK
+-j NFQUEUE --queue-num 65535;=;OK
+-j NFQUEUE --queue-num 3 --queue-bypass;=;OK
+-j NFQUEUE --queue-balance 0:3 --queue-cpu-fanout;=;OK
+-j NFQUEUE --queue-balance 2:8 --queue-bypass --queue-cpu-fanout;=;OK
+-j NFQUEUE --queue-num 65536;;FAIL
+-j NFQUEUE --queue-balance 3:3;;FAIL
+-j NFQUEUE --queue-balance 5;;FAIL
+-j NFQUEUE --queue-num 1 --queue-balance 1:2;;FAIL
+-j NFQUEUE --queue-cpu-fanout;;FAIL

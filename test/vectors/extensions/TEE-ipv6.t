@@ -1,0 +1,4 @@
+:PREROUTING,INPUT,FORWARD,OUTPUT,POSTROUTING
+*mangle
+-j TEE --gateway fd00::9;=;OK
+-j TEE --gateway 10.0.0.1;;FAIL

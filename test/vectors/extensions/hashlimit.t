@@ -1,0 +1,19 @@
+:INPUT,FORWARD,OUTPUT
+-p icmp -m hashlimit --hashlimit-upto 5/sec --hashlimit-name x;-p icmp -m hashlimit --hashlimit-upto 5/sec --hashlimit-burst 5 --hashlimit-name x;OK
+-m hashlimit --hashlimit-above 100/min --hashlimit-burst 20 --hashlimit-mode srcip,dstport --hashlimit-name ssh --hashlimit-srcmask 24;=;OK
+-m hashlimit --hashlimit 2/h --hashlimit-name old;-m hashlimit --hashlimit-upto 2/hour --hashlimit-burst 5 --hashlimit-name old;OK
+-m hashlimit ! --hashlimit-upto 1/day --hashlimit-burst 1 --hashlimit-name a --hashlimit-mode dstip|srcport;-m hashlimit --hashlimit-above 1/day --hashlimit-burst 1 --hashlimit-mode srcport,dstip --hashlimit-name a;OK
+-m hashlimit --hashlimit-upto 1/day --hashlimit-name a;;FAIL
+-m hashlimit --hashlimit-upto 1/min --hashlimit-burst 1000000 --hashlimit-name a;=;OK
+-m hashlimit --hashlimit-upto 3/sec --hashlimit-name t --hashlimit-htable-size 64 --hashlimit-htable-max 128 --hashlimit-htable-gcinterval 500 --hashlimit-htable-expire 2000;-m hashlimit --hashlimit-upto 3/sec --hashlimit-burst 5 --hashlimit-name t --hashlimit-htable-size 64 --hashlimit-htable-max 128 --hashlimit-htable-gcinterval 500 --hashlimit-htable-expire 2000;OK
+-m hashlimit --hashlimit-upto 1/sec --hashlimit-name e --hashlimit-htable-expire 1000;-m hashlimit --hashlimit-upto 1/sec --hashlimit-burst 5 --hashlimit-name e;OK
+-m hashlimit --hashlimit-upto 1kb/s --hashlimit-name b;=;OK
+-m hashlimit --hashlimit-upto 512kb/s --hashlimit-burst 1mb --hashlimit-name b;=;OK
+-m hashlimit --hashlimit-upto 7/sec --hashlimit-name r --hashlimit-rate-match --hashlimit-rate-interval 5;-m hashlimit --hashlimit-upto 7/sec --hashlimit-burst 5 --hashlimit-name r --hashlimit-rate-match --hashlimit-rate-interval 5;OK
+-m hashlimit --hashlimit-upto 5/sec;;FAIL
+-m hashlimit --hashlimit-name x;;FAIL
+-m hashlimit --hashlimit-upto 5/fortnight --hashlimit-name x;;FAIL
+-m hashlimit --hashlimit-upto 5/sec --hashlimit-above 5/sec --hashlimit-name x;;FAIL
+-m hashlimit --hashlimit-upto 5/sec --hashlimit-burst 1000001 --hashlimit-name x;;FAIL
+-m hashlimit --hashlimit-upto 5/sec --hashlimit-mode port --hashlimit-name x;;FAIL
+-m hashlimit --hashlimit-upto 5/sec --hashlimit-srcmask 33 --hashlimit-name x;;FAIL

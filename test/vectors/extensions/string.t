@@ -1,0 +1,14 @@
+:INPUT,FORWARD,OUTPUT
+-m string --string foo --algo bm;-m string --string "foo" --algo bm;OK
+-m string ! --string "GET /" --algo kmp --from 20 --to 200 --icase;-m string ! --string "GET /" --algo kmp --from 20 --to 200 --icase;OK
+-m string --hex-string "|41 42|C" --algo bm;-m string --string "ABC" --algo bm;OK
+-m string --hex-string "|00 ff|" --algo bm;-m string --hex-string "|00ff|" --algo bm;OK
+-m string --string "a\\\\" --algo bm;-m string --hex-string "|615c5c|" --algo bm;OK
+-m string --string "q\"t" --algo bm;-m string --string "q\"t" --algo bm;OK
+-m string --string foo --algo bm --to 65535 --from 0;-m string --string "foo" --algo bm;OK
+-m string --string foo;;FAIL
+-m string --algo bm;;FAIL
+-m string --string foo --algo fast;;FAIL
+-m string --string foo --algo bm --from 100 --to 10;;FAIL
+-m string --hex-string "|4|" --algo bm;;FAIL
+-m string --string a --hex-string "|41|" --algo bm;;FAIL

@@ -1,0 +1,19 @@
+:INPUT,FORWARD,OUTPUT
+-m time --timestart 08:00 --timestop 18:30:15;-m time --timestart 08:00:00 --timestop 18:30:15 --datestop 2038-01-19T03:14:07;OK
+-m time --weekdays Mon,Wed,Fr;-m time --weekdays Mon,Wed,Fri --datestop 2038-01-19T03:14:07;OK
+-m time ! --weekdays Sat,Sun;-m time --weekdays Mon,Tue,Wed,Thu,Fri --datestop 2038-01-19T03:14:07;OK
+-m time --weekdays 1,7;-m time --weekdays Mon,Sun --datestop 2038-01-19T03:14:07;OK
+-m time --monthdays 1,15,31;-m time --monthdays 1,15,31 --datestop 2038-01-19T03:14:07;OK
+-m time ! --monthdays 2;-m time --monthdays 1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31 --datestop 2038-01-19T03:14:07;OK
+-m time --datestart 2024 --datestop 2024-06-30T12;-m time --datestart 2024-01-01T00:00:00 --datestop 2024-06-30T12:00:00;OK
+-m time --timestart 22:00 --timestop 04:00 --contiguous --kerneltz;-m time --timestart 22:00:00 --timestop 04:00:00 --datestop 2038-01-19T03:14:07 --kerneltz --contiguous;OK
+-m time --utc;-m time --datestop 2038-01-19T03:14:07;OK
+-m time;-m time --datestop 2038-01-19T03:14:07;OK
+-m time --timestart 08:00 --timestop 18:00 --contiguous;;FAIL
+-m time --timestart 24:00;;FAIL
+-m time --timestart 8;;FAIL
+-m time --weekdays 0;;FAIL
+-m time --weekdays Xy;;FAIL
+-m time --monthdays 32;;FAIL
+-m time --datestart 1969;;FAIL
+-m time --utc --kerneltz;;FAIL
