@@ -232,7 +232,14 @@ export function compileIstioAmbient(input: AmbientInput = {}): AmbientCompileRes
   return { backend: 'iptables', config, overrides, host, restore, commands, nft: '', ipCommands, sets, rules, warnings: [] };
 }
 
-/** Whether DNS is captured for a pod: the pod's annotation wins over the node setting. */
+/**
+ * Whether DNS is captured for a pod: the pod's annotation wins over the node setting.
+ *
+ * @example
+ * ```ts
+ * ambientRedirectDNS(AMBIENT_DEFAULT_CONFIG, { ...AMBIENT_NO_OVERRIDES, dnsProxy: 'enabled' }); // true
+ * ```
+ */
 export function ambientRedirectDNS(config: AmbientConfig, overrides: AmbientPodOverrides): boolean {
   switch (overrides.dnsProxy) {
     case 'unset':
@@ -404,7 +411,7 @@ export function ambientPodOverrides(pod: Pod, warnings: string[] = []): AmbientP
  *
  * @example
  * ```ts
- * ambientEnrolment(pod, { namespace }).enrolled; // true for a pod in a namespace labelled ambient
+ * ambientEnrolment(readPod(yaml), { namespace: readNamespace(nsYaml) }).enrolled; // true in a namespace labelled ambient
  * ```
  */
 export function ambientEnrolment(

@@ -132,8 +132,8 @@ export function formatIstioResult(result: IstioCompileResult, format: IstioOutpu
 
 /**
  * Formats an ambient result. With the nftables backend, `commands` and `restore` are the
- * transaction istio-cni hands to `nft -f`; `save` and `json` (what `nft list ruleset` lists after
- * it) need the nft printer and are refused with an `UNSUPPORTED` error rather than guessed.
+ * transaction istio-cni hands to `nft -f`, `save` what `nft list ruleset` lists after it (on the
+ * node, with the probe sets istio-cni creates first) and `json` that nft rule set.
  *
  * @example
  * ```ts
