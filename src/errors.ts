@@ -39,6 +39,7 @@ export type ErrorCode =
   // extensions
   | 'UNKNOWN_MATCH'
   | 'UNKNOWN_TARGET'
+  | 'UNKNOWN_SET'
   | 'MATCH_NEEDS_PROTOCOL'
   | 'MISSING_OPTION'
   | 'CONFLICTING_OPTIONS'

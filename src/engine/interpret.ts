@@ -13,6 +13,7 @@ import type { RuleCounter, TableEvaluator } from './evaluate.js';
 import { TABLE_HOOKS, protocolNumber } from './lower.js';
 import type { PacketState } from './packet-state.js';
 import type { ExtensionRegistry } from './registry.js';
+import type { LowerEnvironment } from '../extensions/types.js';
 import { isAssumed, ruleComment } from './registry.js';
 import { NF_ACCEPT, NF_DROP, XT_CONTINUE, applyTarget, extOpcode } from './targets.js';
 import type { TargetHost } from './targets.js';
@@ -63,7 +64,9 @@ export class ReferenceInterpreter implements TableEvaluator {
 
   readonly ruleset: Ruleset;
   readonly registry: ExtensionRegistry;
-  constructor(ruleset: Ruleset, registry: ExtensionRegistry) {
+  readonly env: LowerEnvironment;
+  constructor(ruleset: Ruleset, registry: ExtensionRegistry, env: LowerEnvironment = {}) {
+    this.env = env;
     this.ruleset = ruleset;
     this.registry = registry;
   }
@@ -110,7 +113,7 @@ export class ReferenceInterpreter implements TableEvaluator {
     let fn = this.lowered.get(m);
     if (!fn) {
       const ext = this.registry.matches.get(m.name);
-      fn = ext ? ext.lower(m.options, this.ruleset.family) : () => false;
+      fn = ext ? ext.lower(m.options, this.ruleset.family, this.env) : () => false;
       this.lowered.set(m, fn);
     }
     return fn;

@@ -13,7 +13,7 @@ import { parseProtocol } from '../syntax/protocols.js';
 import { MATCHES } from '../extensions/registry.js';
 import type { TcpOptions } from '../extensions/match/tcp.js';
 import { HOOK_INDEX, PROTO } from './constants.js';
-import type { MatchExtension } from '../extensions/types.js';
+import type { LowerEnvironment, MatchExtension } from '../extensions/types.js';
 import type { ExtensionRegistry } from './registry.js';
 import { isAssumed, ruleComment } from './registry.js';
 import { EXT, NF_ACCEPT, NF_DROP, extOpcode } from './targets.js';
@@ -300,6 +300,7 @@ function lowerRule(
   chainIndex: ReadonlyMap<string, number>,
   ifaceNames: readonly string[],
   registry: ExtensionRegistry,
+  env: LowerEnvironment,
 ): LoweredRule {
   const matches: ((p: PacketView) => boolean)[] = [];
   const assumed: (string | null)[] = [];
@@ -317,7 +318,7 @@ function lowerRule(
     }
     onlyComments = false;
     // check() refuses unknown modules; a rule set lowered without it never matches such a rule.
-    matches.push(ext ? ext.lower(m.options, family) : NEVER);
+    matches.push(ext ? ext.lower(m.options, family, env) : NEVER);
     const a = ext?.assumption?.(m.options);
     assumed.push(ext && (isAssumed(ext) || a !== undefined) ? m.name : null);
     assumptions.push(a ?? null);
@@ -409,9 +410,10 @@ function lowerChain(
   chainIndex: ReadonlyMap<string, number>,
   ifaceNames: readonly string[],
   registry: ExtensionRegistry,
+  env: LowerEnvironment,
 ): LoweredChain {
   const policyName = chain.policy === 'DROP' ? 'DROP' : 'ACCEPT';
-  const rules = chain.rules.map((r, i) => lowerRule(r, i + 1, family, chainIndex, ifaceNames, registry));
+  const rules = chain.rules.map((r, i) => lowerRule(r, i + 1, family, chainIndex, ifaceNames, registry, env));
   const { runAt, runs } = dispatchRuns(rules, family);
   return {
     name: chain.name,
@@ -429,7 +431,7 @@ function lowerChain(
  * Lowers a rule set for a namespace whose interfaces are `ifaceNames` (ifindex i+1 is
  * `ifaceNames[i]`). The rule set must have passed {@link check}; lowering does not validate.
  */
-export function lowerRuleset(ruleset: Ruleset, ifaceNames: readonly string[], registry: ExtensionRegistry): LoweredRuleset {
+export function lowerRuleset(ruleset: Ruleset, ifaceNames: readonly string[], registry: ExtensionRegistry, env: LowerEnvironment = {}): LoweredRuleset {
   const tables: (LoweredTable | null)[] = TABLE_NAMES.map(() => null);
   const order: number[] = [];
   for (const table of ruleset.tables) {
@@ -450,7 +452,7 @@ export function lowerRuleset(ruleset: Ruleset, ifaceNames: readonly string[], re
     const stackSize = chains.filter((c) => !c.builtin).length;
     tables[TABLE_INDEX[table.name]] = {
       name: table.name,
-      chains: chains.map((c) => lowerChain(c, ruleset.family, chainIndex, ifaceNames, registry)),
+      chains: chains.map((c) => lowerChain(c, ruleset.family, chainIndex, ifaceNames, registry, env)),
       hookEntry,
       stackSize,
       jumpStack: new Int32Array(stackSize * 2 + 2),

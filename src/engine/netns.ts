@@ -27,6 +27,9 @@ import { Kernel, SocketTable } from './kernel.js';
 import type { PathResult } from './kernel.js';
 import { lowerRuleset } from './lower.js';
 import type { LoweredRuleset } from './lower.js';
+import { checkIpsetReferences, ipsetTable } from './ipset.js';
+import type { Ipset } from '../model/ipset.js';
+import { parseIpsetSave } from '../syntax/ipset.js';
 import { PacketState } from './packet-state.js';
 import type { PacketHost, SocketRecord } from './packet-state.js';
 import { parseEndpoint, parsePacketSpec } from './probe.js';
@@ -119,6 +122,11 @@ export interface NetnsOptions {
    * the kernel's value on a host with 8 GiB or more; at most 16777216.
    */
   readonly conntrackMax?: number;
+  /**
+   * The ipsets rules name with `-m set` / `-j SET`: `ipset save` text, or parsed sets. A rule
+   * naming a set that is not given is refused, as the kernel refuses it (`UNKNOWN_SET`).
+   */
+  readonly ipsets?: string | readonly Ipset[];
 }
 
 /**
@@ -395,10 +403,14 @@ export class Netns {
     const sockets = new SocketTable();
     for (const l of options.listen ?? []) pushAll(sockets.listeners, parseListener(l));
     const names = this.routing.ifaces.map((i) => i.name);
+    const ipsets = ipsetTable(typeof options.ipsets === 'string' ? parseIpsetSave(options.ipsets) : (options.ipsets ?? []));
+    checkIpsetReferences(this.ruleset4, ipsets);
+    checkIpsetReferences(this.ruleset6, ipsets);
+    const env = { ipsets };
     const evaluator = (rs: Ruleset): TableEvaluator =>
       options.evaluator === 'reference'
-        ? new ReferenceInterpreter(rs, registry)
-        : new LoweredEvaluator(options.instrument ? options.instrument(lowerRuleset(rs, names, registry)) : lowerRuleset(rs, names, registry));
+        ? new ReferenceInterpreter(rs, registry, env)
+        : new LoweredEvaluator(options.instrument ? options.instrument(lowerRuleset(rs, names, registry, env)) : lowerRuleset(rs, names, registry, env));
     this.rng = mulberry32(options.seed ?? 1);
     this.clock = options.clock ?? 0;
     if (!Number.isFinite(this.clock) || this.clock < 0) bad('BAD_CONFIG', `clock must be a number of seconds since the epoch, not ${String(options.clock)}`);
@@ -424,6 +436,7 @@ export class Netns {
       ct.max = options.conntrackMax;
     }
     this.kernel = new Kernel(this.routing, ct, sockets, evaluator(this.ruleset4), evaluator(this.ruleset6), options.ipForward ?? false);
+    this.kernel.ipsets = ipsets;
     this.kernel.ctEnabled4 = options.conntrack ?? needsConntrack(this.ruleset4);
     this.kernel.ctEnabled6 = options.conntrack ?? needsConntrack(this.ruleset6);
     if (this.nftRuleset.tables.length > 0) {
@@ -753,7 +766,9 @@ export class Netns {
           tr.label = label;
           tr.push({ packet: tr.packet, label: tr.label, type: 'route', hook: null, dst: addressText(dst.addr, family), result: 'unreachable', dev: null, via: null, src: null, table: null, reason: 'no route' });
         }
-        return this.result('dropped', dst.addr, dst.port, family, null, `no route to ${addressText(dst.addr, family)}`, tr);
+        // connect() fails at once with the route's error (fib_props): the caller sees a refusal.
+        const errno = route.type === 'prohibit' ? 'EACCES' : route.type === 'blackhole' ? 'EINVAL' : route.table === 0 || route.type !== 'unreachable' ? 'ENETUNREACH' : 'EHOSTUNREACH';
+        return this.result('refused', dst.addr, dst.port, family, null, `connect(): ${errno}: no route to ${addressText(dst.addr, family)}`, tr);
       }
       const sport = spec.sport ?? this.ephemeral(proto, srcAddr, dst.addr, dst.port);
       const sock: SocketRecord = { kind: 'connection', family, proto, local: srcAddr, localPort: sport, remote: dst.addr, remotePort: dst.port, owner, transparent: false, listener: null };

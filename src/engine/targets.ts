@@ -25,6 +25,8 @@ import type { DscpTargetOptions } from '../extensions/target/DSCP.js';
 import type { TtlTargetOptions } from '../extensions/target/TTL.js';
 import { NF_NAT_MANIP_DST, NF_NAT_MANIP_SRC } from './conntrack.js';
 import type { PacketState, SocketRecord } from './packet-state.js';
+import type { RuntimeIpset } from '../extensions/types.js';
+import type { SetTargetOptions } from '../extensions/target/SET.js';
 import type { TraceRecorder } from './trace-events.js';
 
 /** `XT_CONTINUE`: the rule's target lets traversal go on. */
@@ -55,6 +57,7 @@ export const EXT = {
   TTL: 16,
   TOS: 17,
   DSCP: 18,
+  SET: 19,
 } as const;
 
 const EXT_BY_NAME: Readonly<Record<string, number>> = {
@@ -76,6 +79,7 @@ const EXT_BY_NAME: Readonly<Record<string, number>> = {
   HL: EXT.TTL,
   TOS: EXT.TOS,
   DSCP: EXT.DSCP,
+  SET: EXT.SET,
 };
 
 /** The opcode of a target name; targets the engine does not simulate continue or end the walk. */
@@ -95,6 +99,8 @@ export interface TargetHost {
   masqueradeAddress(p: PacketState): readonly number[] | null;
   /** `tproxy_tg4/6`: the socket TPROXY would assign. */
   tproxyLookup(p: PacketState, onIp: readonly number[] | undefined, onPort: number): SocketRecord | null;
+  /** The namespace's ipsets, which `SET` changes. */
+  readonly ipsets?: ReadonlyMap<string, RuntimeIpset>;
 }
 
 /** Where the target fired, for trace events. */
@@ -181,6 +187,22 @@ export function applyTarget(op: number, options: unknown, p: PacketState, host: 
     case EXT.TRACE:
       effect(tr, site, 'trace on');
       return XT_CONTINUE;
+    case EXT.SET: {
+      // set_target_v3: add, then delete; the walk continues.
+      const o = options as SetTargetOptions;
+      for (const [op, operand] of [['add', o.add], ['del', o.del]] as const) {
+        if (operand === null) continue;
+        const set = host.ipsets?.get(operand.name);
+        if (set === undefined || set.family !== p.family || operand.flags.length < set.dimension) continue;
+        const src = operand.flags[0] === 'src';
+        const sport = operand.flags[1] === 'src';
+        const addr = src ? p.src : p.dst;
+        if (op === 'add') set.add(addr, p.proto, sport ? p.sport : p.dport);
+        else set.del(addr, p.proto, sport ? p.sport : p.dport);
+        effect(tr, site, `${op === 'add' ? 'added to' : 'deleted from'} set ${operand.name}`);
+      }
+      return XT_CONTINUE;
+    }
     case EXT.OTHER_CONTINUE:
       effect(tr, site, 'not simulated; traversal continues');
       return XT_CONTINUE;

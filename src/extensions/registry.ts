@@ -22,6 +22,7 @@ import { owner } from './match/owner.js';
 import { policy } from './match/policy.js';
 import { recent } from './match/recent.js';
 import { rpfilter } from './match/rpfilter.js';
+import { set } from './match/set.js';
 import { sctp } from './match/sctp.js';
 import { socket } from './match/socket.js';
 import { state } from './match/state.js';
@@ -69,6 +70,7 @@ import { NFLOG } from './target/NFLOG.js';
 import { NOTRACK } from './target/NOTRACK.js';
 import { REDIRECT } from './target/REDIRECT.js';
 import { REJECT } from './target/REJECT.js';
+import { SET } from './target/SET.js';
 import { SNAT } from './target/SNAT.js';
 import { TPROXY } from './target/TPROXY.js';
 import { TRACE } from './target/TRACE.js';
@@ -93,13 +95,13 @@ import type { MatchExtension, TargetExtension } from './types.js';
 
 const MATCH_LIST: readonly MatchExtension[] = [
   addrtype, comment, connmark, conntrack, icmp, icmp6, iprange, limit, mac, mark, multiport, nfacct,
-  owner, policy, recent, rpfilter, sctp, socket, state, statistic, tcp, udp,
+  owner, policy, recent, rpfilter, sctp, set, socket, state, statistic, tcp, udp,
   length, ttl, hl, tos, dscp, pkttype, helper, realm, devgroup, cpu, quota, connlimit, esp, ah, ipcomp, ecn, tcpmss, physdev, cgroup, connbytes, connlabel, cluster, string, u32, time,
   rt, frag, hbh, dst, ipv6header, eui64, mh, hashlimit, dccp,
 ];
 
 const TARGET_LIST: readonly TargetExtension[] = [
-  CONNMARK, CT, DNAT, LOG, MARK, MASQUERADE, NFLOG, NOTRACK, REDIRECT, REJECT, SNAT, TPROXY, TRACE,
+  CONNMARK, CT, DNAT, LOG, MARK, MASQUERADE, NFLOG, NOTRACK, REDIRECT, REJECT, SET, SNAT, TPROXY, TRACE,
   CHECKSUM, AUDIT, CLASSIFY, CONNSECMARK, SECMARK, DSCP, TOS, TTL, HL, NFQUEUE, TEE, SYNPROXY, IDLETIMER,
   TCPMSS, TCPOPTSTRIP, ECN, NETMAP, DNPT, SNPT,
 ];

@@ -125,7 +125,7 @@ export interface MatchExtension<O = any> extends ExtensionBase<O> {
    * Lowers the options to a test, called once at load. The returned function runs per packet:
    * no allocation, no string comparison of names, no map lookup.
    */
-  lower(options: O, family: Family): (packet: PacketView) => boolean;
+  lower(options: O, family: Family, env?: LowerEnvironment): (packet: PacketView) => boolean;
   /**
    * How faithfully {@link lower} decides: `exact` (default), or `assumed` when the match reads
    * state the simulator does not model (L2 addresses, rate limits, `recent` lists, IPsec…) and
@@ -145,4 +145,27 @@ export interface TargetExtension<O = any> extends ExtensionBase<O> {
   readonly kind: 'target';
   /** Whether the target ends the chain walk (DNAT, REDIRECT, REJECT…) or continues (MARK, LOG…). */
   readonly terminal: boolean;
+}
+
+/**
+ * An ipset as the engine holds it while a namespace runs (the kernel's `struct ip_set`): the
+ * `set` match tests packets against it, the `SET` target adds and deletes members.
+ */
+export interface RuntimeIpset {
+  readonly name: string;
+  readonly family: Family;
+  /** 1 for `hash:ip`/`hash:net`, 2 for the `…,port` types. */
+  readonly dimension: number;
+  /**
+   * `ip_set_test`: whether the address (and, for two dimensions, protocol and port) is a
+   * member: `match`, `nomatch` (a `hash:net` exception), or `none`.
+   */
+  test(addr: readonly number[], proto: number, port: number): 'match' | 'nomatch' | 'none';
+  add(addr: readonly number[], proto: number, port: number): void;
+  del(addr: readonly number[], proto: number, port: number): void;
+}
+
+/** What lowering may know besides the rule: the namespace's ipsets, by name. */
+export interface LowerEnvironment {
+  readonly ipsets?: ReadonlyMap<string, RuntimeIpset>;
 }

@@ -82,6 +82,8 @@ export interface Pod {
   readonly containers: readonly PodContainer[];
   /** `status.podIPs[].ip` (or `status.podIP`), in order. */
   readonly podIPs: readonly string[];
+  /** `spec.hostNetwork`: the pod shares the node's network namespace. Absent when false. */
+  readonly hostNetwork?: boolean;
 }
 
 /**
@@ -256,6 +258,7 @@ export function podFromObject(obj: unknown): Pod {
     initContainers: list('initContainers'),
     containers: list('containers'),
     podIPs,
+    ...(spec['hostNetwork'] === true ? { hostNetwork: true } : {}),
   };
 }
 

@@ -204,7 +204,7 @@ describe('shell completion', () => {
     const tree = await commandTree(names.map((name) => ({ name: name!, summary: '' })), helpOf);
     expect(tree.map((c) => c.name)).toEqual(['fmt', 'check', 'connect', 'trace', 'explore', 'compile', 'mesh', 'demo', 'version', 'completion']);
     const byName = new Map(tree.map((c) => [c.name, c]));
-    expect(byName.get('compile')!.subcommands.map((s) => s.name)).toEqual(['linkerd', 'linkerd-cni', 'istio', 'istio-cni']);
+    expect(byName.get('compile')!.subcommands.map((s) => s.name)).toEqual(['linkerd', 'linkerd-cni', 'istio', 'istio-cni', 'istio-ambient']);
     expect(byName.get('mesh')!.subcommands.map((s) => s.name)).toEqual(['linkerd', 'istio']);
     expect(byName.get('completion')!.subcommands.map((s) => s.name)).toEqual(['bash', 'zsh', 'fish']);
     expect(byName.get('fmt')!.subcommands).toEqual([]);
@@ -241,7 +241,7 @@ describe('shell completion', () => {
     };
     expect(complete('netfilter-sim ')).toEqual(['fmt', 'check', 'connect', 'trace', 'explore', 'compile', 'mesh', 'demo', 'version', 'completion', 'help']);
     expect(complete('netfilter-sim co')).toEqual(['connect', 'compile', 'completion']);
-    expect(complete('netfilter-sim compile ')).toEqual(['linkerd', 'linkerd-cni', 'istio', 'istio-cni']);
+    expect(complete('netfilter-sim compile ')).toEqual(['linkerd', 'linkerd-cni', 'istio', 'istio-cni', 'istio-ambient']);
     expect(complete('netfilter-sim compile istio --redirect')).toEqual(['--redirect-dns']);
     expect(complete('netfilter-sim connect --li')).toEqual(['--listen']);
     expect(complete('netfilter-sim help com')).toEqual(['compile', 'completion']);
@@ -262,7 +262,7 @@ describe('shell completion', () => {
       expect(fish).toContain(`complete -c netfilter-sim -n __fish_use_subcommand -f -a ${c} -d `);
     }
     expect(zsh).toMatch(/ {8}istio-cni\) flags=\(--pod /);
-    expect(fish).toContain("complete -c netfilter-sim -n '__fish_seen_subcommand_from compile; and not __fish_seen_subcommand_from linkerd linkerd-cni istio istio-cni' -f -a istio -d ");
+    expect(fish).toContain("complete -c netfilter-sim -n '__fish_seen_subcommand_from compile; and not __fish_seen_subcommand_from linkerd linkerd-cni istio istio-cni istio-ambient' -f -a istio -d ");
     expect(fish).toContain("complete -c netfilter-sim -n '__fish_seen_subcommand_from compile; and __fish_seen_subcommand_from istio' -l redirect-dns");
     expect(fish).toContain("complete -c netfilter-sim -n '__fish_seen_subcommand_from connect' -l listen");
     expect(fish).toContain("-d 'simulate a TCP connection (or UDP datagram) through a pod\\'s rules'");

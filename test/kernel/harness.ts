@@ -341,6 +341,8 @@ export type KernelProbe =
       readonly dst: string;
       readonly sport?: number;
       readonly proto?: 'tcp';
+      /** `SO_MARK` of the connecting socket. */
+      readonly mark?: number;
     }
   | { readonly from: 'remote'; readonly src: string; readonly dst: string; readonly sport?: number };
 
@@ -352,6 +354,10 @@ export interface KernelCase {
   readonly nft?: string;
   readonly listeners: readonly KernelListener[];
   readonly probes: readonly KernelProbe[];
+  /** `ipset restore` input, loaded in the pod before the rules (sets the rules name). */
+  readonly ipsets?: string;
+  /** `ip -batch` lines run in the pod before the rules (`rule add fwmark …`, `route add …`). */
+  readonly ipBatch?: readonly string[];
 }
 
 /** The DESIGN `connect --json` object, minus `steps`, as the kernel decided it. */
@@ -412,6 +418,8 @@ export async function kernelConnectReport(c: KernelCase, options: KernelConnectO
     ...(c.nft ? { nft: c.nft, nftBinary: nftBinary() } : {}),
     listeners: c.listeners,
     probes: c.probes,
+    ...(c.ipsets === undefined ? {} : { ipsets: c.ipsets }),
+    ...(c.ipBatch === undefined ? {} : { ipBatch: c.ipBatch }),
     connectTimeoutMs,
     acceptWaitMs,
   };

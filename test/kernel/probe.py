@@ -36,6 +36,7 @@ import time
 
 CLONE_NEWNET = 0x40000000
 SO_ORIGINAL_DST = 80  # linux/netfilter_ipv4.h; IP6T_SO_ORIGINAL_DST has the same number
+SO_MARK = 36  # <asm-generic/socket.h>
 WORLD_PORT = 9  # the world's catch-all listener, after its REDIRECT
 IP_RECVERR = 11  # linux/in.h
 IPV6_RECVERR = 25  # linux/in6.h
@@ -202,6 +203,11 @@ class Case:
             self.world_listeners.append((self._listen(fam, addr, WORLD_PORT, None), fam))
         # The pod's rules, as its init container would load them.
         _setns(self.pod)
+        # Optional: ipsets the rules name (ipset restore input), and policy routing (ip -batch).
+        if self.req.get('ipsets'):
+            _run([self.tools.get('ipset') or 'ipset', 'restore'], 'ipsets', self.req['ipsets'])
+        if self.req.get('ipBatch'):
+            _run([ip, '-batch', '-'], 'ip-batch', '\n'.join(self.req['ipBatch']) + '\n')
         procs = []
         if self.req.get('rules4'):
             procs.append(('rules4', [self.tools['iptablesRestore']], self.req['rules4']))
@@ -262,6 +268,9 @@ class Case:
             gid = p.get('gid', uid)
             with Creds(uid, gid, list(p.get('groups', []))):
                 s = socket.socket(fam, socket.SOCK_STREAM)
+            if p.get('mark') is not None:
+                # SO_MARK (needs CAP_NET_ADMIN, which root keeps here).
+                s.setsockopt(socket.SOL_SOCKET, SO_MARK, int(p['mark']))
             bind_addr = '::' if fam == socket.AF_INET6 else '0.0.0.0'
         else:
             _setns(self.world)

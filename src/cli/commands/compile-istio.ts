@@ -8,8 +8,10 @@ import { ISTIO_IPTABLES_FLAGS, parseIstioIptablesCommandLine } from '../../mesh/
 import { compileIstioCni } from '../../mesh/istio/cni.js';
 import { compileIstio, type IstioCompileResult } from '../../mesh/istio/compile.js';
 import { detectEnableIPv6, type IstioConfig, parseResolvConf, splitDnsServers } from '../../mesh/istio/config.js';
-import { formatIstioResult, ISTIO_OUTPUT_FORMATS, type IstioOutputFormat } from '../../mesh/istio/format.js';
-import { readPod } from '../../mesh/pod.js';
+import { formatIstioAmbientResult, formatIstioResult, ISTIO_OUTPUT_FORMATS, type IstioOutputFormat } from '../../mesh/istio/format.js';
+import { readNamespace, readPod } from '../../mesh/pod.js';
+import { istioReleaseFeatures } from '../../mesh/istio/version.js';
+import { type AmbientConfig, type AmbientPodOverrides, ambientEnrolment, ambientPodOverrides, compileIstioAmbient } from '../../mesh/istio/ambient.js';
 import { type CliIO, EXIT_OK, SourceError, UsageError, reportCliError } from '../io.js';
 import { pushAll } from '../../limits.js';
 
@@ -43,6 +45,8 @@ istio-iptables flags, as upstream (also settable with --env NAME=VALUE as upstre
   --redirect-dns  --capture-all-dns  --drop-invalid  --dual-stack
   -n, --dry-run  --skip-rule-apply  --run-validation  --cleanup-only  --reconcile  --force-apply
   --network-namespace NS  --cni-mode  --force-iptables-binary B  --iptables-probe-port P  --probe-timeout D
+  --native-nftables       the nftables rules of tools/istio-nftables (1.27+): --format commands
+                          (and restore) print the nft -f input, save what nft list ruleset lists
 
 What istio-iptables reads from the pod instead of flags:
   --dns-servers LIST      resolv.conf name servers (used with --redirect-dns)
@@ -57,8 +61,13 @@ Options:
                           commands: the recorded commands, as upstream's goldens lay them out
                           json: the loaded rule set(s)
   --json                  the same as --format json
-  --upstream-version V    reproduce an older release's rules (e.g. 1.24, 1.17)
+  --upstream-version V    reproduce a release's rules (1.0 to 1.31, e.g. 1.24, 1.17; newer
+                          versions are refused, not guessed)
   -h, --help              this help
+
+The routing the tool sets up besides the rules (TPROXY: ip rule add fwmark … lookup 133 and
+ip route add local default dev lo table 133; IPv6: ::6 on lo) is printed on stderr, one
+"# also run in the pod: ip …" line each.
 
 Examples:
   netfilter-sim compile istio -p 15001 -z 15006 -u 1337 -m REDIRECT -i '*' -x "" -b '*' -d 15090,15021,15020
@@ -88,8 +97,13 @@ Options:
   --ipv6, --no-ipv6       whether the pod has IPv6 (default: from status.podIPs)
   --env NAME=VALUE        the plugin's environment on the node (ISTIO_OUTBOUND_OWNER_GROUPS, …)
   --exclude-namespaces NS the CNI config's exclude_namespaces
+  --native-nftables       the CNI config's native_nftables (chart global.nativeNftables, 1.27+):
+                          the nftables rules (--format commands: the nft -f input)
   --upstream-version V    reproduce an older release's rules
   -h, --help              this help
+
+A pod istio-cni leaves alone (no istio-proxy container, an istio-init container, an ambient
+pod, …) exits 0 with the reason on stderr and nothing on stdout, as compile linkerd-cni does.
 
 Examples:
   netfilter-sim compile istio-cni --pod pod.yaml
@@ -112,9 +126,14 @@ export async function runCompileIstio(args: string[], io: CliIO): Promise<number
     if (own.flags.has('help')) return { help: COMPILE_ISTIO_HELP };
     const format = checkFormat(own.values.get('format'), own.flags.has('json'));
     const env = envPairs(own.values.get('env') ?? []);
+    const version = last(own.values.get('upstream-version'));
+    // ≤ 1.25 accepted --iptables-trace-logging (it wrote no rule); 1.26 removed the flag.
+    const rest = istioReleaseFeatures(version).iptablesTraceLogging
+      ? own.rest.filter((a) => a !== '--iptables-trace-logging' && !a.startsWith('--iptables-trace-logging='))
+      : own.rest;
     let line;
     try {
-      line = parseIstioIptablesCommandLine(own.rest, env);
+      line = parseIstioIptablesCommandLine(rest, env);
     } catch (e) {
       if (e instanceof NetfilterSimError) throw new UsageError(e.message);
       throw e;
@@ -132,15 +151,15 @@ export async function runCompileIstio(args: string[], io: CliIO): Promise<number
     const podIPs = own.values.get('pod-ips');
     if (podIPs) fields.enableIPv6 = detectEnableIPv6(podIPs.join(',').split(',').filter((s) => s !== ''), line.config.dualStack);
     if (own.flags.has('ipv6')) fields.enableIPv6 = true;
-    const version = last(own.values.get('upstream-version'));
     const result = compileIstio({ ...line.config, ...fields }, version === undefined ? {} : { upstreamVersion: version });
     return { result, format, warnings };
   });
 }
 
 /**
- * `netfilter-sim compile istio-cni --pod FILE [--format …]`. Returns the exit code: 0, 1 for a
- * bad manifest or a pod istio-cni does not program, 2 for a usage error.
+ * `netfilter-sim compile istio-cni --pod FILE [--format …]`. Returns the exit code: 0 (also for
+ * a pod istio-cni leaves alone: the reason goes to stderr, nothing to stdout), 1 for a bad
+ * manifest, 2 for a usage error.
  *
  * @example
  * ```ts
@@ -149,7 +168,7 @@ export async function runCompileIstio(args: string[], io: CliIO): Promise<number
  */
 export async function runCompileIstioCni(args: string[], io: CliIO): Promise<number> {
   return run(io, 'compile istio-cni', () => {
-    const own = extractOwnOptions(args, ['pod', 'format', 'env', 'exclude-namespaces', 'upstream-version'], ['ipv6', 'no-ipv6', 'help', 'json']);
+    const own = extractOwnOptions(args, ['pod', 'format', 'env', 'exclude-namespaces', 'upstream-version'], ['ipv6', 'no-ipv6', 'help', 'json', 'native-nftables']);
     if (own.flags.has('help')) return { help: COMPILE_ISTIO_CNI_HELP };
     if (own.rest.length > 0) throw new UsageError(`unexpected argument "${own.rest[0]}"`);
     const format = checkFormat(own.values.get('format'), own.flags.has('json'));
@@ -169,15 +188,17 @@ export async function runCompileIstioCni(args: string[], io: CliIO): Promise<num
       pod,
       env: envPairs(own.values.get('env') ?? []),
       excludeNamespaces,
+      ...(own.flags.has('native-nftables') ? { nativeNftables: true } : {}),
       ...(own.flags.has('ipv6') ? { enableIPv6: true } : own.flags.has('no-ipv6') ? { enableIPv6: false } : {}),
       ...(version === undefined ? {} : { upstreamVersion: version }),
     });
-    if (result.skipped !== null) throw new NetfilterSimError({ code: 'BAD_MANIFEST', severity: 'error', message: `istio-cni does not program this pod: ${result.skipped}` });
+    // As compile linkerd-cni: the plugin leaving a pod alone is a success (nothing written), and says why.
+    if (result.skipped !== null) return { skipped: `netfilter-sim compile istio-cni: istio-cni does not program this pod: ${result.skipped}\n` };
     return { result, format, warnings: [] };
   });
 }
 
-type Outcome = { help: string } | { result: IstioCompileResult; format: IstioOutputFormat; warnings: string[] };
+type Outcome = { help: string } | { skipped: string } | { result: IstioCompileResult; format: IstioOutputFormat; warnings: string[] };
 
 async function run(io: CliIO, name: string, body: () => Outcome): Promise<number> {
   try {
@@ -186,8 +207,15 @@ async function run(io: CliIO, name: string, body: () => Outcome): Promise<number
       io.stdout(outcome.help);
       return EXIT_OK;
     }
+    if ('skipped' in outcome) {
+      io.stderr(outcome.skipped);
+      return EXIT_OK;
+    }
     for (const w of [...outcome.warnings, ...outcome.result.warnings]) io.stderr(`netfilter-sim ${name}: warning: ${w}\n`);
-    io.stdout(formatIstioResult(outcome.result, outcome.format));
+    const text = formatIstioResult(outcome.result, outcome.format);
+    // The routing istio-iptables sets up besides the rules (TPROXY policy routing, ::6 on lo).
+    for (const c of outcome.result.ipCommands) io.stderr(`# also run in the pod: ${c.join(' ')}\n`);
+    io.stdout(text);
     return EXIT_OK;
   } catch (e) {
     return reportCliError(e, io, name, (err) => `netfilter-sim ${name}: ${err.message}\n`);
@@ -284,4 +312,148 @@ function extractOwnOptions(
     if (consumesNext(a) && i + 1 < args.length) rest.push(args[++i]!);
   }
   return { values, flags, rest };
+}
+
+/**
+ * `netfilter-sim compile istio-ambient --help`.
+ *
+ * @example
+ * ```ts
+ * io.stdout(COMPILE_ISTIO_AMBIENT_HELP);
+ * ```
+ */
+export const COMPILE_ISTIO_AMBIENT_HELP = `Usage: netfilter-sim compile istio-ambient [options]
+
+Prints what istio-cni's ambient node agent writes for ztunnel: in a pod's network namespace
+(marks 0x539/0x111, redirects to ztunnel's 15001, 15006 and 15053, HBONE 15008 never captured),
+or with --host on the node (the kubelet health-probe SNAT).
+
+Node agent settings (the istio-cni chart's ambient.* values):
+  --ipv6                  the pod has IPv6 (ambient.ipv6 with an IPv6 pod): the ip6tables pass too
+  --redirect-dns          ambient.dnsCapture: capture DNS to ztunnel's 15053 (the chart's default
+                          is true; without this flag DNS is not captured)
+  --nftables              the nftables backend (ambient.enableNativeNftables, Istio 1.28+)
+  --probe-snat ADDR       the kubelet probe SNAT address (default 169.254.7.127)
+  --probe-snat6 ADDR      its IPv6 form (default fd16:9254:7127:1337:ffff:ffff:ffff:ffff)
+  --host                  the node's rules instead of a pod's
+  --kubelet-uid N         with --host --nftables: the kubelet's uid (default 0)
+  --upstream-version V    reproduce an Istio release (1.25 to 1.31)
+
+The pod (its annotations, as istio-cni reads them):
+  --pod FILE              a Pod manifest, YAML or JSON: enrolment (istio.io/dataplane-mode,
+                          sidecar, host network, excluded namespace) and the annotations below
+  --namespace FILE        its Namespace (for a namespace-level istio.io/dataplane-mode label)
+  --exclude-namespaces NS the chart's excludeNamespaces (default kube-system)
+  --ingress               ambient.istio.io/bypass-inbound-capture: "true" (no inbound capture)
+  --pod-dns enabled|disabled   ambient.istio.io/dns-capture (overrides --redirect-dns)
+  --virtual-interfaces IF,…    istio.io/reroute-virtual-interfaces
+
+Options:
+  --format FMT            save (default): what iptables-save / ip6tables-save print afterwards
+                          restore: the iptables-restore input(s) (nftables: the nft -f input)
+                          commands: the recorded commands, as upstream's goldens lay them out
+                          json: the loaded rule set(s)
+                          (nftables: commands and restore are the nft -f input, save is what
+                          nft list ruleset lists, json the nft rule set)
+  --json                  the same as --format json
+  -h, --help              this help
+
+The agent also adds, in the pod: ip route replace local 0.0.0.0/0 dev lo table 100 and
+ip rule add fwmark 0x111/0xfff pref 32764 lookup 100 (printed on stderr as comments).
+A pod the agent does not enrol exits 0 with the reason on stderr and nothing on stdout.
+
+Examples:
+  netfilter-sim compile istio-ambient --redirect-dns --format commands
+  netfilter-sim compile istio-ambient --host --format save
+  netfilter-sim compile istio-ambient --pod pod.yaml --redirect-dns --nftables --format commands
+`;
+
+/**
+ * `netfilter-sim compile istio-ambient [options]`. Returns the exit code: 0 (also for a pod the
+ * agent does not enrol), 1 for bad input or an output that cannot be produced, 2 for a usage error.
+ *
+ * @example
+ * ```ts
+ * await runCompileIstioAmbient(['--redirect-dns', '--format', 'commands'], processIO());
+ * ```
+ */
+export async function runCompileIstioAmbient(args: string[], io: CliIO): Promise<number> {
+  const name = 'compile istio-ambient';
+  try {
+    const own = extractOwnOptions(
+      args,
+      ['format', 'pod', 'namespace', 'exclude-namespaces', 'pod-dns', 'virtual-interfaces', 'kubelet-uid', 'probe-snat', 'probe-snat6', 'upstream-version'],
+      ['ipv6', 'redirect-dns', 'nftables', 'host', 'ingress', 'help', 'json'],
+    );
+    if (own.flags.has('help')) {
+      io.stdout(COMPILE_ISTIO_AMBIENT_HELP);
+      return EXIT_OK;
+    }
+    if (own.rest.length > 0) throw new UsageError(`unexpected argument "${own.rest[0]}"`);
+    const format = checkFormat(own.values.get('format'), own.flags.has('json'));
+    const host = own.flags.has('host');
+    const config: { -readonly [K in keyof AmbientConfig]?: AmbientConfig[K] } = {
+      enableIPv6: own.flags.has('ipv6'),
+      redirectDNS: own.flags.has('redirect-dns'),
+      nativeNftables: own.flags.has('nftables'),
+    };
+    const snat = last(own.values.get('probe-snat'));
+    if (snat !== undefined) config.hostProbeSNATAddress = snat;
+    const snat6 = last(own.values.get('probe-snat6'));
+    if (snat6 !== undefined) config.hostProbeV6SNATAddress = snat6;
+    const kubelet = last(own.values.get('kubelet-uid'));
+    if (kubelet !== undefined) {
+      if (!/^\d+$/.test(kubelet) || Number(kubelet) > 0xffffffff) throw new UsageError(`--kubelet-uid needs a uid, not "${kubelet}"`);
+      config.kubeletUID = Number(kubelet);
+    }
+    const warnings: string[] = [];
+    let pod: Partial<AmbientPodOverrides> = {};
+    const podFile = last(own.values.get('pod'));
+    if (podFile !== undefined) {
+      if (host) throw new UsageError('--pod and --host exclude each other (the host rules are per node)');
+      const readManifest = <T>(file: string, read: (text: string) => T): T => {
+        const text = io.readFile(file);
+        try {
+          return read(text);
+        } catch (e) {
+          if (e instanceof NetfilterSimError) throw new SourceError(file, text, e.diagnostics);
+          throw e;
+        }
+      };
+      const p = readManifest(podFile, readPod);
+      const nsFile = last(own.values.get('namespace'));
+      const namespace = nsFile === undefined ? undefined : readManifest(nsFile, readNamespace);
+      const exclude = own.values.get('exclude-namespaces');
+      const enrol = ambientEnrolment(p, {
+        ...(namespace ? { namespace } : {}),
+        ...(exclude ? { excludeNamespaces: exclude.flatMap((l) => l.split(',')).filter((s) => s !== '') } : {}),
+      });
+      if (!enrol.enrolled) {
+        io.stderr(`netfilter-sim ${name}: istio-cni does not enrol this pod in ambient: ${enrol.reason}\n`);
+        return EXIT_OK;
+      }
+      pod = ambientPodOverrides(p, warnings);
+      if (!own.flags.has('ipv6') && p.podIPs.some((a) => a.includes(':'))) config.enableIPv6 = true;
+    }
+    if (own.flags.has('ingress')) pod = { ...pod, ingressMode: true };
+    const dns = last(own.values.get('pod-dns'));
+    if (dns !== undefined) {
+      if (dns !== 'enabled' && dns !== 'disabled') throw new UsageError(`--pod-dns is enabled or disabled, not "${dns}"`);
+      pod = { ...pod, dnsProxy: dns };
+    }
+    const virt = own.values.get('virtual-interfaces');
+    if (virt) pod = { ...pod, virtualInterfaces: virt.flatMap((l) => l.split(',')).map((s) => s.trim()).filter((s) => s !== '') };
+    if (host && (pod.ingressMode || pod.dnsProxy !== undefined || pod.virtualInterfaces)) {
+      throw new UsageError('--ingress, --pod-dns and --virtual-interfaces are pod settings; the --host rules do not use them');
+    }
+    const version = last(own.values.get('upstream-version'));
+    const result = compileIstioAmbient({ config, pod, host, ...(version === undefined ? {} : { upstreamVersion: version }) });
+    for (const w of [...warnings, ...result.warnings]) io.stderr(`netfilter-sim ${name}: warning: ${w}\n`);
+    const out = formatIstioAmbientResult(result, format);
+    for (const c of result.ipCommands) io.stderr(`# also run in the pod: ${c.join(' ')}\n`);
+    io.stdout(out);
+    return EXIT_OK;
+  } catch (e) {
+    return reportCliError(e, io, name, (err) => `netfilter-sim ${name}: ${err.message}\n`);
+  }
 }

@@ -4,7 +4,7 @@
  */
 import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from '../io.js';
 import { COMPILE_LINKERD_CNI_HELP, COMPILE_LINKERD_HELP, runCompileLinkerd, runCompileLinkerdCni } from './compile-linkerd.js';
-import { COMPILE_ISTIO_CNI_HELP, COMPILE_ISTIO_HELP, runCompileIstio, runCompileIstioCni } from './compile-istio.js';
+import { COMPILE_ISTIO_AMBIENT_HELP, COMPILE_ISTIO_CNI_HELP, COMPILE_ISTIO_HELP, runCompileIstio, runCompileIstioAmbient, runCompileIstioCni } from './compile-istio.js';
 
 type Sub = { run: (args: string[], io: CliIO) => Promise<number>; help: string; summary: string };
 
@@ -13,6 +13,7 @@ const SUBS: Record<string, Sub> = {
   'linkerd-cni': { run: runCompileLinkerdCni, help: COMPILE_LINKERD_CNI_HELP, summary: 'the rules the linkerd-cni plugin writes for a pod' },
   istio: { run: runCompileIstio, help: COMPILE_ISTIO_HELP, summary: 'the rules istio-init (istio-iptables) writes' },
   'istio-cni': { run: runCompileIstioCni, help: COMPILE_ISTIO_CNI_HELP, summary: 'the rules the istio-cni plugin writes for a pod' },
+  'istio-ambient': { run: runCompileIstioAmbient, help: COMPILE_ISTIO_AMBIENT_HELP, summary: "the rules istio-cni's ambient node agent writes (in a pod, or --host)" },
 };
 
 export function compileHelp(): string {

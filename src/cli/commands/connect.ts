@@ -6,7 +6,9 @@
 import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
 import { check } from '../../check/index.js';
-import { formatDiagnostic, type Diagnostic } from '../../errors.js';
+import { formatDiagnostic, NetfilterSimError, type Diagnostic } from '../../errors.js';
+import type { Ipset } from '../../model/ipset.js';
+import { parseIpsetArgument, parseIpsetSave } from '../../syntax/ipset.js';
 import { Netns } from '../../engine/netns.js';
 import type { ConnectResult, ConnectSpec, NetnsOptions } from '../../engine/netns.js';
 import type { Family, Ruleset } from '../../model/types.js';
@@ -43,6 +45,10 @@ Rules and namespace:
   --peer IP=PORTS         a remote host that listens only on PORTS (others accept everything)
   --conntrack-max N       nf_conntrack_max: connections the table holds (default 262144); past it
                           a new connection is dropped
+  --ipset NAME=ADDRS      an ipset the rules name (-m set, -j SET): hash:ip, or hash:net when an
+                          address has a /prefix; inet6: before the list for an empty IPv6 set;
+                          repeatable
+  --ipsets FILE           ipsets as \`ipset save\` prints them (create/add lines)
 
 The connection:
   --from local|remote     a process of the namespace (default with --uid) or a remote client
@@ -53,7 +59,7 @@ The connection:
   --sport N               source port (default 41000)
   --dst IP:PORT           destination ([IPv6]:PORT)
   --proto tcp|udp         default tcp
-  --mark N                SO_MARK of the local socket
+  --mark N, --so-mark N   SO_MARK of the local socket (mark matches and fwmark rules see it)
 
 Output:
   --json                  one JSON object: outcome, address, port, originalDestination, steps,
@@ -86,6 +92,8 @@ export const NETNS_OPTIONS = {
   'ip-forward': { type: 'boolean' },
   peer: { type: 'string', multiple: true },
   'conntrack-max': { type: 'string' },
+  ipset: { type: 'string', multiple: true },
+  ipsets: { type: 'string' },
   format: { type: 'string' },
   json: { type: 'boolean' },
   seed: { type: 'string' },
@@ -210,6 +218,25 @@ export function netnsOptions(values: Values, io: CliIO): { options: NetnsOptions
   if (evaluator) options.evaluator = evaluator;
   if (seed !== undefined) options.seed = seed;
   if (conntrackMax !== undefined) options.conntrackMax = conntrackMax;
+  const ipsets: Ipset[] = [];
+  const ipsetsFile = str(values, 'ipsets');
+  if (ipsetsFile !== undefined) {
+    let text: string;
+    try {
+      text = io.readFile(ipsetsFile);
+    } catch (e) {
+      throw e instanceof FileReadError ? e : new FileReadError(ipsetsFile, e);
+    }
+    sources.set(ipsetsFile, text);
+    try {
+      ipsets.push(...parseIpsetSave(text, ipsetsFile));
+    } catch (e) {
+      if (e instanceof NetfilterSimError) throw new SourceError(ipsetsFile, text, e.diagnostics);
+      throw e;
+    }
+  }
+  for (const spec of list(values, 'ipset')) ipsets.push(parseIpsetArgument(spec));
+  if (ipsets.length > 0) options.ipsets = ipsets;
   return { options, sources };
 }
 
@@ -261,7 +288,8 @@ function connectSpec(values: Values): ConnectSpec {
     const gid = int(values, 'gid');
     const groups = str(values, 'groups');
     if (groups !== undefined) for (const g of splitList(groups)) if (!/^\d+$/.test(g)) throw new UsageError(`--groups needs numeric GIDs, not "${g}"`);
-    const mark = int(values, 'mark');
+    if (str(values, 'mark') !== undefined && str(values, 'so-mark') !== undefined) throw new UsageError('--mark and --so-mark are the same option; give one');
+    const mark = int(values, 'mark') ?? int(values, 'so-mark');
     return {
       from: 'local', uid, dst,
       ...(gid !== undefined ? { gid } : {}),
@@ -274,7 +302,7 @@ function connectSpec(values: Values): ConnectSpec {
   }
   if (from !== 'remote') throw new UsageError(`--from is local or remote, not "${from}"`);
   if (src === undefined) throw new UsageError('--from remote needs --src IP');
-  for (const k of ['uid', 'gid', 'groups', 'mark']) if (str(values, k) !== undefined) throw new UsageError(`--${k} is for --from local (a remote client has no socket here)`);
+  for (const k of ['uid', 'gid', 'groups', 'mark', 'so-mark']) if (str(values, k) !== undefined) throw new UsageError(`--${k} is for --from local (a remote client has no socket here)`);
   const iface = str(values, 'in');
   return {
     from: 'remote', src, dst,
@@ -315,6 +343,7 @@ export async function runConnect(args: string[], io: CliIO): Promise<number> {
         dst: { type: 'string' },
         proto: { type: 'string' },
         mark: { type: 'string' },
+        'so-mark': { type: 'string' },
         in: { type: 'string' },
         enumerate: { type: 'boolean' },
       },

@@ -36,7 +36,8 @@ Pods and install:
   --server FILE|-            the server pod
   --namespace FILE           a Namespace whose annotations (and injection labels) apply to both
   --cni                      the mesh's CNI plugin writes the rules (linkerd-cni, istio-cni)
-  --native-sidecars on|off   proxies as native sidecars (default: on, both meshes' current default)
+  --native-sidecars on|off   proxies as native sidecars (default: on: Linkerd's default, and what
+                             Istio's ENABLE_NATIVE_SIDECARS=auto picks on kubelet 1.33+ nodes)
   --cni-not-ready            the CNI plugin was not ready when the pods started (no rules)
 
 The connection:

@@ -13,6 +13,7 @@ import { compileIstio, type IstioCompileResult } from './compile.js';
 import { detectEnableIPv6, type IstioConfig, istioConfig } from './config.js';
 import { ISTIO_CNI_ANNOTATIONS, ISTIO_CNI_DEFAULTS, ISTIO_ENV_DEFAULTS } from './defaults.js';
 import { parseGoPrefix } from './netip.js';
+import { type IstioReleaseFeatures, istioReleaseFeatures } from './version.js';
 import type { Pod, PodContainer } from '../pod.js';
 import { expectArgument, expectFields } from '../../guard.js';
 
@@ -42,6 +43,8 @@ export interface IstioCniInput {
   readonly excludeNamespaces?: readonly string[];
   /** Reproduce an older release (`upstreamVersion` of `compileIstio`). */
   readonly upstreamVersion?: string;
+  /** CNI config `native_nftables` (chart `global.nativeNftables`): the nftables rules instead. */
+  readonly nativeNftables?: boolean;
 }
 
 /**
@@ -106,7 +109,7 @@ export function compileIstioCni(input: IstioCniInput): IstioCniResult {
     return { config: istioConfig(), restore: [], commands: [], ipCommands: [], rules: [], warnings: [], skipped: skip, redirect: null };
   }
   const warnings: string[] = [];
-  const redirect = newRedirect(pod, warnings);
+  const redirect = newRedirect(pod, warnings, istioReleaseFeatures(input.upstreamVersion));
   const env = input.env ?? {};
   const enableIPv6 = input.enableIPv6 ?? detectEnableIPv6(pod.podIPs, redirect.dualStack);
   const config: IstioConfig = istioConfig({
@@ -128,6 +131,7 @@ export function compileIstioCni(input: IstioCniInput): IstioCniResult {
     captureAllDNS: redirect.dnsRedirect,
     dropInvalid: redirect.invalidDrop,
     dualStack: redirect.dualStack,
+    nativeNftables: input.nativeNftables === true,
     // FillConfigFromEnvironment, run by the plugin inside the pod netns.
     ownerGroupsInclude: env['ISTIO_OUTBOUND_OWNER_GROUPS'] ?? ISTIO_ENV_DEFAULTS.ISTIO_OUTBOUND_OWNER_GROUPS,
     ownerGroupsExclude: env['ISTIO_OUTBOUND_OWNER_GROUPS_EXCLUDE'] ?? ISTIO_ENV_DEFAULTS.ISTIO_OUTBOUND_OWNER_GROUPS_EXCLUDE,
@@ -236,7 +240,7 @@ function annotationOrDefault(pod: Pod, name: keyof typeof REGISTRY): { found: bo
 }
 
 /** `NewRedirect` in `sidecar_redirect.go`. */
-function newRedirect(pod: Pod, warnings: string[]): IstioRedirect {
+function newRedirect(pod: Pod, warnings: string[], release: IstioReleaseFeatures): IstioRedirect {
   const get = (name: keyof typeof REGISTRY): string => annotationOrDefault(pod, name).value;
   const proxy = allContainers(pod).find((c) => c.name === ISTIO_CNI_DEFAULTS.proxyContainer);
   const runAsUser = proxy?.runAsUser;
@@ -256,8 +260,18 @@ function newRedirect(pod: Pod, warnings: string[]): IstioRedirect {
   excludeInboundPorts = [...new Set(excludeInboundPorts.split(','))].join(',');
   const excludeInterfaces = get('excludeInterfaces');
   // kubevirtInterfaces is deprecated: istio.io/reroute-virtual-interfaces wins when present.
+  // 1.24 read only kubevirtInterfaces; 1.25.0–1.27.1 only the new annotation (the old value was
+  // overwritten by the new one's empty default); 1.27.2 on, the new one, else the old one.
   const reroute = annotationOrDefault(pod, 'rerouteVirtualInterfaces');
-  const rerouteVirtualInterfaces = reroute.found ? reroute.value : get('kubevirtInterfaces');
+  let rerouteVirtualInterfaces: string;
+  if (!release.cniRerouteAnnotation) rerouteVirtualInterfaces = get('kubevirtInterfaces');
+  else if (reroute.found || !release.cniKubevirtAnnotation) {
+    if (!reroute.found && !release.cniKubevirtAnnotation && pod.annotations[ISTIO_CNI_ANNOTATIONS.kubevirtInterfaces] !== undefined) {
+      get('kubevirtInterfaces');
+      warnings.push(`${ISTIO_CNI_ANNOTATIONS.kubevirtInterfaces} has no effect in Istio ${release.name} (istio-cni reads only ${ISTIO_CNI_ANNOTATIONS.rerouteVirtualInterfaces} from 1.25.0 to 1.27.1)`);
+    }
+    rerouteVirtualInterfaces = reroute.value;
+  } else rerouteVirtualInterfaces = get('kubevirtInterfaces');
 
   const env = proxyEnv(pod);
   const boolEnv = (name: string, what: string): boolean => {

@@ -17,7 +17,8 @@ import {
   PASSTHROUGH_SOURCE,
 } from './defaults.js';
 import { formatGoPrefix, isGo4, isGoLoopback, parseGoPrefix } from './netip.js';
-import { type IstioShape, istioShape, parseIstioVersion, unsupportedShape } from './version.js';
+import { compileIstioNftables } from './compile-nft.js';
+import { type IstioReleaseFeatures, type IstioShape, istioReleaseFeatures, istioShape, parseIstioVersion, unsupportedShape } from './version.js';
 import { pushAll } from '../../limits.js';
 import { expectArgument } from '../../guard.js';
 
@@ -107,6 +108,11 @@ export interface IstioCompileResult {
   readonly rules: readonly IstioRule[];
   /** What upstream would log as a warning (ignored CIDRs, DNS capture disabled, …). */
   readonly warnings: readonly string[];
+  /**
+   * With `--native-nftables`: the transaction handed to `nft -f` (then `commands` holds its
+   * lines and `restore` is empty). Absent in iptables mode.
+   */
+  readonly nft?: string;
 }
 
 /**
@@ -128,17 +134,30 @@ export function compileIstio(config: Partial<IstioConfig>, options: IstioCompile
   expectArgument(config, 'object', 'config');
   expectArgument(options, 'object', 'options');
   const cfg = resolveIstioConfig(istioConfig(config), options.envoyUserUID);
-  if (cfg.nativeNftables) {
-    fail('UNSUPPORTED', '--native-nftables writes nftables rules (tools/istio-nftables); only the iptables mode is simulated');
-  }
   const shape = istioShape(parseIstioVersion(options.upstreamVersion ?? 'latest'));
+  const release = istioReleaseFeatures(options.upstreamVersion);
+  if (cfg.forceIptablesBinary !== '') {
+    if (!release.forceIptablesBinary) {
+      fail('BAD_CONFIG', `unknown flag: --force-iptables-binary (added in Istio 1.28; asked for ${release.name})`, undefined, cfg.forceIptablesBinary);
+    }
+    // config.ValidateIptablesBinary (1.28+)
+    if (cfg.forceIptablesBinary !== 'legacy' && cfg.forceIptablesBinary !== 'nft') {
+      fail('BAD_CONFIG', `invalid FORCE_IPTABLES_BINARY value ${JSON.stringify(cfg.forceIptablesBinary)}`, undefined, cfg.forceIptablesBinary);
+    }
+  }
+  if (cfg.nativeNftables) {
+    if (!release.nativeNftables) fail('UNSUPPORTED', `--native-nftables exists from Istio 1.27 on (asked for ${release.name})`);
+    if (cfg.skipRuleApply) return { config: cfg, restore: [], commands: [], ipCommands: [], rules: [], warnings: [], nft: '' };
+    const nft = compileIstioNftables(cfg);
+    return { config: cfg, restore: [], commands: nft.lines, ipCommands: routeCommands(cfg), rules: nft.rules, warnings: nft.warnings, nft: nft.lines.length === 0 ? '' : `${nft.lines.join('\n')}\n` };
+  }
   const warnings: string[] = [];
   const b = new IptablesRuleBuilder({ enableIPv6: cfg.enableIPv6 });
 
   if (cfg.skipRuleApply) {
     return { config: cfg, restore: [], commands: [], ipCommands: [], rules: [], warnings };
   }
-  generateRules(cfg, shape, b, warnings);
+  generateRules(cfg, shape, release, b, warnings);
 
   const rules: IstioRule[] = [];
   for (const [family, list] of [[4, b.rulesV4], [6, b.rulesV6]] as const) {
@@ -175,7 +194,7 @@ interface NetworkRange {
 }
 
 /** `separateV4V6` in `run.go`: unparsable entries are skipped "for bug compatibility". */
-function separateV4V6(list: string, warnings: string[]): [NetworkRange, NetworkRange] {
+function separateV4V6(list: string, warnings: string[], fatal: boolean): [NetworkRange, NetworkRange] {
   if (list === '*') return [wildcard, wildcard];
   const v4: string[] = [];
   const v6: string[] = [];
@@ -184,6 +203,8 @@ function separateV4V6(list: string, warnings: string[]): [NetworkRange, NetworkR
   for (const item of splitIstioList(list)) {
     const p = parseGoPrefix(item);
     if (typeof p === 'string') {
+      // 1.27+: config.SeparateV4V6 returns the error and Run() fails with it.
+      if (fatal) fail('BAD_CONFIG', p, undefined, item);
       warnings.push(`Ignoring error for bug compatibility with istio-iptables: ${p}`);
       continue;
     }
@@ -203,10 +224,10 @@ function separateV4V6(list: string, warnings: string[]): [NetworkRange, NetworkR
 const wildcard: NetworkRange = { isWildcard: true, cidrs: [], hasLoopbackIP: false };
 
 /** `IptablesConfigurator.Run`, rule by rule. */
-function generateRules(cfg: IstioConfig, shape: IstioShape, b: IptablesRuleBuilder, warnings: string[]): void {
-  const [ipv4RangesExclude, ipv6RangesExclude] = separateV4V6(cfg.outboundIPRangesExclude, warnings);
+function generateRules(cfg: IstioConfig, shape: IstioShape, release: IstioReleaseFeatures, b: IptablesRuleBuilder, warnings: string[]): void {
+  const [ipv4RangesExclude, ipv6RangesExclude] = separateV4V6(cfg.outboundIPRangesExclude, warnings, release.badCidrFatal);
   if (ipv4RangesExclude.isWildcard) fail('BAD_CONFIG', 'invalid value for OUTBOUND_IP_RANGES_EXCLUDE', undefined, '*');
-  const [ipv4RangesInclude, ipv6RangesInclude] = separateV4V6(cfg.outboundIPRangesInclude, warnings);
+  const [ipv4RangesInclude, ipv6RangesInclude] = separateV4V6(cfg.outboundIPRangesInclude, warnings, release.badCidrFatal);
 
   let redirectDNS = cfg.redirectDNS;
   if (redirectDNS && !cfg.captureAllDNS && cfg.dnsServersV4.length === 0 && cfg.dnsServersV6.length === 0) {

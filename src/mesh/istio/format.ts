@@ -5,10 +5,12 @@
  * @module
  */
 import { NetfilterSimError } from '../../errors.js';
+import { formatNftRuleset, parseNftRulesetOrThrow } from '../../nftables/index.js';
 import type { Ruleset } from '../../model/types.js';
 import { printIptablesSave } from '../../print/save.js';
 import { parseIptablesSave } from '../../syntax/save.js';
 import type { IstioCompileResult } from './compile.js';
+import type { AmbientCompileResult } from './ambient.js';
 import { expectArgument, expectFields } from '../../guard.js';
 
 /**
@@ -71,7 +73,7 @@ export function formatIstioCommands(result: IstioCompileResult): string {
  * v4.tables.map((t) => t.name); // ['nat']
  * ```
  */
-export function istioRulesets(result: IstioCompileResult): Ruleset[] {
+export function istioRulesets(result: Pick<IstioCompileResult, 'restore'>): Ruleset[] {
   expectArgument(result, 'object', 'result');
   expectFields(result, { restore: 'array' }, 'result');
   return result.restore.map((r) => {
@@ -93,7 +95,7 @@ export function istioRulesets(result: IstioCompileResult): Ruleset[] {
  * formatIstioSave(compileIstio({})).split('\n')[0]; // '*nat'
  * ```
  */
-export function formatIstioSave(result: IstioCompileResult): string {
+export function formatIstioSave(result: Pick<IstioCompileResult, 'restore'>): string {
   expectArgument(result, 'object', 'result');
   expectFields(result, { restore: 'array' }, 'result');
   return istioRulesets(result).map((rs) => printIptablesSave(rs)).join('');
@@ -109,6 +111,13 @@ export function formatIstioSave(result: IstioCompileResult): string {
  * ```
  */
 export function formatIstioResult(result: IstioCompileResult, format: IstioOutputFormat): string {
+  if (result.nft !== undefined) {
+    // --native-nftables: commands/restore are the nft -f input, save what `nft list ruleset`
+    // lists after it was applied in a fresh namespace, json that rule set.
+    if (format === 'commands' || format === 'restore') return result.nft;
+    if (format === 'save') return formatNftRuleset(result.nft, { file: '<nft -f input>' });
+    return `${JSON.stringify(parseNftRulesetOrThrow(result.nft, { file: '<nft -f input>' }), null, 2)}\n`;
+  }
   switch (format) {
     case 'restore':
       return formatIstioRestore(result);
@@ -119,4 +128,27 @@ export function formatIstioResult(result: IstioCompileResult, format: IstioOutpu
     case 'json':
       return `${JSON.stringify(istioRulesets(result), null, 2)}\n`;
   }
+}
+
+/**
+ * Formats an ambient result. With the nftables backend, `commands` and `restore` are the
+ * transaction istio-cni hands to `nft -f`, `save` what `nft list ruleset` lists after it (on the
+ * node, with the probe sets istio-cni creates first) and `json` that nft rule set.
+ *
+ * @example
+ * ```ts
+ * process.stdout.write(formatIstioAmbientResult(compileIstioAmbient({}), 'save'));
+ * ```
+ */
+export function formatIstioAmbientResult(result: AmbientCompileResult, format: IstioOutputFormat): string {
+  if (result.backend === 'nftables') {
+    if (format === 'commands' || format === 'restore') return result.nft;
+    // On the node, istio-cni creates the probe sets (host_sets.go) before the rules name them.
+    const sets = result.sets.map((x) => `add set inet istio-ambient-nat ${x.name} { type ${x.family === 4 ? 'ipv4_addr' : 'ipv6_addr'} ; comment "UUID of the pods that are part of ambient mesh" ; }\n`).join('');
+    const text = result.host ? `add table inet istio-ambient-nat\n${sets}${result.nft}` : result.nft;
+    if (format === 'save') return formatNftRuleset(text, { file: '<nft -f input>' });
+    return `${JSON.stringify(parseNftRulesetOrThrow(text, { file: '<nft -f input>' }), null, 2)}\n`;
+  }
+  const { nft: _nft, ...iptables } = result;
+  return formatIstioResult(iptables as unknown as IstioCompileResult, format);
 }

@@ -35,3 +35,16 @@ export { istioInitArgsForPod } from './inject.js';
 export type { IstioInjectorValues } from './inject.js';
 export { ISTIO_CURRENT_SHAPE, istioShape, parseIstioVersion } from './version.js';
 export type { IstioShape, IstioVersion } from './version.js';
+export {
+  AMBIENT,
+  AMBIENT_DEFAULT_CONFIG,
+  AMBIENT_NO_OVERRIDES,
+  ambientEnrolment,
+  ambientPodOverrides,
+  ambientRedirectDNS,
+  compileIstioAmbient,
+} from './ambient.js';
+export type { AmbientCompileResult, AmbientConfig, AmbientInput, AmbientPodOverrides } from './ambient.js';
+export { formatIstioAmbientResult } from './format.js';
+export { ISTIO_LATEST_RELEASE, istioReleaseFeatures } from './version.js';
+export type { IstioReleaseFeatures } from './version.js';

@@ -39,6 +39,12 @@ export interface IstioInjectorValues {
   readonly includeOutboundPorts?: string;
   /** `global.proxy.excludeOutboundPorts` (`""`: no `-o`). */
   readonly excludeOutboundPorts?: string;
+  /** `global.nativeNftables` (false): `--native-nftables` (Istio 1.27+). */
+  readonly nativeNftables?: boolean;
+  /** `pilot.cni.enabled` (false): istio-cni programs the pod; the init container only validates. */
+  readonly cniEnabled?: boolean;
+  /** `global.proxy_init.forceApplyIptables` (false): `--force-apply` (without CNI). */
+  readonly forceApplyIptables?: boolean;
 }
 
 /**
@@ -83,6 +89,9 @@ export function istioInitArgsForPod(pod: Pod, values: IstioInjectorValues = {}):
   const reroute = a[ISTIO_CNI_ANNOTATIONS.rerouteVirtualInterfaces] ?? a[ISTIO_CNI_ANNOTATIONS.kubevirtInterfaces];
   if (reroute !== undefined) argv.push('-k', reroute);
   if (a[ISTIO_CNI_ANNOTATIONS.excludeInterfaces] !== undefined) argv.push('-c', a[ISTIO_CNI_ANNOTATIONS.excludeInterfaces]!);
+  if (values.cniEnabled === true) argv.push('--run-validation', '--skip-rule-apply');
+  else if (values.forceApplyIptables === true) argv.push('--force-apply');
+  if (values.nativeNftables === true) argv.push('--native-nftables');
   return argv;
 }
 

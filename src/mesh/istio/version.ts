@@ -20,7 +20,20 @@ import { expectArgument } from '../../guard.js';
 export interface IstioVersion {
   readonly major: number;
   readonly minor: number;
+  /** The patch release when one was given (`1.27.4` → 4). */
+  readonly patch?: number;
 }
+
+/**
+ * The newest Istio release whose behaviour is reproduced (`release-1.31`); `latest` means it, and
+ * a newer version is refused rather than treated as this one.
+ *
+ * @example
+ * ```ts
+ * ISTIO_LATEST_RELEASE; // { major: 1, minor: 31 }
+ * ```
+ */
+export const ISTIO_LATEST_RELEASE: IstioVersion = { major: 1, minor: 31 };
 
 /**
  * The newest rule shape: what every release from 1.25 on writes.
@@ -43,13 +56,17 @@ export const ISTIO_CURRENT_SHAPE: IstioVersion = { major: 1, minor: 25 };
  */
 export function parseIstioVersion(text: string): IstioVersion {
   expectArgument(text, 'string', 'text');
-  if (text === 'latest' || text === 'current' || text === 'master') return ISTIO_CURRENT_SHAPE;
+  if (text === 'latest' || text === 'current' || text === 'master') return ISTIO_LATEST_RELEASE;
   const m = /^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$/.exec(text);
   if (!m) fail('BAD_VALUE', `bad Istio version "${text}" (expected MAJOR.MINOR, e.g. 1.24)`, undefined, text);
   const major = Number(m[1]);
   const minor = Number(m[2]);
   if (major !== 1) fail('BAD_VALUE', `unknown Istio version "${text}" (only 1.x releases exist)`, undefined, text);
-  return { major, minor };
+  if (minor > ISTIO_LATEST_RELEASE.minor) {
+    fail('BAD_VALUE', `unknown Istio version "${text}": the newest release known here is 1.${ISTIO_LATEST_RELEASE.minor}; its rules are not guessed`, undefined, text);
+  }
+  const patch = /^v?\d+\.\d+\.(\d+)/.exec(text);
+  return patch ? { major, minor, patch: Number(patch[1]) } : { major, minor };
 }
 
 /**
@@ -107,4 +124,80 @@ export function unsupportedShape(v: IstioVersion, feature: string): never {
     'UNSUPPORTED',
     `the rules Istio ${v.major}.${v.minor} writes for ${feature} are not documented, so they are not reproduced; use 1.25 or later, or drop ${feature}`,
   );
+}
+
+/**
+ * What one release does differently outside the sidecar rule shapes (reference: the upstream
+ * release tags; each field names the change and the release that made it).
+ *
+ * @example
+ * ```ts
+ * istioReleaseFeatures('1.26').badCidrFatal; // false: 1.26 skipped a bad -i/-x CIDR with a warning
+ * ```
+ */
+export interface IstioReleaseFeatures {
+  /** `1.27` or `1.27.4`, as given (or the latest release). */
+  readonly name: string;
+  readonly version: IstioVersion;
+  /** 1.27+: a `-i`/`-x` entry that is not a CIDR is fatal (`config.SeparateV4V6`); before, skipped with a warning. */
+  readonly badCidrFatal: boolean;
+  /** 1.28+: `--force-iptables-binary` exists and must be `legacy` or `nft`; before, the flag is unknown. */
+  readonly forceIptablesBinary: boolean;
+  /** ≤ 1.25: `--iptables-trace-logging` is accepted (and writes nothing); 1.26 removed the flag. */
+  readonly iptablesTraceLogging: boolean;
+  /** 1.27+: istio-iptables `--native-nftables` (tools/istio-nftables). */
+  readonly nativeNftables: boolean;
+  /** 1.25+: the ambient node agent's rules as reproduced here (`cni/pkg/iptables/iptables.go`). */
+  readonly ambient: boolean;
+  /** 1.28+: istio-cni's nftables backend for ambient (`cni/pkg/nftables`). */
+  readonly ambientNftables: boolean;
+  /** 1.29+: ingress-mode pods still get the mangle CONNMARK rule; ≤ 1.28 it was skipped with the inbound rules. */
+  readonly ambientIngressConnmark: boolean;
+  /** 1.26+: the host rule is `-I POSTROUTING 1 -j ISTIO_POSTRT`; 1.25 appended it (`-A`). */
+  readonly ambientHostInsert: boolean;
+  /**
+   * istio-cni (sidecar mode) reads `traffic.sidecar.istio.io/kubevirtInterfaces`. From 1.25.0 to
+   * 1.27.1 the value was read and then overwritten by the (empty) default of
+   * `istio.io/reroute-virtual-interfaces`, so it had no effect; 1.27.2 (#57690) reads it again as
+   * the fallback when the new annotation is absent.
+   */
+  readonly cniKubevirtAnnotation: boolean;
+  /** 1.25+: istio-cni (sidecar mode) reads `istio.io/reroute-virtual-interfaces`. */
+  readonly cniRerouteAnnotation: boolean;
+  /**
+   * 1.28.0 only: the nftables backend wrote its IPv6 rules on IPv4-only pods too (1.28.1 fixed
+   * it). A version without a patch number (`1.28`) means the release line's latest patch.
+   */
+  readonly ambientNftV6Always: boolean;
+  /** 1.29+: `ambient.reconcileIptablesOnStartup` defaults to true. */
+  readonly ambientReconcileDefault: boolean;
+}
+
+/**
+ * The {@link IstioReleaseFeatures} of a release (`undefined`: the latest).
+ *
+ * @example
+ * ```ts
+ * istioReleaseFeatures('1.28').ambientNftables; // true
+ * ```
+ */
+export function istioReleaseFeatures(version?: string): IstioReleaseFeatures {
+  const v = parseIstioVersion(version ?? 'latest');
+  const at = (minor: number, patch = 0): boolean => v.minor > minor || (v.minor === minor && (v.patch ?? Number.POSITIVE_INFINITY) >= patch);
+  return {
+    name: version ?? `1.${ISTIO_LATEST_RELEASE.minor}`,
+    version: v,
+    badCidrFatal: at(27),
+    forceIptablesBinary: at(28),
+    iptablesTraceLogging: !at(26),
+    nativeNftables: at(27),
+    ambient: at(25),
+    ambientNftables: at(28),
+    ambientIngressConnmark: at(29),
+    ambientHostInsert: at(26),
+    cniKubevirtAnnotation: !at(25) || at(27, 2),
+    cniRerouteAnnotation: at(25),
+    ambientNftV6Always: v.minor === 28 && v.patch === 0,
+    ambientReconcileDefault: at(29),
+  };
 }

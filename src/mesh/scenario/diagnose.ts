@@ -77,7 +77,7 @@ const WORDS: Record<MeshName, MeshWords> = {
     inboundChain: 'ISTIO_INBOUND',
     uid: 1337,
     inject: `${ISTIO_CNI_ANNOTATIONS.inject}: "true"`,
-    nativeSidecar: 'sidecar.istio.io/nativeSidecar: "true" (or ENABLE_NATIVE_SIDECARS on istiod, the default since Istio 1.27 on Kubernetes 1.33+)',
+    nativeSidecar: 'sidecar.istio.io/nativeSidecar: "true" (or ENABLE_NATIVE_SIDECARS=true on istiod; its default, "auto", turns them on only when the pod\'s node, or every node for an unscheduled pod, runs kubelet 1.33 or newer)',
     skipOutbound: ISTIO_CNI_ANNOTATIONS.excludeOutboundPorts,
     skipOutboundRanges: ISTIO_CNI_ANNOTATIONS.excludeIPCidrs,
     skipInbound: ISTIO_CNI_ANNOTATIONS.excludeInboundPorts,

@@ -28,8 +28,10 @@ import type { MeshPod, MeshProxy, StartupStep } from './types.js';
  */
 export const ISTIO_SCENARIO_DEFAULTS = {
   /**
-   * Native sidecars: on by default since Istio 1.27 (`ENABLE_NATIVE_SIDECARS` detects support on
-   * Kubernetes 1.33+); the pod annotation `sidecar.istio.io/nativeSidecar` overrides it.
+   * Native sidecars: istiod's `ENABLE_NATIVE_SIDECARS` defaults to `auto`, which turns them on
+   * only when the pod's node (or, for an unscheduled pod, every node) runs kubelet 1.33 or newer
+   * (`DetectNativeSidecar`, `pkg/kube/inject/webhook.go`); `true`/`false` force it. The pod
+   * annotation `sidecar.istio.io/nativeSidecar` overrides it. Here: on, as on current nodes.
    */
   nativeSidecar: true,
   /** The proxy image's user (`USER 1337:1337`). */

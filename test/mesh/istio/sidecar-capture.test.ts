@@ -81,8 +81,8 @@ describe('upstream behaviours outside the goldens', () => {
     expect(() => compileIstio({ outboundIPRangesExclude: '*' })).toThrow(/invalid value for OUTBOUND_IP_RANGES_EXCLUDE/);
   });
 
-  it('ignores unparsable CIDRs with a warning, and prints CIDRs as Go does', () => {
-    const r = compileIstio({ outboundIPRangesInclude: '10.0.0.1/8,bogus,2001:DB8:0:0::/32', enableIPv6: true });
+  it('1.26 and older ignore unparsable CIDRs with a warning; CIDRs are printed as Go does', () => {
+    const r = compileIstio({ outboundIPRangesInclude: '10.0.0.1/8,bogus,2001:DB8:0:0::/32', enableIPv6: true }, { upstreamVersion: '1.26' });
     expect(r.warnings.join('\n')).toMatch(/Ignoring error for bug compatibility.*bogus/);
     const text = formatIstioRestore(r);
     expect(text).toContain('-A ISTIO_OUTPUT -d 10.0.0.1/8 -j ISTIO_REDIRECT');
@@ -142,7 +142,9 @@ describe('upstream behaviours outside the goldens', () => {
     ]);
   });
 
-  it('--native-nftables is not simulated', () => {
-    expect(() => compileIstio({ nativeNftables: true })).toThrow(/nftables/);
+  it('--native-nftables gives the nft transaction instead of restore text', () => {
+    const r = compileIstio({ nativeNftables: true });
+    expect(r.restore).toEqual([]);
+    expect(r.nft?.startsWith('add table inet istio-proxy-nat\n')).toBe(true);
   });
 });

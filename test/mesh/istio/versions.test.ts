@@ -99,7 +99,8 @@ COMMIT
   });
 
   it('parses release names', () => {
-    expect(parseIstioVersion('v1.22.0-beta.1')).toEqual({ major: 1, minor: 22 });
+    expect(parseIstioVersion('v1.22.0-beta.1')).toEqual({ major: 1, minor: 22, patch: 0 });
+    expect(parseIstioVersion('1.30')).toEqual({ major: 1, minor: 30 });
     expect(() => parseIstioVersion('2.0')).toThrow(/only 1.x/);
     expect(() => parseIstioVersion('next')).toThrow(/bad Istio version/);
   });
