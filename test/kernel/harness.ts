@@ -9,6 +9,7 @@
  * even when a child is killed. Children run in their own process group and are killed on timeout
  * and when this process exits.
  */
+import { kernelOptOut, kernelRequired } from './opt-out.js';
 import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -119,6 +120,8 @@ function probeStatus(): KernelStatus {
 
 /** Checks once (root, binaries, a namespace, the probe topology) and caches the answer. */
 export function kernelStatus(): KernelStatus {
+  const off = kernelOptOut();
+  if (off !== null) return { available: false, reason: off };
   cachedStatus ??= probeStatus();
   return cachedStatus;
 }
@@ -142,7 +145,7 @@ export function describeKernel(name: string, fn: () => void): void {
     return;
   }
   const reason = s.reason ?? 'unknown reason';
-  if (process.env['CI'] === 'true') {
+  if (kernelRequired()) {
     describe(name, () => {
       it('needs the kernel harness', () => {
         throw new Error(`kernel harness unavailable under CI=true: ${reason}`);
@@ -490,7 +493,7 @@ export function describeNftKernel(name: string, fn: () => void): void {
     return;
   }
   const reason = s.reason ?? 'unknown reason';
-  if (process.env['CI'] === 'true') {
+  if (kernelRequired()) {
     describe(name, () => {
       it('needs the nft kernel harness', () => {
         throw new Error(`nft kernel harness unavailable under CI=true: ${reason}`);

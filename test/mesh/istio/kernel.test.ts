@@ -7,6 +7,7 @@
  * Needs root, `ip` (iproute2) and iptables. Under `CI=true` a missing prerequisite fails the
  * suite; elsewhere the suite is skipped with a warning.
  */
+import { kernelOptOut, kernelRequired } from '../../kernel/opt-out.js';
 import { spawn, spawnSync } from 'node:child_process';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -22,6 +23,8 @@ const CONCURRENCY = 4;
 const NS_PREFIX = `nfsim-istio-${process.pid}-`;
 
 function prerequisites(): string | null {
+  const off = kernelOptOut();
+  if (off !== null) return off;
   if (process.platform !== 'linux') return `not Linux (${process.platform})`;
   if (typeof process.getuid !== 'function' || process.getuid() !== 0) return 'not running as root';
   for (const tool of ['ip', 'iptables-restore', 'ip6tables-restore', 'iptables-save', 'ip6tables-save']) {
@@ -188,7 +191,7 @@ afterAll(() => {
   }
 });
 
-if (missing !== null && process.env['CI'] === 'true') {
+if (missing !== null && kernelRequired()) {
   describe('istio: --format save agrees with the kernel', () => {
     it('needs root, iproute2 and iptables', () => {
       throw new Error(`the kernel check cannot run under CI=true: ${missing}`);

@@ -9,6 +9,7 @@
  * Needs root, `ip`, `nsenter` and the iptables binaries. Under CI=true their absence is a
  * failure; elsewhere the suite is skipped with a notice.
  */
+import { kernelOptOut, kernelRequired } from '../../kernel/opt-out.js';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import fc from 'fast-check';
@@ -27,6 +28,8 @@ const BINARIES = ['ip', 'nsenter', 'iptables', 'ip6tables', 'iptables-legacy', '
   'iptables-legacy-save', 'iptables-nft-save', 'ip6tables-legacy-save', 'ip6tables-nft-save', 'iptables-save', 'ip6tables-save'];
 
 function missingPrerequisite(): string | undefined {
+  const off = kernelOptOut();
+  if (off !== null) return off;
   if (process.platform !== 'linux') return 'not Linux';
   if (process.getuid?.() !== 0) return 'not root';
   for (const bin of BINARIES) {
@@ -235,7 +238,7 @@ const missing = missingPrerequisite();
 
 describe('proxy-init against the kernel', () => {
   if (missing !== undefined) {
-    if (process.env['CI'] === 'true') {
+    if (kernelRequired()) {
       it('has root, ip, nsenter and iptables (required under CI=true)', () => {
         throw new Error(`kernel differential tests cannot run: ${missing}`);
       });
