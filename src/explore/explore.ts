@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { expectArgument, expectFields } from '../guard.js';
 import { NetfilterSimError, diagnostic } from '../errors.js';
 import { Netns } from '../engine/netns.js';
 import type { ConnectResult, ConnectSpec, NetnsOptions } from '../engine/netns.js';
@@ -334,6 +335,7 @@ interface Signature {
  * ```
  */
 export function explore(options: ExploreOptions): ExploreResult {
+  expectArgument(options, 'object', 'options');
   const from = options.from;
   if (from !== 'local' && from !== 'remote') bad(`explore: from is local or remote, not "${String(from)}"`);
   const proto = options.proto ?? 'tcp';
@@ -550,6 +552,8 @@ function boxJson(b: Box, fields: readonly FieldDef[], family: Family, ifaceName:
  * ```
  */
 export function classOf(result: ExploreResult, probe: { uid?: number; gid?: number; src?: string; dst: string; iface?: string }): ExploreClass | undefined {
+  expectFields(result, { classes: 'array', fields: 'array' }, 'result');
+  expectFields(probe, { dst: 'string' }, 'probe');
   const m = /^\[([^\]]+)\]:(\d+)$|^([^:]+):(\d+)$/.exec(probe.dst);
   if (!m) bad(`classOf: bad destination "${probe.dst}"`);
   const dst = parseAnyAddress(m[1] ?? m[3]!);
@@ -581,6 +585,9 @@ export function classOf(result: ExploreResult, probe: { uid?: number; gid?: numb
  * replaced by the probe's own values. With random draws, the first alternative.
  */
 export function expectedFor(c: ExploreClass | ExploreOutcome, probe: { src?: string; dst: string }): { outcome: string; address: string | null; port: number | null; originalDestination: string | null } {
+  expectArgument(c, 'object', 'class');
+  expectFields(probe, { dst: 'string' }, 'probe');
+  if (!/^\[([^\]]+)\]:(\d+)$|^([^:]+):(\d+)$/.test(probe.dst)) bad(`expectedFor: bad destination "${probe.dst}"`);
   const m = /^\[([^\]]+)\]:(\d+)$|^([^:]+):(\d+)$/.exec(probe.dst)!;
   const addr = m[1] ?? m[3]!;
   const port = Number(m[2] ?? m[4]);

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { expectArgument, expectFields, expectObjects } from '../guard.js';
 import { parseAnyAddress } from '../engine/routing.js';
 import { addressText } from '../engine/conntrack.js';
 import type { Family } from '../model/types.js';
@@ -25,6 +26,8 @@ function prefixes(lo: bigint, hi: bigint, bits: number): [bigint, number][] {
 
 /** An address range in its shortest form: `*`, one address, up to two prefixes, or `first-last`. */
 export function addressRangeText(first: string, last: string): string {
+  expectArgument(first, 'string', 'first');
+  expectArgument(last, 'string', 'last');
   const a = parseAnyAddress(first);
   const b = parseAnyAddress(last);
   if (!a || !b) return `${first}-${last}`;
@@ -87,6 +90,8 @@ function outcomeLine(o: ExploreOutcome | ExploreClass, family: Family): string {
  * ```
  */
 export function renderExplore(r: ExploreResult): string {
+  expectFields(r, { classes: 'array', from: 'string' }, 'result');
+  expectObjects(r.classes, 'result.classes');
   const lines: string[] = [];
   const space = r.from === 'local' ? 'uid × gid × destination × port' : 'source × destination × port × interface';
   lines.push(`${r.classes.length} classes cover every ${r.proto} connection from ${r.from === 'local' ? 'a local process' : 'a remote client'} (${space}; source port ${r.sport})`);

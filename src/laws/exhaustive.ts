@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { expectFields } from '../guard.js';
 import { Netns } from '../engine/netns.js';
 import type { NetnsOptions } from '../engine/netns.js';
 import { addressText } from '../engine/conntrack.js';
@@ -275,6 +276,7 @@ function counterexample(law: string, setup: CaptureSetup, probe: LawProbe, famil
  * ```
  */
 export function proveProxyNeverCapturesItself(setup: CaptureSetup): LawProof {
+  expectFields(setup, { proxy: 'object' }, 'setup');
   return prove(PROXY_NEVER_CAPTURES_ITSELF, setup, 'local', 'tcp', (s, probe, o) => {
     if (!isProxy(s, probe) || !capturedAt(o, probe, s.proxy.outboundPort)) return null;
     return `${probeText(probe)} (the proxy's own) is sent to the outbound proxy port ${s.proxy.outboundPort}: ${describe(o)}.`;
@@ -291,6 +293,7 @@ export function proveProxyNeverCapturesItself(setup: CaptureSetup): LawProof {
  * ```
  */
 export function proveAppTrafficReachesProxy(setup: CaptureSetup): LawProof {
+  expectFields(setup, { proxy: 'object' }, 'setup');
   return prove(APP_TRAFFIC_REACHES_PROXY, setup, 'local', 'tcp', (s, probe, o) => {
     if (probe.from !== 'local' || isProxy(s, probe)) return null;
     const e = expectOutbound(s, probe);
@@ -308,6 +311,7 @@ export function proveAppTrafficReachesProxy(setup: CaptureSetup): LawProof {
  * ```
  */
 export function proveExcludedNeverRedirected(setup: CaptureSetup): LawProof {
+  expectFields(setup, { proxy: 'object' }, 'setup');
   const check: CellLaw = (s, probe, o) => {
     if (isProxy(s, probe)) return null;
     const e = probe.from === 'local' ? expectOutbound(s, probe) : expectInbound(s, probe);
@@ -329,6 +333,7 @@ export function proveExcludedNeverRedirected(setup: CaptureSetup): LawProof {
  * ```
  */
 export function proveNonTcpNeverRedirected(setup: CaptureSetup): LawProof {
+  expectFields(setup, { proxy: 'object' }, 'setup');
   const check: CellLaw = (s, probe, o) => {
     const dst = parseEndpointText(probe.dst);
     if (dnsPort(s, dst.port) || isSpecial(dst)) return null;
@@ -356,6 +361,7 @@ export function proveNonTcpNeverRedirected(setup: CaptureSetup): LawProof {
  * ```
  */
 export function proveInboundReachesProxy(setup: CaptureSetup): LawProof {
+  expectFields(setup, { proxy: 'object' }, 'setup');
   if (setup.proxy.transparentInbound) throw new NetfilterSimError(diagnostic('UNSUPPORTED', 'proveInboundReachesProxy: TPROXY capture (transparentInbound) is not decided exhaustively; use the sampled law'));
   return prove(INBOUND_REACHES_PROXY, setup, 'remote', 'tcp', (s, probe, o) => {
     if (probe.from !== 'remote') return null;
@@ -376,6 +382,7 @@ export function proveInboundReachesProxy(setup: CaptureSetup): LawProof {
  * ```
  */
 export function proveCaptureLaws(setup: CaptureSetup): LawProof {
+  expectFields(setup, { proxy: 'object' }, 'setup');
   const laws = [proveProxyNeverCapturesItself, proveAppTrafficReachesProxy, proveExcludedNeverRedirected, proveNonTcpNeverRedirected];
   let last: LawProof | null = null;
   for (const law of laws) {

@@ -111,6 +111,9 @@ export function formatNftRuleset(text: string, options: { file?: string } = {}):
  * ```
  */
 export function nftLoadErrors(text: string, options: NftParseOptions = {}): NftParseResult {
+  expectArgument(text, 'string', 'text');
+  expectArgument(options, 'object', 'options');
+  expectArgument(options.base, ['object', 'undefined'], 'options.base');
   const parsed = parseNftCommands(text);
   if (parsed.diagnostics.length > 0) return { ruleset: options.base ?? { kind: 'nftables', tables: [] }, diagnostics: parsed.diagnostics };
   const ev = evaluateNftCommands(parsed.commands, options.base ? { base: options.base } : {});

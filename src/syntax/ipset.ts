@@ -5,6 +5,7 @@
  * @module
  */
 import { diagnostic, type Diagnostic, NetfilterSimError } from '../errors.js';
+import { expectArgument } from '../guard.js';
 import type { Ipset, IpsetEntry, IpsetType } from '../model/ipset.js';
 import type { Family } from '../model/types.js';
 import { parseAddress } from './address.js';
@@ -74,6 +75,8 @@ function maskTo(addr: readonly number[], prefix: number): number[] {
  * ```
  */
 export function parseIpsetSave(text: string, file = '<ipset>'): Ipset[] {
+  expectArgument(text, 'string', 'text');
+  expectArgument(file, 'string', 'file');
   const sets = new Map<string, { name: string; type: IpsetType; family: Family; entries: IpsetEntry[] }>();
   const lines = text.split('\n');
   let offset = 0;
@@ -133,6 +136,7 @@ export function parseIpsetSave(text: string, file = '<ipset>'): Ipset[] {
  * ```
  */
 export function parseIpsetArgument(text: string): Ipset {
+  expectArgument(text, 'string', 'text');
   const eq = text.indexOf('=');
   const bad = (message: string): never => {
     throw new NetfilterSimError([diagnostic('BAD_VALUE', `--ipset ${text}: ${message}`, undefined, text)]);

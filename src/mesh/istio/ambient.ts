@@ -9,6 +9,7 @@
  * @module
  */
 import { fail } from '../../errors.js';
+import { expectArgument, expectFields, expectOneOf } from '../../guard.js';
 import type { Namespace, Pod } from '../pod.js';
 import { parseGoBool } from './args.js';
 import { type IstioRuleNote, IP_VERSION_SPECIFIC, IptablesRuleBuilder } from './builder.js';
@@ -191,6 +192,9 @@ export interface AmbientCompileResult {
  * ```
  */
 export function compileIstioAmbient(input: AmbientInput = {}): AmbientCompileResult {
+  expectArgument(input, 'object', 'input');
+  expectArgument(input.config, ['object', 'undefined'], 'input.config');
+  expectArgument(input.pod, ['object', 'undefined'], 'input.pod');
   const config: AmbientConfig = { ...AMBIENT_DEFAULT_CONFIG, ...input.config };
   const overrides: AmbientPodOverrides = { ...AMBIENT_NO_OVERRIDES, ...input.pod };
   const host = input.host ?? false;
@@ -241,6 +245,8 @@ export function compileIstioAmbient(input: AmbientInput = {}): AmbientCompileRes
  * ```
  */
 export function ambientRedirectDNS(config: AmbientConfig, overrides: AmbientPodOverrides): boolean {
+  expectArgument(config, 'object', 'config');
+  expectOneOf(overrides?.dnsProxy, ['unset', 'enabled', 'disabled'], 'overrides.dnsProxy');
   switch (overrides.dnsProxy) {
     case 'unset':
       return config.redirectDNS;
@@ -386,6 +392,8 @@ function checkInterface(name: string): void {
  * ```
  */
 export function ambientPodOverrides(pod: Pod, warnings: string[] = []): AmbientPodOverrides {
+  expectFields(pod, { annotations: 'object' }, 'pod');
+  expectArgument(warnings, 'array', 'warnings');
   const bool = (name: string): boolean | undefined => {
     const v = pod.annotations[name];
     if (v === undefined) return undefined;
@@ -418,6 +426,8 @@ export function ambientEnrolment(
   pod: Pod,
   options: { readonly namespace?: Namespace; readonly excludeNamespaces?: readonly string[]; readonly systemNamespace?: string } = {},
 ): { readonly enrolled: boolean; readonly reason: string } {
+  expectFields(pod, { labels: 'object' }, 'pod');
+  expectArgument(options, 'object', 'options');
   const label = AMBIENT.DATAPLANE_MODE_LABEL;
   const ns = pod.namespace ?? options.namespace?.name ?? 'default';
   const exclude = options.excludeNamespaces ?? AMBIENT.EXCLUDE_NAMESPACES;

@@ -111,6 +111,7 @@ export function formatIstioSave(result: Pick<IstioCompileResult, 'restore'>): st
  * ```
  */
 export function formatIstioResult(result: IstioCompileResult, format: IstioOutputFormat): string {
+  expectArgument(result, 'object', 'result');
   if (result.nft !== undefined) {
     // --native-nftables: commands/restore are the nft -f input, save what `nft list ruleset`
     // lists after it was applied in a fresh namespace, json that rule set.
@@ -141,6 +142,7 @@ export function formatIstioResult(result: IstioCompileResult, format: IstioOutpu
  * ```
  */
 export function formatIstioAmbientResult(result: AmbientCompileResult, format: IstioOutputFormat): string {
+  expectArgument(result, 'object', 'result');
   if (result.backend === 'nftables') {
     if (format === 'commands' || format === 'restore') return result.nft;
     // On the node, istio-cni creates the probe sets (host_sets.go) before the rules name them.

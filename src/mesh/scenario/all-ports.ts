@@ -8,6 +8,7 @@
  * @module
  */
 import { NetfilterSimError, diagnostic } from '../../errors.js';
+import { expectArgument, expectFields, expectObjects } from '../../guard.js';
 import { explore } from '../../explore/explore.js';
 import { canonicalAddress, formatAddr, parseServices } from './address.js';
 import { defaultPods } from './defaults.js';
@@ -96,6 +97,7 @@ function merge(list: PortVerdict[]): PortVerdict[] {
  * ```
  */
 export function simulateMeshAllPorts(options: MeshScenarioOptions): MeshAllPortsResult {
+  expectArgument(options, 'object', 'options');
   const mesh = options.mesh;
   if (mesh !== 'linkerd' && mesh !== 'istio') throw new NetfilterSimError(diagnostic('BAD_CONFIG', `unknown mesh "${String(mesh)}" (linkerd or istio)`));
   const defaults = defaultPods(mesh);
@@ -165,6 +167,8 @@ export function simulateMeshAllPorts(options: MeshScenarioOptions): MeshAllPorts
 
 /** `1–4189 meshed · 4190–4191 server-bypass · …`. */
 export function renderPortVerdicts(ranges: readonly PortVerdict[]): string {
+  expectArgument(ranges, 'array', 'ranges');
+  expectObjects(ranges, 'ranges');
   return ranges.map((r) => `${r.ports[0] === r.ports[1] ? r.ports[0] : `${r.ports[0]}–${r.ports[1]}`} ${r.verdict}`).join(' · ');
 }
 
@@ -177,6 +181,7 @@ export function renderPortVerdicts(ranges: readonly PortVerdict[]): string {
  * ```
  */
 export function renderMeshAllPorts(r: MeshAllPortsResult): string {
+  expectFields(r, { ranges: 'array', mesh: 'string' }, 'result');
   const lines = [`${r.mesh}: every port of ${r.address}, from uid ${r.uid}`, `  ${renderPortVerdicts(r.ranges)}`];
   if (r.byUid) {
     lines.push('', 'by client uid:');

@@ -88,7 +88,7 @@ describe('netfilter-sim compile istio', () => {
   it.each([
     [['-x', '*'], /invalid value for OUTBOUND_IP_RANGES_EXCLUDE/],
     [['--env', 'ISTIO_OUTBOUND_IPV4_LOOPBACK_CIDR=10.0.0.1/32'], /IPv4 loopback/],
-    [['--native-nftables'], /nftables/],
+    [['--native-nftables', '--upstream-version', '1.26'], /native-nftables exists from Istio 1.27/],
     [['--redirect-dns', '--capture-all-dns', '--upstream-version', '1.23'], /not documented/],
     [['--resolv-conf', '/nonexistent/resolv.conf'], /cannot read/],
   ])('%j is an error (exit 1)', async (args, message) => {
