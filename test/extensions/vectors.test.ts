@@ -22,7 +22,11 @@ const cases = files.flatMap((f) => {
 describe('extension vectors (test/vectors/extensions)', () => {
   it('has a vector file for every registered extension', () => {
     const names = new Set(files.map((f) => f.replace(/(-ipv6)?\.t$/, '')));
-    const missing = [...new Set([...MATCHES.values(), ...TARGETS.values()].map((e) => e.name))].filter((n) => !names.has(n));
+    // `set` and `SET` name ipsets, which a vector line cannot create in the kernel's fresh
+    // namespace (the kernel refuses a rule naming a missing set): their rules are run against the
+    // kernel, with the sets created first, in test/kernel/ipset.differential.test.ts.
+    const elsewhere = new Set(['set', 'SET']);
+    const missing = [...new Set([...MATCHES.values(), ...TARGETS.values()].map((e) => e.name))].filter((n) => !names.has(n) && !elsewhere.has(n));
     expect(missing).toEqual([]);
   });
   it.each(cases.map((c) => [`${c.file}:${c.line} ${c.table}/${c.chain} ${c.rule}`, c] as const))('%s', (_n, c) => {
