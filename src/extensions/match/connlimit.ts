@@ -52,9 +52,10 @@ export const connlimit: MatchExtension<ConnlimitOptions> = {
           upto = o.negated;
           break;
         case 'connlimit-mask': {
-          // XTTYPE_PLENMASK reads 0-128 for both families; IPv4 keeps the first 32 bits.
-          const n = strtoul(argOf(o), 0, 128);
-          if (n === null) badValue(o, `connlimit: bad prefix length "${o.arg}" (must be 0-128)`);
+          // Observed with iptables 1.8.9 (nf_tables): IPv4 takes any unsigned 32-bit number and
+          // keeps at most 32 bits (`--connlimit-mask 129` saves as 32); IPv6 refuses past 128.
+          const n = strtoul(argOf(o), 0, ctx.family === 4 ? 0xffffffff : 128);
+          if (n === null) badValue(o, `connlimit: bad prefix length "${o.arg}" (must be 0-${full})`);
           maskLength = Math.min(n, full);
           break;
         }
