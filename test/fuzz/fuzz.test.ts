@@ -2,6 +2,7 @@
 // public library functions get wrongly typed arguments, and a sample goes through the CLI binary.
 // Every answer must be a result or a NetfilterSimError with a code; the CLI must exit 0, 1 or 2
 // without a stack trace. FUZZ_SEED and FUZZ_RUNS replay or widen a run.
+import { mulberry32 } from '../kernel/generate.js';
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -15,17 +16,8 @@ const SEED = Number(process.env['FUZZ_SEED'] ?? 20261201);
 const RUNS = Number(process.env['FUZZ_RUNS'] ?? 1500);
 const ROOT = resolve(import.meta.dirname, '../..');
 
-/** mulberry32: small, seeded, the same sequence everywhere. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The kernel generators' seeded PRNG: the same sequence everywhere. */
+const rng = mulberry32;
 
 // Tokens that have broken parsers before, or are meant to: syntax of each input kind, control
 // characters, prototype keys, numbers at and past their limits.

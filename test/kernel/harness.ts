@@ -139,7 +139,11 @@ export function kernelTools(): KernelTools {
  * by skipping); elsewhere skips the suite with a visible warning.
  */
 export function describeKernel(name: string, fn: () => void): void {
-  const s = kernelStatus();
+  describeWhen(kernelStatus(), 'kernel harness', name, fn);
+}
+
+/** Runs the suite when `s` says its tools are there; otherwise fails it under CI, or skips it visibly. */
+function describeWhen(s: KernelStatus, what: string, name: string, fn: () => void): void {
   if (s.available) {
     describe(name, fn);
     return;
@@ -147,8 +151,8 @@ export function describeKernel(name: string, fn: () => void): void {
   const reason = s.reason ?? 'unknown reason';
   if (kernelRequired()) {
     describe(name, () => {
-      it('needs the kernel harness', () => {
-        throw new Error(`kernel harness unavailable under CI=true: ${reason}`);
+      it(`needs the ${what}`, () => {
+        throw new Error(`${what} unavailable under CI=true: ${reason}`);
       });
     });
     return;
@@ -487,22 +491,7 @@ export function nftBinary(): string {
 
 /** {@link describeKernel} for suites that also need `nft`. */
 export function describeNftKernel(name: string, fn: () => void): void {
-  const s = nftStatus();
-  if (s.available) {
-    describe(name, fn);
-    return;
-  }
-  const reason = s.reason ?? 'unknown reason';
-  if (kernelRequired()) {
-    describe(name, () => {
-      it('needs the nft kernel harness', () => {
-        throw new Error(`nft kernel harness unavailable under CI=true: ${reason}`);
-      });
-    });
-    return;
-  }
-  console.warn(`[kernel] skipping "${name}": ${reason}`);
-  describe.skip(name, fn);
+  describeWhen(nftStatus(), 'nft kernel harness', name, fn);
 }
 
 /** What `nft list ruleset` printed after `nft -f`, or nft's refusal (its stderr, first line `FILE:LINE:COL-COL: Error: …`). */
