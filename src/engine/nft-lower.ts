@@ -120,7 +120,6 @@ type Step =
   | { readonly kind: 'verdict'; readonly verdict: Verdict }
   | { readonly kind: 'vmap'; readonly decide: (p: PacketState, host: NftHost) => Verdict | null }
   | { readonly kind: 'skip' }
-  | { readonly kind: 'break' }
   | { readonly kind: 'effect'; readonly statement: NftStatement };
 
 interface LoweredRule {
@@ -236,8 +235,6 @@ export class LoweredNftEngine extends NftEngine {
           continue;
         case 'skip':
           continue;
-        case 'break':
-          return CONTINUE;
         case 'verdict':
           r = s.verdict;
           break;
@@ -294,8 +291,6 @@ export class LoweredNftEngine extends NftEngine {
         };
       }
       case 'counter': case 'log': return { kind: 'skip' };
-      // As the reference: the simulator's few packets are always under the rate.
-      case 'limit': return s.over ? { kind: 'break' } : { kind: 'skip' };
       default: return { kind: 'effect', statement: s };
     }
   }

@@ -21,6 +21,9 @@ import type { PacketState } from './packet-state.js';
 import { EXT, NF_ACCEPT, NF_DROP, XT_CONTINUE, applyTarget } from './targets.js';
 import type { TargetHost, TargetSite } from './targets.js';
 import type { TraceRecorder } from './trace-events.js';
+import { newBucket, takeToken, type Bucket } from '../extensions/bucket.js';
+
+const LIMIT_UNIT_SECONDS: Readonly<Record<'second' | 'minute' | 'hour' | 'day' | 'week', number>> = { second: 1, minute: 60, hour: 3600, day: 86400, week: 604800 };
 
 const HOOK_INDEX: Readonly<Record<NftHook, number>> = {
   prerouting: NF_INET.PRE_ROUTING, input: NF_INET.LOCAL_IN, forward: NF_INET.FORWARD, output: NF_INET.LOCAL_OUT, postrouting: NF_INET.POST_ROUTING,
@@ -96,6 +99,8 @@ export class NftEngine {
   /** Per family (4, 6) and hook index: base chains in registration order. */
   private readonly entries: Map<string, NftHookEntry[]> = new Map();
   protected readonly numgenCounters = new Map<object, number>();
+  /** `limit` statements' token buckets, by statement. */
+  private readonly buckets = new Map<object, Bucket>();
 
   constructor(ruleset: NftRuleset) {
     this.ruleset = ruleset;
@@ -228,9 +233,22 @@ export class NftEngine {
       }
       case 'counter': case 'log':
         return 'next';
-      case 'limit':
-        // The simulator sends a handful of packets: always under the rate.
-        return s.over ? 'break' : 'next';
+      case 'limit': {
+        // nft_limit_pkts: a bucket of `burst` packets' worth of nanoseconds, full at the first
+        // packet, refilled by the namespace's clock; a packet costs unit / rate. Under the rate the
+        // rule goes on (`over`: it stops), over the rate it stops (`over`: it goes on).
+        const unitNs = BigInt(LIMIT_UNIT_SECONDS[s.unit]) * 1_000_000_000n;
+        const cost = unitNs / BigInt(s.rate);
+        const cap = cost * BigInt(s.burst);
+        const now = BigInt(Math.round(p.now * 1e6)) * 1000n;
+        let bucket = this.buckets.get(s);
+        if (bucket === undefined) {
+          bucket = newBucket(cap, now);
+          this.buckets.set(s, bucket);
+        }
+        const under = takeToken(bucket, cost, cap, now);
+        return under !== s.over ? 'next' : 'break';
+      }
       case 'notrack': {
         const v = applyTarget(EXT.NOTRACK, undefined, p, host, tr, site);
         return v === XT_CONTINUE ? 'next' : { code: 'drop' };
