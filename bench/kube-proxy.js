@@ -241,6 +241,7 @@ export function kubeProxyNftRules(services) {
   add(`add rule ${t} service-endpoints-check ip daddr . meta l4proto . th dport vmap @no-endpoint-services`);
   add(`add rule ${t} cluster-ips-check ip daddr @cluster-ips reject comment "Reject traffic to invalid ports of ClusterIPs"`);
   add(`add rule ${t} cluster-ips-check ip daddr 172.30.0.0/16 drop comment "Drop traffic to unallocated ClusterIPs"`);
+  const usedExternal = new Set();
   for (const s of services) {
     const id = suffix('svc', s.key).slice(0, 8);
     const name = `service-${id}-${s.key.replace(/[/:]/g, '-')}`;
@@ -261,7 +262,12 @@ export function kubeProxyNftRules(services) {
     });
     add(`add rule ${t} ${name} numgen random mod ${s.endpoints.length} vmap { ${targets.join(', ')} }`);
     add(`add element ${t} service-ips { ${s.vip} . tcp . ${s.port} : goto ${name} }`);
-    if (s.externalIP) add(`add element ${t} service-ips { ${s.externalIP} . tcp . ${s.port} : goto ${name} }`);
+    // Two services may claim one external IP and port (the iptables rules then keep the first);
+    // a verdict map holds one of them, so the later ones are left out, as the kernel would refuse them.
+    if (s.externalIP && !usedExternal.has(`${s.externalIP}:${s.port}`)) {
+      usedExternal.add(`${s.externalIP}:${s.port}`);
+      add(`add element ${t} service-ips { ${s.externalIP} . tcp . ${s.port} : goto ${name} }`);
+    }
     if (s.nodePort) add(`add element ${t} service-nodeports { tcp . ${s.nodePort} : goto ${name} }`);
   }
   return `${out.join('\n')}\n`;

@@ -374,9 +374,13 @@ class Evaluator {
       }
       const keys = keysOf(set);
       const k = keyText(e);
-      if (!keys.has(k)) {
-        keys.add(k);
+      const old = keys.get(k);
+      if (old === undefined) {
+        keys.set(k, e);
         set.elements.push(e);
+      } else if (dataText(old) !== dataText(e)) {
+        // nft_add_set_elem: the key is there with other data: EEXIST, even without NLM_F_EXCL.
+        this.commitFail('CHAIN_EXISTS', 'Could not process rule: File exists', spans[i] ?? raw.span);
       }
     });
   }
@@ -846,13 +850,20 @@ function keyText(e: NftElement): string {
   return e.key.map((k) => (k.kind === 'value' ? `${k.value}` : k.kind === 'range' ? `${k.low.value}-${k.high.value}` : `${k.value.value}/${k.length}`)).join(' . ');
 }
 
-/** The keys of a set's elements, kept beside its element list (rebuilt when the list was replaced). */
-const setKeys = new WeakMap<MSet, { readonly list: NftElement[]; readonly keys: Set<string> }>();
+/** A map element's data as text (empty for a set's element). */
+function dataText(e: NftElement): string {
+  const d = e.data;
+  if (d === undefined) return '';
+  return d.kind === 'verdict' ? `${d.verdict} ${d.chain ?? ''}` : `${d.value}`;
+}
 
-function keysOf(set: MSet): Set<string> {
+/** The keys of a set's elements, kept beside its element list (rebuilt when the list was replaced). */
+const setKeys = new WeakMap<MSet, { readonly list: NftElement[]; readonly keys: Map<string, NftElement> }>();
+
+function keysOf(set: MSet): Map<string, NftElement> {
   let entry = setKeys.get(set);
   if (entry === undefined || entry.list !== set.elements || entry.keys.size !== set.elements.length) {
-    entry = { list: set.elements, keys: new Set(set.elements.map(keyText)) };
+    entry = { list: set.elements, keys: new Map(set.elements.map((e) => [keyText(e), e])) };
     setKeys.set(set, entry);
   }
   return entry.keys;

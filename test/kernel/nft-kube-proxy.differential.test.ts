@@ -2,7 +2,7 @@
 // elements, against the kernel: each text is loaded with `nft -f` into a throw-away namespace and
 // listed back; `formatNftRuleset` must print the same bytes.
 import { beforeAll, expect, it } from 'vitest';
-import { formatNftRuleset } from '../../src/nftables/index.js';
+import { formatNftRuleset, nftLoadErrors } from '../../src/nftables/index.js';
 import { describeNftKernel, kernelNftListMany, type KernelNftResult } from './harness.js';
 import { kubeProxyNftRules, kubeProxyServices } from '../../bench/kube-proxy.js';
 
@@ -18,6 +18,20 @@ const CASES: readonly { readonly name: string; readonly text: string }[] = [
   },
 ];
 
+/** Texts the kernel refuses: ours must refuse them at the same line. */
+const REFUSED: readonly { readonly name: string; readonly text: string; readonly line: number }[] = [
+  {
+    name: 'a map key added again with other data',
+    text: 'add table ip t\nadd chain ip t a\nadd chain ip t b\nadd map ip t m { type ipv4_addr . inet_service : verdict ; }\nadd element ip t m { 10.0.0.1 . 80 : goto a }\nadd element ip t m { 10.0.0.1 . 80 : goto b }\n',
+    line: 6,
+  },
+  {
+    name: 'a map key added again with the same data is fine, other data is not',
+    text: 'table ip t {\n\tmap m {\n\t\ttype ipv4_addr : mark\n\t\telements = { 10.0.0.1 : 0x1, 10.0.0.2 : 0x2 }\n\t}\n}\nadd element ip t m { 10.0.0.1 : 0x1 }\nadd element ip t m { 10.0.0.2 : 0x3 }\n',
+    line: 8,
+  },
+];
+
 describeNftKernel('fmt differential: kube-proxy nftables mode and comments', () => {
   let results: KernelNftResult[] = [];
   beforeAll(async () => {
@@ -28,5 +42,21 @@ describeNftKernel('fmt differential: kube-proxy nftables mode and comments', () 
     const k = results[c.i]!;
     if (!k.ok) expect.fail(`the kernel refused ${c.name}:\n${k.stderr}`);
     expect(formatNftRuleset(c.text)).toBe(k.list);
+  });
+
+  let refused: KernelNftResult[] = [];
+  beforeAll(async () => {
+    refused = await kernelNftListMany(REFUSED.map((c) => c.text));
+  }, 300_000);
+
+  it.for(REFUSED.map((c, i) => ({ ...c, i })))('refused: $name', (c) => {
+    const k = refused[c.i]!;
+    expect(k.ok, 'the kernel took it').toBe(false);
+    if (k.ok) return;
+    expect(k.stderr).toContain(`:${c.line}:`);
+    expect(k.stderr).toContain('File exists');
+    const r = nftLoadErrors(c.text);
+    expect(r.diagnostics.map((d) => d.span?.line)).toEqual([c.line]);
+    expect(r.diagnostics[0]!.message).toContain('File exists');
   });
 });
