@@ -110,7 +110,7 @@ export function renderMeshText(result: MeshResult, options: MeshRenderOptions = 
   const c = createColors(options.color ?? false);
   const lines: string[] = [];
   const phase = result.phase === 'app' ? '' : ` at phase ${result.phase}`;
-  lines.push(`${c.bold(result.mesh)}: ${result.origin} in pod ${result.client.name}${phase} → ${result.dst}/${result.proto}`);
+  lines.push(`${c.bold(result.mesh)}: ${result.origin}${result.origin.endsWith('on the node') ? '' : ` in pod ${result.client.name}`}${phase} → ${result.dst}/${result.proto}`);
   result.hops.forEach((h, i) => {
     const indent = '   '.repeat(i);
     const mark = h.outcome === 'refused' || h.outcome === 'dropped' ? c.red(h.receiver) : h.outcome === 'remote' ? c.dim(h.receiver) : c.cyan(h.receiver);
