@@ -205,7 +205,7 @@ export function renderMeshDot(result: MeshResult): string {
       for (const a of members) lines.push(`  ${ids.get(a.id)} [label=${dotString(a.label)}, shape=ellipse];`);
       return;
     }
-    lines.push(`  subgraph cluster_${i} {`, `    label=${dotString(`pod ${pod}`)};`);
+    lines.push(`  subgraph cluster_${i} {`, `    label=${dotString(pod === 'node' && members.some((a) => a.id === 'node/kubelet') ? 'the node' : `pod ${pod}`)};`);
     for (const a of members) lines.push(`    ${ids.get(a.id)} [label=${dotString(a.id.slice(a.id.indexOf('/') + 1))}];`);
     lines.push('  }');
   });
