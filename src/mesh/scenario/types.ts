@@ -114,7 +114,8 @@ export interface MeshProxy {
  *
  * @example
  * ```ts
- * const a: MeshAmbient | undefined = prepareMeshPod('istio', pod, { ambient: true }).ambient;
+ * const running: MeshPod = prepareMeshPod('istio', readPod(podYaml), { ambient: true });
+ * const a: MeshAmbient | undefined = running.ambient;
  * a?.dnsCapture; // true: the chart's ambient.dnsCapture default
  * ```
  */
