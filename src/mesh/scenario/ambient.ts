@@ -160,8 +160,8 @@ export function prepareAmbientPod(pod: Pod, options: PrepareOptions & { readonly
  * holding the ambient pods' addresses.
  * @internal
  */
-export function hostProbeRules(ambientAddresses: readonly string[], nftables: boolean): { rules?: string; ipsets?: string; nft?: string } {
-  const r = compileIstioAmbient({ host: true, config: { ...AMBIENT_DEFAULT_CONFIG, nativeNftables: nftables } });
+export function hostProbeRules(ambientAddresses: readonly string[], nftables: boolean, snat: string = AMBIENT.HOST_PROBE_SNAT): { rules?: string; ipsets?: string; nft?: string } {
+  const r = compileIstioAmbient({ host: true, config: { ...AMBIENT_DEFAULT_CONFIG, nativeNftables: nftables, hostProbeSNATAddress: snat } });
   const set = `${AMBIENT.PROBE_IPSET}-v4`;
   const v4 = ambientAddresses.filter((a) => !a.includes(':'));
   if (nftables) {
