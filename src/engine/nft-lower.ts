@@ -132,6 +132,8 @@ interface LoweredRule {
 
 interface LoweredChain {
   readonly chain: NftChain;
+  /** The table as traces name it (`inet pod-nat`). */
+  readonly label: string;
   readonly rules: readonly LoweredRule[];
   /** Jump and goto targets by name, resolved once. */
   readonly targets: Map<string, LoweredChain>;
@@ -150,7 +152,7 @@ export class LoweredNftEngine extends NftEngine {
     for (const t of ruleset.tables) {
       const byName = new Map<string, LoweredChain>();
       for (const c of t.chains) {
-        const lc: LoweredChain = { chain: c, rules: [], targets: byName };
+        const lc: LoweredChain = { chain: c, label: `${t.family} ${t.name}`, rules: [], targets: byName };
         byName.set(c.name, lc);
         this.chains.set(c, lc);
       }
@@ -172,7 +174,7 @@ export class LoweredNftEngine extends NftEngine {
     let chain = base;
     let i = 0;
     const hookName = HOOK_NAME[hook]!;
-    const tableLabel = `${e.table.family} ${e.table.name}`;
+    const tableLabel = base.label;
     for (;;) {
       if (i >= chain.rules.length) {
         const top = stack.pop();

@@ -292,14 +292,15 @@ export class NftEngine {
 
   private nat(s: Extract<NftStatement, { kind: 'nat' }>, p: PacketState, host: NftHost, tr: TraceRecorder | null, site: TargetSite): 'next' | 'break' | Verdict {
     if (s.family && (s.family === 'ip' ? 4 : 6) !== p.family) return 'break';
-    const ports = s.port ? (s.port.kind === 'value' ? { min: Number(s.port.value), max: Number(s.port.value) } : s.port.kind === 'range' ? { min: Number(s.port.low.value), max: Number(s.port.high.value) } : undefined) : undefined;
+    const c = natConstants(s);
+    const ports = c.ports;
     let v: number;
     switch (s.type) {
       case 'redirect':
-        v = applyTarget(EXT.REDIRECT, { ...(ports ? { toPorts: ports } : {}), random: false }, p, host, tr, { ...site, name: 'redirect' });
+        v = applyTarget(EXT.REDIRECT, c.options, p, host, tr, namedSite(site, 'redirect'));
         break;
       case 'masquerade':
-        v = applyTarget(EXT.MASQUERADE, { ...(ports ? { toPorts: ports } : {}), random: false, randomFully: false }, p, host, tr, { ...site, name: 'masquerade' });
+        v = applyTarget(EXT.MASQUERADE, c.options, p, host, tr, namedSite(site, 'masquerade'));
         break;
       case 'dnat': case 'snat': {
         let addr: readonly number[] | null = null;
@@ -495,6 +496,43 @@ export class NftEngine {
       case '>=': return v >= (right as NftValue).value;
     }
   }
+}
+
+interface NatConstants {
+  readonly ports: { readonly min: number; readonly max: number } | undefined;
+  readonly options: unknown;
+}
+
+const natCache = new WeakMap<object, NatConstants>();
+
+/** A nat statement's ports and target options, worked out once per statement. */
+function natConstants(s: Extract<NftStatement, { kind: 'nat' }>): NatConstants {
+  let c = natCache.get(s);
+  if (c === undefined) {
+    const ports = s.port ? (s.port.kind === 'value' ? { min: Number(s.port.value), max: Number(s.port.value) } : s.port.kind === 'range' ? { min: Number(s.port.low.value), max: Number(s.port.high.value) } : undefined) : undefined;
+    const options = s.type === 'redirect' ? { ...(ports ? { toPorts: ports } : {}), random: false }
+      : s.type === 'masquerade' ? { ...(ports ? { toPorts: ports } : {}), random: false, randomFully: false } : undefined;
+    c = { ports, options };
+    natCache.set(s, c);
+  }
+  return c;
+}
+
+const namedSites = new WeakMap<TargetSite, Map<string, TargetSite>>();
+
+/** A site under a statement's own name (the trace says `redirect`, not `nft`), made once per site. */
+function namedSite(site: TargetSite, name: string): TargetSite {
+  let m = namedSites.get(site);
+  if (m === undefined) {
+    m = new Map();
+    namedSites.set(site, m);
+  }
+  let s = m.get(name);
+  if (s === undefined) {
+    s = { ...site, name };
+    m.set(name, s);
+  }
+  return s;
 }
 
 /** Whether a value lies in an element's key part. @internal */
