@@ -232,6 +232,42 @@ describe('traversal (ipt_do_table)', () => {
     const r = ns(FILTER('-A INPUT -p tcp --dport 8080 -j REJECT --reject-with tcp-reset\n'), { listen: [8080] }).connect({ from: 'remote', src: '10.0.0.5', dst: '10.0.0.2:8080' });
     expect(r.outcome).toBe('refused');
   });
+
+  it('a rejected SYN-ACK is answered towards the server: the client hears nothing (dropped)', () => {
+    for (const w of ['', ' --reject-with tcp-reset', ' --reject-with icmp-host-prohibited']) {
+      const out = ns(FILTER(`-A OUTPUT -p tcp -d 10.1.0.5/32 -j REJECT${w}\n`), { listen: [8080] }).connect({ from: 'remote', src: '10.1.0.5', dst: '10.0.0.2:8080' });
+      expect(out.outcome, w).toBe('dropped');
+      expect(out.reason, w).toMatch(/^the SYN-ACK: REJECT .*not to the client/);
+      // The answer is sent (to the pod's own listener address), and the trace shows it.
+      const answer = out.trace!.find((e) => e.type === 'packet' && e.packet === 2);
+      expect(answer, w).toMatchObject({ label: w.includes('tcp-reset') ? 'RST' : 'ICMP', dst: '10.0.0.2' });
+      const inp = ns(FILTER(`-A INPUT -p tcp --sport 80 -j REJECT${w}\n`)).connect({ from: 'local', uid: 1000, dst: '10.7.7.7:80' });
+      expect(inp.outcome, w).toBe('dropped');
+    }
+  });
+
+  it('a rejected ACK is answered to the client that sent it: refused', () => {
+    const r = ns(FILTER('-A INPUT -p tcp --tcp-flags SYN,ACK,RST ACK -j REJECT\n'), { listen: [8080] }).connect({ from: 'remote', src: '10.1.0.5', dst: '10.0.0.2:8080' });
+    expect(r.outcome).toBe('refused');
+    const local = ns(FILTER('-A OUTPUT -p tcp --tcp-flags SYN,ACK,RST ACK -j REJECT --reject-with tcp-reset\n'), { listen: [8080] }).connect({ from: 'local', uid: 1000, dst: '127.0.0.1:8080' });
+    expect(local.outcome).toBe('refused');
+    // ... unless its answer is lost on the way.
+    const lost = ns(FILTER('-A INPUT -p tcp --tcp-flags SYN,ACK,RST ACK -j REJECT\n-A OUTPUT -p icmp -j DROP\n'), { listen: [8080] }).connect({ from: 'remote', src: '10.1.0.5', dst: '10.0.0.2:8080' });
+    expect(lost.outcome).toBe('dropped');
+  });
+
+  it('REJECT never answers a RST with a RST, nor an ICMP error with an ICMP error', () => {
+    const rst = ns(FILTER('-A INPUT -p tcp --dport 8081 -j REJECT --reject-with tcp-reset\n-A OUTPUT -p tcp --tcp-flags RST RST -j REJECT --reject-with tcp-reset\n')).connect({ from: 'remote', src: '10.1.0.5', dst: '10.0.0.2:8081' });
+    expect(rst.outcome).toBe('dropped');
+    expect(rst.trace!.filter((e) => e.type === 'packet').map((e) => (e as { label: string }).label)).toEqual(['SYN', 'RST']);
+    const icmp = ns(FILTER('-A INPUT -p tcp --dport 8081 -j REJECT\n-A OUTPUT -p icmp -j REJECT\n')).connect({ from: 'local', uid: 1000, dst: '127.0.0.1:8081' });
+    expect(icmp.outcome).toBe('dropped');
+    expect(icmp.trace!.filter((e) => e.type === 'packet').map((e) => (e as { label: string }).label)).toEqual(['SYN', 'ICMP']);
+    // A closed port's RST rejected with an ICMP error: the error goes to the RST's sender, the pod.
+    const closed = ns(FILTER('-A OUTPUT -p tcp --tcp-flags RST RST -j REJECT\n')).connect({ from: 'remote', src: '10.1.0.5', dst: '10.0.0.2:8081' });
+    expect(closed.outcome).toBe('dropped');
+    expect(closed.trace!.filter((e) => e.type === 'packet').map((e) => `${(e as { label: string }).label}>${(e as { dst: string }).dst}`)).toEqual(['SYN>10.0.0.2', 'RST>10.1.0.5', 'ICMP>10.0.0.2']);
+  });
 });
 
 describe('owner (xt_owner.c)', () => {
