@@ -636,7 +636,9 @@ export class Netns {
       const owner: SocketView | null = spec.uid === null ? null : { uid: spec.uid, gid: spec.gid ?? spec.uid, groups: spec.groups };
       const route = this.routing.routeOutput(family, spec.dst, spec.mark, spec.src);
       const src = spec.src ?? (route.src ? route.src.slice() : family === 4 ? [0] : [0, 0, 0, 0]);
-      const p = this.packet(family, proto, src.slice(), spec.sport ?? this.ephemeral(proto, src, spec.dst, spec.dport), spec.dst.slice(), spec.dport, spec.flags);
+      // 0.0.0.0 and :: are the host itself (route.dst: 127.0.0.1, ::1, or the bound source).
+      const to = route.dst ?? spec.dst;
+      const p = this.packet(family, proto, src.slice(), spec.sport ?? this.ephemeral(proto, src, to, spec.dport), to.slice(), spec.dport, spec.flags);
       p.route = route;
       p.mark = spec.mark;
       p.socket = owner;
@@ -770,11 +772,13 @@ export class Netns {
         const errno = route.type === 'prohibit' ? 'EACCES' : route.type === 'blackhole' ? 'EINVAL' : route.table === 0 || route.type !== 'unreachable' ? 'ENETUNREACH' : 'EHOSTUNREACH';
         return this.result('refused', dst.addr, dst.port, family, null, `connect(): ${errno}: no route to ${addressText(dst.addr, family)}`, tr);
       }
-      const sport = spec.sport ?? this.ephemeral(proto, srcAddr, dst.addr, dst.port);
-      const sock: SocketRecord = { kind: 'connection', family, proto, local: srcAddr, localPort: sport, remote: dst.addr, remotePort: dst.port, owner, transparent: false, listener: null };
+      // connect() to 0.0.0.0 or :: reaches the host itself: the route says where (127.0.0.1, ::1).
+      const to = route.dst ?? dst.addr;
+      const sport = spec.sport ?? this.ephemeral(proto, srcAddr, to, dst.port);
+      const sock: SocketRecord = { kind: 'connection', family, proto, local: srcAddr, localPort: sport, remote: to.slice(), remotePort: dst.port, owner, transparent: false, listener: null };
       this.kernel.sockets.addConnection(sock);
       client = { kind: 'socket', socket: sock };
-      const p = this.packet(family, proto, srcAddr.slice(), sport, dst.addr.slice(), dst.port, flags);
+      const p = this.packet(family, proto, srcAddr.slice(), sport, to.slice(), dst.port, flags);
       p.route = route;
       p.mark = mark;
       p.socket = owner;

@@ -215,6 +215,15 @@ export function parseEndpointText(text: string): Endpoint {
   return { family, addr, port: Number(m[2]) };
 }
 
+/**
+ * Where a local connection to `e` is addressed: 0.0.0.0 and :: are the host itself, and
+ * `connect()` sends to 127.0.0.1 and ::1 instead. @internal
+ */
+export function addressedTo(e: Endpoint): Endpoint {
+  if (!e.addr.every((w) => w === 0)) return e;
+  return { ...e, addr: e.family === 4 ? [0x7f000001] : [0, 0, 0, 1] };
+}
+
 function endpointText(e: Endpoint): string {
   const a = formatAddress(e.addr, e.family);
   return e.family === 6 ? `[${a}]:${e.port}` : `${a}:${e.port}`;
@@ -385,7 +394,7 @@ function redirected(r: ConnectResult, probe: LawProbe, tproxied = false): boolea
   if (r.outcome !== 'local' && r.outcome !== 'remote') return false;
   const dst = parseEndpointText(probe.dst);
   const at = resultEndpoint(r, dst.family);
-  return at !== null && at !== endpointText(dst);
+  return at !== null && at !== endpointText(probe.from === 'local' ? addressedTo(dst) : dst);
 }
 
 /** The connection was delivered to `port` and had not been addressed there. */

@@ -22,7 +22,7 @@ import { printIptablesSave } from '../print/save.js';
 import { parseCidr } from '../syntax/address.js';
 import {
   APP_TRAFFIC_REACHES_PROXY, EXCLUDED_NEVER_REDIRECTED, INBOUND_REACHES_PROXY, NON_TCP_NEVER_REDIRECTED, PROXY_NEVER_CAPTURES_ITSELF,
-  dnsPort, expectInbound, expectOutbound, interfacesOf, isLocal, isProxy, isSpecial, parseEndpointText, parsed,
+  addressedTo, dnsPort, expectInbound, expectOutbound, interfacesOf, isLocal, isProxy, isSpecial, parseEndpointText, parsed,
 } from './capture.js';
 import type { CaptureSetup } from './capture.js';
 import { connectCommand } from './counterexample.js';
@@ -199,7 +199,8 @@ function endpoint(address: string, port: number): string {
 
 function redirected(o: Outcome, probe: LawProbe): boolean {
   if ((o.outcome !== 'local' && o.outcome !== 'remote') || o.address === null || o.port === null) return false;
-  const d = parseEndpointText(probe.dst);
+  const dst = parseEndpointText(probe.dst);
+  const d = probe.from === 'local' ? addressedTo(dst) : dst;
   return endpoint(o.address, o.port) !== endpoint(addressText(d.addr, d.family), d.port);
 }
 

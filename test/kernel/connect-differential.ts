@@ -5,9 +5,9 @@
  * both answers and our trace.
  */
 import { beforeAll, expect, it } from 'vitest';
-import type { ConnectCase } from './generate.js';
+import type { ConnectCase, SimProbe } from './generate.js';
 import { kernelConnectMany } from './harness.js';
-import type { KernelConnectReport } from './harness.js';
+import type { KernelCase, KernelConnectReport, KernelListener } from './harness.js';
 import { describeError, loadNetns } from './sim.js';
 import type { SimConnectResult, SimNetnsConstructor } from './sim.js';
 
@@ -52,7 +52,7 @@ function report(c: ConnectCase, k: readonly View[], o: readonly (SimConnectResul
 }
 
 /** Registers one test per case (inside a `describeKernel` body). */
-export function connectDifferential(cases: readonly ConnectCase[]): void {
+export function connectDifferential(cases: readonly ConnectCase[], title = 'seed $seed'): void {
   const kernel = new Map<ConnectCase, KernelConnectReport>();
   let Netns: SimNetnsConstructor | Error;
 
@@ -63,7 +63,7 @@ export function connectDifferential(cases: readonly ConnectCase[]): void {
     cases.forEach((c, i) => kernel.set(c, reports[i] as KernelConnectReport));
   }, 600_000);
 
-  it.for(cases)('seed $seed', (c) => {
+  it.for(cases)(title, (c) => {
     if (Netns instanceof Error) throw Netns;
     const k = kernel.get(c) as KernelConnectReport;
     if (!k.ok) expect.fail(`seed=${c.seed}: the kernel did not take the generated case (${k.stage}, status ${k.status}):\n${k.stderr}\n--- rules4 ---\n${c.kernel.rules4}\n--- rules6 ---\n${c.kernel.rules6}`);
@@ -88,4 +88,31 @@ export function connectDifferential(cases: readonly ConnectCase[]): void {
     const oursViews = results.map((r) => (typeof r === 'string' ? { outcome: r, address: null, port: null, originalDestination: null } : view(r)));
     expect(oursViews, report(c, kernelViews, results, notes)).toEqual(kernelViews);
   });
+}
+
+/** A hand-written case: rules, listeners, and probes made in order in one namespace. */
+export interface NamedCase {
+  readonly name: string;
+  readonly rules4: string;
+  readonly rules6?: string;
+  /** Ports (bound to 0.0.0.0 and [::]) or listeners bound to one address. */
+  readonly listen: readonly (number | { readonly address: string; readonly port: number })[];
+  readonly probes: readonly SimProbe[];
+  /** More `Netns` options (the virtual clock, for instance). */
+  readonly options?: Readonly<Record<string, unknown>>;
+}
+
+/** Registers one test per hand-written case (inside a `describeKernel` body), as {@link connectDifferential}. */
+export function namedDifferential(cases: readonly NamedCase[]): void {
+  connectDifferential(cases.map((c, i): ConnectCase & { name: string } => {
+    const listeners: KernelListener[] = c.listen.map((l) => (typeof l === 'number' ? { port: l } : { address: l.address, port: l.port }));
+    const listen = c.listen.map((l) => (typeof l === 'number' ? l : l.address.includes(':') ? `[${l.address}]:${l.port}` : `${l.address}:${l.port}`));
+    const kernel: KernelCase = {
+      rules4: c.rules4,
+      rules6: c.rules6 ?? '',
+      listeners,
+      probes: c.probes.map((p) => (p.from === 'local' ? { from: 'local', uid: p.uid, gid: p.gid, dst: p.dst } : { from: 'remote', src: p.src, dst: p.dst })),
+    };
+    return { seed: i + 1, name: c.name, description: c.name, kernel, sim: { rules: c.rules4, rules6: c.rules6 ?? '', listen, ...(c.options ?? {}) }, probes: c.probes };
+  }), '$name');
 }

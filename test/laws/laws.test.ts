@@ -88,6 +88,16 @@ describe('each law catches its bug', () => {
     expect(inboundReachesProxy(setup(GOOD), { from: 'remote', src: '10.1.0.5', dst: '10.0.0.2:8080' })).toBeUndefined();
   });
 
+  it('the proxy never captures its own traffic: 0.0.0.0 and :: are the host itself, and asserted too', () => {
+    // connect() to 0.0.0.0 (::) reaches 127.0.0.1 (::1) through lo: the proxy's own port is not a capture.
+    expect(proxyNeverCapturesItself(setup(GOOD), { from: 'local', uid: 2102, dst: '0.0.0.0:4140' })).toBeUndefined();
+    expect(proxyNeverCapturesItself(setup(GOOD, { rules6: GOOD }), { from: 'local', uid: 2102, dst: '[::]:4140' })).toBeUndefined();
+    // Without the lo exemption and with the uid exemption after the redirect, it is captured.
+    const rules = nat(['-A OUT -p tcp -j REDIRECT --to-ports 4140', '-A OUT -m owner --uid-owner 2102 -j RETURN']);
+    const cx = expectBroken(proxyNeverCapturesItself(setup(rules), { from: 'local', uid: 1000, dst: '0.0.0.0:80' }), /never captures its own/);
+    expect(cx.result).toMatchObject({ outcome: 'local', address: '127.0.0.1', port: 4140, originalDestination: '127.0.0.1:80' });
+  });
+
   test.prop([connection({ from: 'local', destinations: ['10.96.0.0/12', '192.168.0.0/16', '10.1.0.0/16'] })], { seed: 3, numRuns: 100 })(
     'properties find the broken UID rule from any probe',
     (probe) => {
