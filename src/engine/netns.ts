@@ -58,10 +58,21 @@ export interface ListenerSpec {
 
 /** Options of {@link Netns}. */
 export interface NetnsOptions {
-  /** IPv4 rules: iptables-save text (parsed leniently) or a parsed rule set. */
+  /**
+   * IPv4 rules: iptables-save text or a parsed rule set. Text is read as `iptables-restore` reads
+   * it: what it would refuse (a typo'd `-m mutliport`, an unknown option) throws a
+   * {@link NetfilterSimError} with the line and column, unless {@link lenient} is set.
+   */
   readonly rules?: string | Ruleset;
-  /** IPv6 rules. */
+  /** IPv6 rules (text read as `ip6tables-restore` reads it, unless {@link lenient} is set). */
   readonly rules6?: string | Ruleset;
+  /**
+   * Read `rules`/`rules6` text leniently, as `fmt --lenient` does (what generators feed fake
+   * parsers: unquoted comments, CRLF, a missing COMMIT), dropping what cannot be read (an unknown
+   * match or option) instead of refusing the text. Everything dropped or assumed is in
+   * {@link Netns.warnings}. Default false.
+   */
+  readonly lenient?: boolean;
   /**
    * Native nftables rule sets (`nft -f` text or parsed), loaded in order into the same namespace;
    * their base chains run at their hooks and priorities beside the iptables tables. A `rules`
@@ -284,13 +295,14 @@ function loadNft(inputs: readonly (string | NftRuleset)[]): NftRuleset {
   return ruleset;
 }
 
-function loadRules(rules: string | Ruleset | undefined, family: Family, registry: ExtensionRegistry, options: CheckOptions | undefined): Ruleset {
+function loadRules(rules: string | Ruleset | undefined, family: Family, registry: ExtensionRegistry, options: CheckOptions | undefined, lenient: boolean, warnings: Diagnostic[]): Ruleset {
   if (rules === undefined) return { family, tables: [] };
   let ruleset: Ruleset;
   if (typeof rules === 'string') {
-    const r = parseIptablesSave(rules, { family, mode: 'lenient' });
+    const r = parseIptablesSave(rules, { family, mode: lenient ? 'lenient' : 'strict' });
     const errors = r.diagnostics.filter((d) => d.severity === 'error');
     if (errors.length > 0) throw new NetfilterSimError(errors);
+    for (const d of r.diagnostics) if (d.severity === 'warning') warnings.push({ ...d, message: `IPv${family} rules: ${d.message}` });
     ruleset = r.ruleset;
   } else ruleset = rules;
   if (ruleset.family !== family) bad('BAD_CONFIG', `the IPv${family} rules are an IPv${ruleset.family} rule set`);
@@ -338,6 +350,11 @@ export class Netns {
   readonly ruleset6: Ruleset;
   /** The native nftables tables of the namespace (empty without any). */
   readonly nftRuleset: NftRuleset;
+  /**
+   * What reading the rule text reported without refusing it: with {@link NetnsOptions.lenient},
+   * every match, option or line it dropped (each with its line and column). Empty when nothing was.
+   */
+  readonly warnings: readonly Diagnostic[];
   /** @internal */
   readonly routing: Routing;
   private kernel: Kernel;
@@ -367,8 +384,10 @@ export class Netns {
       nftInputs.push(rules6);
       rules6 = undefined;
     }
-    this.ruleset4 = loadRules(rules4, 4, registry, options.check);
-    this.ruleset6 = loadRules(rules6, 6, registry, options.check);
+    const warnings: Diagnostic[] = [];
+    this.ruleset4 = loadRules(rules4, 4, registry, options.check, options.lenient ?? false, warnings);
+    this.ruleset6 = loadRules(rules6, 6, registry, options.check, options.lenient ?? false, warnings);
+    this.warnings = warnings;
     this.nftRuleset = loadNft(nftInputs);
     const ifaces: InterfaceSpec[] = options.interfaces === undefined
       ? [...DEFAULT_INTERFACES]

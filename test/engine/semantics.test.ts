@@ -1,6 +1,7 @@
 // The kernel behaviours the engine models, one by one (reference/netfilter-and-peers.md §B).
 import { describe, expect, it } from 'vitest';
 import { Netns } from '../../src/engine/netns.js';
+import { NetfilterSimError } from '../../src/errors.js';
 import type { NetnsOptions } from '../../src/engine/netns.js';
 import type { TraceEvent } from '../../src/engine/trace-events.js';
 
@@ -458,6 +459,32 @@ describe('loading', () => {
   it('a rule set that fails check is refused with its diagnostics', () => {
     const loop = '*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:A - [0:0]\n-A INPUT -j A\n-A A -j A\nCOMMIT\n';
     expect(() => ns(loop)).toThrow(expect.objectContaining({ code: 'CHAIN_LOOP' }));
+  });
+
+  it('rule text is read as iptables-restore reads it: a typo is a typed error at its line and column', () => {
+    const typo = '*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A OUTPUT -p tcp -m mutliport --dports 80,443 -j DROP\nCOMMIT\n';
+    let err: unknown;
+    try {
+      ns(typo);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(NetfilterSimError);
+    expect(err).toMatchObject({ code: 'UNKNOWN_MATCH', span: { line: 5, column: 21 } });
+    expect((err as Error).message).toMatch(/^<input>:5:21: unknown match "mutliport" \(did you mean "multiport"\?\)/);
+    expect(() => new Netns({ rules: '', rules6: typo })).toThrow(/unknown match "mutliport"/);
+    // A missing COMMIT, which iptables-restore refuses, too.
+    expect(() => ns('*filter\n-A INPUT -j DROP\n')).toThrow(NetfilterSimError);
+  });
+
+  it('lenient reading drops what it cannot read, and says so in warnings', () => {
+    const typo = '*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A OUTPUT -p tcp -m mutliport --dports 80,443 -j DROP\nCOMMIT\n';
+    const n = new Netns({ rules: typo, lenient: true });
+    expect(n.warnings.map((w) => [w.code, w.span?.line, w.span?.column])).toEqual([['UNKNOWN_MATCH', 5, 21], ['UNKNOWN_OPTION', 5, 31]]);
+    expect(n.warnings[0]!.message).toMatch(/^IPv4 rules: unknown match "mutliport".*\(ignored\)$/);
+    // With the match (and its option) dropped, the rule drops every TCP connection.
+    expect(n.connect({ from: 'local', uid: 1000, dst: '10.1.0.5:22' }).outcome).toBe('dropped');
+    expect(ns(LINKERD_LIKE).warnings).toEqual([]);
   });
 
   it('a parsed rule set can be given instead of text, and conntrack can be flushed', () => {
