@@ -59,10 +59,21 @@ export interface ListenerSpec {
 
 /** Options of {@link Netns}. */
 export interface NetnsOptions {
-  /** IPv4 rules: iptables-save text (parsed leniently) or a parsed rule set. */
+  /**
+   * IPv4 rules: iptables-save text or a parsed rule set. Text is read as `iptables-restore` reads
+   * it: what it would refuse (a typo'd `-m mutliport`, an unknown option) throws a
+   * {@link NetfilterSimError} with the line and column, unless {@link lenient} is set.
+   */
   readonly rules?: string | Ruleset;
-  /** IPv6 rules. */
+  /** IPv6 rules (text read as `ip6tables-restore` reads it, unless {@link lenient} is set). */
   readonly rules6?: string | Ruleset;
+  /**
+   * Read `rules`/`rules6` text leniently, as `fmt --lenient` does (what generators feed fake
+   * parsers: unquoted comments, CRLF, a missing COMMIT), dropping what cannot be read (an unknown
+   * match or option) instead of refusing the text. Everything dropped or assumed is in
+   * {@link Netns.warnings}. Default false.
+   */
+  readonly lenient?: boolean;
   /**
    * Native nftables rule sets (`nft -f` text or parsed), loaded in order into the same namespace;
    * their base chains run at their hooks and priorities beside the iptables tables. A `rules`
@@ -285,13 +296,14 @@ function loadNft(inputs: readonly (string | NftRuleset)[]): NftRuleset {
   return ruleset;
 }
 
-function loadRules(rules: string | Ruleset | undefined, family: Family, registry: ExtensionRegistry, options: CheckOptions | undefined): Ruleset {
+function loadRules(rules: string | Ruleset | undefined, family: Family, registry: ExtensionRegistry, options: CheckOptions | undefined, lenient: boolean, warnings: Diagnostic[]): Ruleset {
   if (rules === undefined) return { family, tables: [] };
   let ruleset: Ruleset;
   if (typeof rules === 'string') {
-    const r = parseIptablesSave(rules, { family, mode: 'lenient' });
+    const r = parseIptablesSave(rules, { family, mode: lenient ? 'lenient' : 'strict' });
     const errors = r.diagnostics.filter((d) => d.severity === 'error');
     if (errors.length > 0) throw new NetfilterSimError(errors);
+    for (const d of r.diagnostics) if (d.severity === 'warning') warnings.push({ ...d, message: `IPv${family} rules: ${d.message}` });
     ruleset = r.ruleset;
   } else ruleset = rules;
   if (ruleset.family !== family) bad('BAD_CONFIG', `the IPv${family} rules are an IPv${ruleset.family} rule set`);
@@ -339,6 +351,11 @@ export class Netns {
   readonly ruleset6: Ruleset;
   /** The native nftables tables of the namespace (empty without any). */
   readonly nftRuleset: NftRuleset;
+  /**
+   * What reading the rule text reported without refusing it: with {@link NetnsOptions.lenient},
+   * every match, option or line it dropped (each with its line and column). Empty when nothing was.
+   */
+  readonly warnings: readonly Diagnostic[];
   /** @internal */
   readonly routing: Routing;
   private kernel: Kernel;
@@ -368,8 +385,10 @@ export class Netns {
       nftInputs.push(rules6);
       rules6 = undefined;
     }
-    this.ruleset4 = loadRules(rules4, 4, registry, options.check);
-    this.ruleset6 = loadRules(rules6, 6, registry, options.check);
+    const warnings: Diagnostic[] = [];
+    this.ruleset4 = loadRules(rules4, 4, registry, options.check, options.lenient ?? false, warnings);
+    this.ruleset6 = loadRules(rules6, 6, registry, options.check, options.lenient ?? false, warnings);
+    this.warnings = warnings;
     this.nftRuleset = loadNft(nftInputs);
     const ifaces: InterfaceSpec[] = options.interfaces === undefined
       ? [...DEFAULT_INTERFACES]
@@ -637,7 +656,9 @@ export class Netns {
       const owner: SocketView | null = spec.uid === null ? null : { uid: spec.uid, gid: spec.gid ?? spec.uid, groups: spec.groups };
       const route = this.routing.routeOutput(family, spec.dst, spec.mark, spec.src);
       const src = spec.src ?? (route.src ? route.src.slice() : family === 4 ? [0] : [0, 0, 0, 0]);
-      const p = this.packet(family, proto, src.slice(), spec.sport ?? this.ephemeral(proto, src, spec.dst, spec.dport), spec.dst.slice(), spec.dport, spec.flags);
+      // 0.0.0.0 and :: are the host itself (route.dst: 127.0.0.1, ::1, or the bound source).
+      const to = route.dst ?? spec.dst;
+      const p = this.packet(family, proto, src.slice(), spec.sport ?? this.ephemeral(proto, src, to, spec.dport), to.slice(), spec.dport, spec.flags);
       p.route = route;
       p.mark = spec.mark;
       p.socket = owner;
@@ -771,11 +792,13 @@ export class Netns {
         const errno = route.type === 'prohibit' ? 'EACCES' : route.type === 'blackhole' ? 'EINVAL' : route.table === 0 || route.type !== 'unreachable' ? 'ENETUNREACH' : 'EHOSTUNREACH';
         return this.result('refused', dst.addr, dst.port, family, null, `connect(): ${errno}: no route to ${addressText(dst.addr, family)}`, tr);
       }
-      const sport = spec.sport ?? this.ephemeral(proto, srcAddr, dst.addr, dst.port);
-      const sock: SocketRecord = { kind: 'connection', family, proto, local: srcAddr, localPort: sport, remote: dst.addr, remotePort: dst.port, owner, transparent: false, listener: null };
+      // connect() to 0.0.0.0 or :: reaches the host itself: the route says where (127.0.0.1, ::1).
+      const to = route.dst ?? dst.addr;
+      const sport = spec.sport ?? this.ephemeral(proto, srcAddr, to, dst.port);
+      const sock: SocketRecord = { kind: 'connection', family, proto, local: srcAddr, localPort: sport, remote: to.slice(), remotePort: dst.port, owner, transparent: false, listener: null };
       this.kernel.sockets.addConnection(sock);
       client = { kind: 'socket', socket: sock };
-      const p = this.packet(family, proto, srcAddr.slice(), sport, dst.addr.slice(), dst.port, flags);
+      const p = this.packet(family, proto, srcAddr.slice(), sport, to.slice(), dst.port, flags);
       p.route = route;
       p.mark = mark;
       p.socket = owner;
@@ -818,19 +841,25 @@ export class Netns {
   /**
    * The answer to a rejected or undeliverable packet: a TCP RST (`nf_send_reset`) or an ICMP
    * error (`icmp_send`), attached to the packet's connection as RELATED in the reply direction
-   * (`nf_ct_attach`), sent through OUTPUT and POSTROUTING like any local packet. The attempt is
-   * `refused` when it reaches the client, `dropped` when a rule or the route loses it.
+   * (`nf_ct_attach`), sent through OUTPUT and POSTROUTING like any local packet, to the packet's
+   * sender. No answer is made to a RST with a RST, nor to an ICMP error with an ICMP error; an
+   * answer to an answer is not answered again. Returns where the answer ended, or null when none
+   * was sent.
    */
-  private answer(client: ClientEnd, orig: PacketState, kind: string, why: string, tr: TraceRecorder | null): ConnectResult {
+  private sendAnswer(orig: PacketState, kind: string, index: number, tr: TraceRecorder | null): PathResult | null {
     const family = orig.family;
     let a: PacketState;
     let label: string;
     if (kind === 'tcp-reset' && orig.proto === PROTO.TCP) {
+      // nf_send_reset: never a RST for a RST.
+      if (orig.tcpFlags & TCP_FLAGS.RST) return null;
       a = this.packet(family, PROTO.TCP, orig.dst.slice(), orig.dport, orig.src.slice(), orig.sport, TCP_FLAGS.RST | TCP_FLAGS.ACK);
       // nf_send_reset/nf_send_reset6 build the RST in a fresh, unowned skb.
       a.socket = null;
       label = 'RST';
     } else {
+      // icmp_send / icmpv6_send: never an ICMP error about an ICMP error.
+      if (isIcmpError(orig)) return null;
       // icmp_send: the error comes from the destination when it is ours, else from the address
       // routing picks towards the sender.
       const from = this.routing.isLocalAddress(family, orig.dst) ? orig.dst.slice() : this.routing.routeOutput(family, orig.src, 0, null).src?.slice() ?? orig.dst.slice();
@@ -843,18 +872,36 @@ export class Netns {
       label = 'ICMP';
     }
     if (orig.ctEntry >= 0) a.setConntrack(orig.ctTable!, orig.ctEntry, 1 - orig.ctDir, CT_STATE.RELATED);
-    this.startPacket(tr, 1, label, a, 'local', null);
-    const r = this.kernel.sendLocal(a, tr);
+    this.startPacket(tr, index, label, a, 'local', null);
+    return this.kernel.sendLocal(a, tr);
+  }
+
+  /**
+   * The answer to a packet the client sent (its SYN, its datagram, its ACK) that was rejected or
+   * found no socket. The attempt is `refused` when the RST or ICMP error reaches the client,
+   * `dropped` when a rule or the route loses it.
+   */
+  private answer(client: ClientEnd, orig: PacketState, kind: string, why: string, tr: TraceRecorder | null, index = 1): ConnectResult {
+    const family = orig.family;
+    const r = this.sendAnswer(orig, kind, index, tr);
+    if (r === null) return this.result('dropped', orig.dst, orig.dport, family, null, `${why}; no answer is sent to it`, tr);
     const p = r.p;
+    const rst = p.proto === PROTO.TCP;
     let reached: boolean;
     if (client.kind === 'socket') {
       const c = client.socket;
-      reached = (r.kind === 'local' || r.kind === 'refused') && sameAddr(p.dst, c.local!) && (label !== 'RST' || p.dport === c.localPort);
+      reached = (r.kind === 'local' || r.kind === 'refused') && sameAddr(p.dst, c.local!) && (!rst || p.dport === c.localPort);
     } else {
-      reached = r.kind === 'wire' && sameAddr(p.dst, client.addr) && (label !== 'RST' || p.dport === client.port);
+      reached = r.kind === 'wire' && sameAddr(p.dst, client.addr) && (!rst || p.dport === client.port);
     }
     if (reached) return this.result('refused', orig.dst, orig.dport, family, null, why, tr);
-    return this.failure(r, tr, `the ${label === 'RST' ? 'RST' : 'ICMP error'} answering it`);
+    const what = `the ${rst ? 'RST' : 'ICMP error'} answering it`;
+    if (r.kind === 'dropped') {
+      // A rejected answer is answered (if at all) towards its own sender, the namespace.
+      if (r.reject) this.sendAnswer(p, r.reject, index + 1, tr);
+      return this.result('dropped', p.dst, p.dport, p.family, null, `${why}; ${what}: ${r.reason}${r.reject ? ', which answers the namespace, not the client' : ''}`, tr);
+    }
+    return this.result('dropped', p.dst, p.dport, p.family, null, `${why}; ${what} did not reach the client`, tr);
   }
 
   /** Sends a packet from one end of the exchange. */
@@ -881,9 +928,20 @@ export class Netns {
     return sameAddr(p.dst, end.addr) && p.dport === end.port;
   }
 
-  private failure(r: PathResult, tr: TraceRecorder | null, what: string): ConnectResult {
+  /**
+   * A packet of the exchange other than the client's first did not reach the other end. When a
+   * REJECT stopped it, its answer goes back to the packet's sender: the client hears of it only
+   * when the packet was its own (the ACK); a rejected SYN-ACK or RST is answered towards the
+   * server, and the client waits in vain (`dropped`).
+   */
+  private failure(r: PathResult, tr: TraceRecorder | null, what: string, client: ClientEnd, fromClient: boolean, index: number): ConnectResult {
     const p = r.p;
-    if (r.kind === 'dropped') return this.result(r.reject ? 'refused' : 'dropped', p.dst, p.dport, p.family, null, `${what}: ${r.reason}`, tr);
+    if (r.kind === 'dropped' && r.reject) {
+      if (fromClient) return this.answer(client, p, r.reject, `${what}: ${r.reason}`, tr, index + 1);
+      this.sendAnswer(p, r.reject, index + 1, tr);
+      return this.result('dropped', p.dst, p.dport, p.family, null, `${what}: ${r.reason}; the answer goes to its sender, not to the client, which hears nothing`, tr);
+    }
+    if (r.kind === 'dropped') return this.result('dropped', p.dst, p.dport, p.family, null, `${what}: ${r.reason}`, tr);
     return this.result('dropped', p.dst, p.dport, p.family, null, `${what} did not reach the other end`, tr);
   }
 
@@ -904,7 +962,7 @@ export class Netns {
         this.startPacket(tr, 1, 'RST', rst, 'local', null);
         const r = this.kernel.sendLocal(rst, tr);
         if (this.arrived(r, client)) return this.result('refused', syn.dst, syn.dport, family, null, `no listener at ${formatEndpoint(syn.dst, syn.dport, family)}: connection reset`, tr);
-        return this.failure(r, tr, 'the RST');
+        return this.failure(r, tr, 'the RST', client, false, 1);
       }
       case 'local': {
         const l = first.socket;
@@ -925,7 +983,7 @@ export class Netns {
           const rst = this.packet(family, PROTO.TCP, syn.dst.slice(), syn.dport, syn.src.slice(), syn.sport, TCP_FLAGS.RST | TCP_FLAGS.ACK);
           const r = this.sendFrom(server, rst, null, null, 1, 'RST', tr);
           if (this.arrived(r, client)) return this.result('refused', syn.dst, syn.dport, family, null, `${formatEndpoint(syn.dst, syn.dport, family)} refused the connection`, tr);
-          return this.failure(r, tr, 'the RST');
+          return this.failure(r, tr, 'the RST', client, false, 1);
         }
         break;
       }
@@ -937,11 +995,11 @@ export class Netns {
       synack = this.packet(family, PROTO.TCP, s.local!.slice(), s.localPort, s.remote!.slice(), s.remotePort, TCP_FLAGS.SYN | TCP_FLAGS.ACK);
       // The SYN-ACK belongs to the request socket; owner matches see its listener (skb_to_full_sk).
       const r2 = this.sendFrom(server, synack, s.owner, s, 1, 'SYN-ACK', tr);
-      if (!this.arrived(r2, client)) return this.failure(r2, tr, 'the SYN-ACK');
+      if (!this.arrived(r2, client)) return this.failure(r2, tr, 'the SYN-ACK', client, false, 1);
     } else {
       synack = this.packet(family, PROTO.TCP, server.addr.slice(), server.port, server.clientAddr.slice(), server.clientPort, TCP_FLAGS.SYN | TCP_FLAGS.ACK);
       const r2 = this.sendFrom(server, synack, null, null, 1, 'SYN-ACK', tr);
-      if (!this.arrived(r2, client)) return this.failure(r2, tr, 'the SYN-ACK');
+      if (!this.arrived(r2, client)) return this.failure(r2, tr, 'the SYN-ACK', client, false, 1);
     }
     // ACK from the client.
     let ack: PacketState;
@@ -949,11 +1007,11 @@ export class Netns {
       const c = client.socket;
       ack = this.packet(family, PROTO.TCP, c.local!.slice(), c.localPort, c.remote!.slice(), c.remotePort, TCP_FLAGS.ACK);
       const r3 = this.sendFrom(client, ack, c.owner, c, 2, 'ACK', tr);
-      if (!this.arrived(r3, server)) return this.failure(r3, tr, 'the ACK');
+      if (!this.arrived(r3, server)) return this.failure(r3, tr, 'the ACK', client, true, 2);
     } else {
       ack = this.packet(family, PROTO.TCP, client.addr.slice(), client.port, client.dstAddr.slice(), client.dstPort, TCP_FLAGS.ACK);
       const r3 = this.sendFrom(client, ack, null, null, 2, 'ACK', tr);
-      if (!this.arrived(r3, server)) return this.failure(r3, tr, 'the ACK');
+      if (!this.arrived(r3, server)) return this.failure(r3, tr, 'the ACK', client, true, 2);
     }
     if (server.kind === 'socket') {
       const s = server.socket;
@@ -981,6 +1039,13 @@ function origDst(p: PacketState): string | null {
 function isMartianOnWire(p: PacketState): boolean {
   if (p.family === 4) return p.src[0]! >>> 24 === 127;
   return p.src[0] === 0 && p.src[1] === 0 && p.src[2] === 0 && p.src[3] === 1;
+}
+
+/** Whether `p` is an ICMP error (`icmp_pointers[type].error`, or a type past 18; ICMPv6 types below 128). */
+function isIcmpError(p: PacketState): boolean {
+  if (p.proto === PROTO.ICMP) return p.icmpType === 3 || p.icmpType === 4 || p.icmpType === 5 || p.icmpType === 11 || p.icmpType === 12 || p.icmpType > 18;
+  if (p.proto === PROTO.ICMPV6) return p.icmpType >= 0 && p.icmpType < 128;
+  return false;
 }
 
 /** ICMP type and code of a REJECT answer (`--reject-with`). */

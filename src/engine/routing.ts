@@ -66,6 +66,11 @@ export interface RouteResult {
   /** The source address the route would give a new connection. */
   readonly src: readonly number[] | null;
   readonly table: number;
+  /**
+   * The destination a locally sent packet gets when it was addressed to the unspecified address
+   * (0.0.0.0 or ::): the host itself. Absent otherwise.
+   */
+  readonly dst?: readonly number[];
 }
 
 /** How many IPv4 destinations the route caches remember before starting over. */
@@ -437,6 +442,7 @@ export class Routing {
    * through `lo` whatever device their local route names.
    */
   routeOutput(family: Family, dst: readonly number[], mark: number, src: readonly number[] | null): RouteResult {
+    if (isZero(dst)) return this.routeUnspecified(family, mark, src);
     const hit = this.fibLookup(family, dst, mark);
     if (!hit) return { type: 'unreachable', dev: null, via: null, src: null, table: 0 };
     const { route, table } = hit;
@@ -454,6 +460,21 @@ export class Routing {
       return { type: 'unreachable', dev: null, via: null, src: null, table };
     }
     return { type: 'unicast', dev, via: route.via, src: src ?? route.prefsrc ?? this.selectSource(family, dev, dst), table };
+  }
+
+  /**
+   * A local packet to 0.0.0.0 or ::, which Linux delivers to the host itself: IPv4
+   * `ip_route_output_key_hash_rcu` makes the destination the source address (127.0.0.1 when there
+   * is none) and the route local through `lo`, with no lookup; IPv6 `tcp_v6_connect` and
+   * `__ip6_datagram_connect` make it ::1 before routing.
+   */
+  private routeUnspecified(family: Family, mark: number, src: readonly number[] | null): RouteResult {
+    if (family === 4) {
+      const to = src !== null && !isZero(src) ? src.slice() : [0x7f000001];
+      return { type: 'local', dev: this.lo, via: null, src: src ?? to, table: RT_TABLE.LOCAL, dst: to };
+    }
+    const to = [0, 0, 0, 1];
+    return { ...this.routeOutput(6, to, mark, src), dst: to };
   }
 
   /** `IN_DEV_ROUTE_LOCALNET`: `all` or the device's own setting. */

@@ -299,6 +299,11 @@ function endpointText(addr: string, port: number | bigint, family: Family): stri
   return family === 6 ? `[${addr}]:${port}` : `${addr}:${port}`;
 }
 
+/** Where a local connection to `addr` is addressed: 0.0.0.0 and :: are the host (127.0.0.1, ::1). */
+function addressedText(addr: string, family: Family): string {
+  return addr === '0.0.0.0' || addr === '::' ? (family === 4 ? '127.0.0.1' : '::1') : addr;
+}
+
 /** The probe a representative stands for, as `connect` takes it. */
 function probeSpec(fields: readonly FieldDef[], reps: readonly bigint[], family: Family, from: ExploreFrom, proto: 'tcp' | 'udp', sport: number, ifaceName: (i: number) => string): { spec: ConnectSpec; example: Record<string, string | number> } {
   const get = (n: FieldDef['name']): bigint => reps[fields.findIndex((f) => f.name === n)]!;
@@ -445,7 +450,9 @@ function signature(results: readonly ConnectResult[], fields: readonly FieldDef[
   const srcIdx = idx('src');
   const srcText = srcIdx >= 0 ? addrText(reps[srcIdx]!, family) : null;
   const dport = Number(reps[idx('dport')]!);
-  const original = endpointText(dstText, dport, family);
+  // SO_ORIGINAL_DST of a local connection to 0.0.0.0 (::) names 127.0.0.1 (::1), where it went.
+  const toText = srcIdx >= 0 ? dstText : addressedText(dstText, family);
+  const original = endpointText(toText, dport, family);
   // A value equal to a field that the region fixes to one value is both the probe's own and a
   // literal: `literal` picks the second reading.
   const dIdx = idx('dst');
@@ -453,7 +460,7 @@ function signature(results: readonly ConnectResult[], fields: readonly FieldDef[
   const own = (f: number, _v: bigint): boolean => !literal || live[f]!;
   const outcomes: ExploreOutcome[] = results.map((r) => ({
     outcome: r.outcome,
-    address: r.address === null ? null : r.address === dstText && own(dIdx, reps[dIdx]!) ? 'dst' : srcIdx >= 0 && r.address === srcText && own(srcIdx, reps[srcIdx]!) ? 'src' : r.address,
+    address: r.address === null ? null : r.address === toText && own(dIdx, reps[dIdx]!) ? 'dst' : srcIdx >= 0 && r.address === srcText && own(srcIdx, reps[srcIdx]!) ? 'src' : r.address,
     port: r.port === null ? null : r.port === dport && own(pIdx, reps[pIdx]!) ? 'dport' : r.port,
     originalDestination: r.originalDestination === null ? null : r.originalDestination === original ? 'dst' : r.originalDestination,
     probability: r.probability ?? 1,
@@ -582,7 +589,8 @@ export function classOf(result: ExploreResult, probe: { uid?: number; gid?: numb
 
 /**
  * What a class says `connect` gives for one of its probes: the literal `"dst"`/`"dport"`/`"src"`
- * replaced by the probe's own values. With random draws, the first alternative.
+ * replaced by the probe's own values (a local probe's destination 0.0.0.0 or :: by 127.0.0.1 or ::1,
+ * where `connect()` sends it). With random draws, the first alternative.
  */
 export function expectedFor(c: ExploreClass | ExploreOutcome, probe: { src?: string; dst: string }): { outcome: string; address: string | null; port: number | null; originalDestination: string | null } {
   expectArgument(c, 'object', 'class');
@@ -594,10 +602,12 @@ export function expectedFor(c: ExploreClass | ExploreOutcome, probe: { src?: str
   const canon = parseAnyAddress(addr)!;
   const text = addressText(canon.addr, canon.family);
   const srcText = probe.src !== undefined ? addressText(parseAnyAddress(probe.src)!.addr, parseAnyAddress(probe.src)!.family) : null;
+  // A local probe to 0.0.0.0 (::) is addressed to 127.0.0.1 (::1): that is its destination.
+  const to = probe.src === undefined ? addressedText(text, canon.family) : text;
   return {
     outcome: c.outcome,
-    address: c.address === 'dst' ? text : c.address === 'src' ? srcText : c.address,
+    address: c.address === 'dst' ? to : c.address === 'src' ? srcText : c.address,
     port: c.port === 'dport' ? port : c.port,
-    originalDestination: c.originalDestination === 'dst' ? endpointText(text, port, canon.family) : c.originalDestination,
+    originalDestination: c.originalDestination === 'dst' ? endpointText(to, port, canon.family) : c.originalDestination,
   };
 }

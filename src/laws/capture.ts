@@ -128,10 +128,20 @@ export interface InboundPolicy {
  * ```
  */
 export interface CaptureSetup {
-  /** IPv4 rules: `iptables-save` text or a rule set. */
+  /**
+   * IPv4 rules: `iptables-save` text or a rule set. Text is read as `iptables-restore` reads it:
+   * what it would refuse (a typo'd `-m mutliport`) throws a `BAD_CONFIG` error with the line and
+   * column, unless {@link lenient} is set.
+   */
   readonly rules?: string | Ruleset;
-  /** IPv6 rules. */
+  /** IPv6 rules (text read as `ip6tables-restore` reads it). */
   readonly rules6?: string | Ruleset;
+  /**
+   * Read rule text leniently (as `fmt --lenient`), dropping what cannot be read instead of
+   * refusing it; every counterexample and proof then lists what was dropped in `warnings`.
+   * @defaultValue false
+   */
+  readonly lenient?: boolean;
   readonly proxy: {
     /** UIDs the proxy runs as (its own connections must never be captured). */
     readonly uids: readonly number[];
@@ -177,15 +187,20 @@ export interface CaptureSetup {
 interface Parsed {
   readonly rules4: Ruleset | undefined;
   readonly rules6: Ruleset | undefined;
+  /** What lenient reading dropped, as `IPv4 rules, line 3, column 18: message`. */
+  readonly warnings: readonly string[];
 }
 
 const parsedCache = new WeakMap<CaptureSetup, Parsed>();
 
-function loadRules(rules: string | Ruleset | undefined, family: Family): Ruleset | undefined {
+function loadRules(rules: string | Ruleset | undefined, family: Family, lenient: boolean, warnings: string[]): Ruleset | undefined {
   if (rules === undefined || typeof rules !== 'string') return rules;
-  const r = parseIptablesSave(rules, { family, mode: 'lenient' });
+  const r = parseIptablesSave(rules, { family, mode: lenient ? 'lenient' : 'strict' });
   const error = r.diagnostics.find((d) => d.severity === 'error');
-  if (error) throw new NetfilterSimError(diagnostic('BAD_CONFIG', `CaptureSetup: the IPv${family} rules do not parse: ${error.message}`));
+  if (error) throw new NetfilterSimError(diagnostic('BAD_CONFIG', `CaptureSetup: the IPv${family} rules do not parse: ${error.message}`, error.span, error.token));
+  for (const d of r.diagnostics) {
+    if (d.severity === 'warning') warnings.push(`IPv${family} rules${d.span ? `, line ${d.span.line}, column ${d.span.column}` : ''}: ${d.message}`);
+  }
   return r.ruleset;
 }
 
@@ -193,7 +208,9 @@ function loadRules(rules: string | Ruleset | undefined, family: Family): Ruleset
 export function parsed(setup: CaptureSetup): Parsed {
   let p = parsedCache.get(setup);
   if (!p) {
-    p = { rules4: loadRules(setup.rules, 4), rules6: loadRules(setup.rules6, 6) };
+    const warnings: string[] = [];
+    const lenient = setup.lenient ?? false;
+    p = { rules4: loadRules(setup.rules, 4, lenient, warnings), rules6: loadRules(setup.rules6, 6, lenient, warnings), warnings };
     parsedCache.set(setup, p);
   }
   return p;
@@ -213,6 +230,15 @@ export function parseEndpointText(text: string): Endpoint {
   const addr = parseAddress(m[1]!, family);
   if (!addr) throw new NetfilterSimError(diagnostic('BAD_PROBE', `bad address "${m[1]}" in "${text}"`));
   return { family, addr, port: Number(m[2]) };
+}
+
+/**
+ * Where a local connection to `e` is addressed: 0.0.0.0 and :: are the host itself, and
+ * `connect()` sends to 127.0.0.1 and ::1 instead. @internal
+ */
+export function addressedTo(e: Endpoint): Endpoint {
+  if (!e.addr.every((w) => w === 0)) return e;
+  return { ...e, addr: e.family === 4 ? [0x7f000001] : [0, 0, 0, 1] };
 }
 
 function endpointText(e: Endpoint): string {
@@ -385,7 +411,7 @@ function redirected(r: ConnectResult, probe: LawProbe, tproxied = false): boolea
   if (r.outcome !== 'local' && r.outcome !== 'remote') return false;
   const dst = parseEndpointText(probe.dst);
   const at = resultEndpoint(r, dst.family);
-  return at !== null && at !== endpointText(dst);
+  return at !== null && at !== endpointText(probe.from === 'local' ? addressedTo(dst) : dst);
 }
 
 /** The connection was delivered to `port` and had not been addressed there. */
@@ -429,6 +455,7 @@ function counterexample(law: string, setup: CaptureSetup, probe: LawProbe, untra
     probe, result,
     ...(setup.config !== undefined ? { config: setup.config } : {}),
     ...(extras ? { details: extras } : {}),
+    ...(p.warnings.length > 0 ? { warnings: p.warnings } : {}),
   };
 }
 

@@ -53,6 +53,11 @@ export interface Counterexample {
   readonly config?: unknown;
   /** Further detail: a diff, the second rule set, a note on what the command line cannot express. */
   readonly details?: string;
+  /**
+   * What lenient reading of the setup's rule text dropped (`CaptureSetup.lenient`), one line
+   * each with its position: the rules the law ran are not all the text said. Absent when nothing was.
+   */
+  readonly warnings?: readonly string[];
 }
 
 const SAFE = /^[A-Za-z0-9_./:,=@%+\-[\]]+$/;
@@ -128,6 +133,9 @@ export function explainCounterexample(cx: Counterexample): string {
   const out: string[] = [];
   out.push(`Law broken: ${cx.law}`);
   out.push(indent(cx.message, '  '));
+  if (cx.warnings !== undefined && cx.warnings.length > 0) {
+    out.push('', 'Read leniently: the rules the law ran leave out what these say was dropped:', ...cx.warnings.map((w) => `  ${w}`));
+  }
   if (cx.probe !== undefined) out.push('', 'Probe (the connection the law made):', indent(JSON.stringify(cx.probe)));
   if (cx.config !== undefined) out.push('', 'Configuration:', indent(compactJson(cx.config)));
   if (cx.command !== undefined) {

@@ -22,7 +22,7 @@ import { printIptablesSave } from '../print/save.js';
 import { parseCidr } from '../syntax/address.js';
 import {
   APP_TRAFFIC_REACHES_PROXY, EXCLUDED_NEVER_REDIRECTED, INBOUND_REACHES_PROXY, NON_TCP_NEVER_REDIRECTED, PROXY_NEVER_CAPTURES_ITSELF,
-  dnsPort, expectInbound, expectOutbound, interfacesOf, isLocal, isProxy, isSpecial, parseEndpointText, parsed,
+  addressedTo, dnsPort, expectInbound, expectOutbound, interfacesOf, isLocal, isProxy, isSpecial, parseEndpointText, parsed,
 } from './capture.js';
 import type { CaptureSetup } from './capture.js';
 import { connectCommand } from './counterexample.js';
@@ -39,8 +39,8 @@ import type { Counterexample, LawProbe } from './counterexample.js';
  * ```
  */
 export type LawProof =
-  | { readonly law: string; readonly holds: true; readonly cells: number; readonly spaces: readonly ExploreResult[] }
-  | { readonly law: string; readonly holds: false; readonly counterexample: Counterexample; readonly spaces: readonly ExploreResult[] };
+  | { readonly law: string; readonly holds: true; readonly cells: number; readonly spaces: readonly ExploreResult[]; readonly warnings?: readonly string[] }
+  | { readonly law: string; readonly holds: false; readonly counterexample: Counterexample; readonly spaces: readonly ExploreResult[]; readonly warnings?: readonly string[] };
 
 type Range = readonly [bigint, bigint];
 interface Cell {
@@ -199,7 +199,8 @@ function endpoint(address: string, port: number): string {
 
 function redirected(o: Outcome, probe: LawProbe): boolean {
   if ((o.outcome !== 'local' && o.outcome !== 'remote') || o.address === null || o.port === null) return false;
-  const d = parseEndpointText(probe.dst);
+  const dst = parseEndpointText(probe.dst);
+  const d = probe.from === 'local' ? addressedTo(dst) : dst;
   return endpoint(o.address, o.port) !== endpoint(addressText(d.addr, d.family), d.port);
 }
 
@@ -239,8 +240,11 @@ function prove(law: string, setup: CaptureSetup, from: 'local' | 'remote', proto
       break;
     }
   }
-  if (worst === null) return { law, holds: true, cells: all.length, spaces: [r] };
-  return { law, holds: false, counterexample: counterexample(law, setup, worst.probe, worst.family, worst.message), spaces: [r] };
+  // What lenient reading of the setup's rule text dropped, so that a proof never hides it.
+  const warned = parsed(setup).warnings;
+  const warnings = warned.length > 0 ? { warnings: warned } : {};
+  if (worst === null) return { law, holds: true, cells: all.length, spaces: [r], ...warnings };
+  return { law, holds: false, counterexample: counterexample(law, setup, worst.probe, worst.family, worst.message), spaces: [r], ...warnings };
 }
 
 function less(a: readonly bigint[], b: readonly bigint[]): boolean {
@@ -264,6 +268,7 @@ function counterexample(law: string, setup: CaptureSetup, probe: LawProbe, famil
     probe, result,
     ...(setup.config !== undefined ? { config: setup.config } : {}),
     details: `the smallest of every probe that breaks the law (explored exhaustively; the namespace listens on ${listenOf(setup).text.join(', ')})`,
+    ...(p.warnings.length > 0 ? { warnings: p.warnings } : {}),
   };
 }
 

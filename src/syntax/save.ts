@@ -74,6 +74,7 @@ export function parseIptablesSave(text: string, options: SaveParseOptions = {}):
   let touched = false;
   let offset = 0;
   let lineNo = 0;
+  let strippedCr = false;
   if (mode === 'lenient' && text.charCodeAt(0) === 0xfeff) {
     offset = 1;
     diagnostics.push({ ...diagnostic('BAD_VALUE', 'a UTF-8 byte-order mark (U+FEFF) starts the input; skipped (iptables-restore would refuse the first line)', { line: 1, column: 1, offset: 0, length: 1 }), severity: 'warning' });
@@ -93,11 +94,23 @@ export function parseIptablesSave(text: string, options: SaveParseOptions = {}):
       diagnostics.push(diagnostic('LINE_TOO_LONG', `line ${lineNo} is ${utf8Length(line)} bytes long; iptables-restore reads at most ${MAX_LINE_LENGTH - 1}`, lineSpan(1, 1)));
       return done();
     }
-    if (mode === 'lenient' && line.endsWith('\r')) line = line.slice(0, -1);
+    if (mode === 'lenient' && line.endsWith('\r')) {
+      line = line.slice(0, -1);
+      if (!strippedCr) {
+        strippedCr = true;
+        diagnostics.push({ ...diagnostic('BAD_VALUE', 'CRLF line endings: the carriage returns are stripped (iptables-restore reads them as part of the line and would refuse it)', lineSpan(line.length + 1, 1), '\r'), severity: 'warning' });
+      }
+    }
     if (line.length === 0) continue;
     if (line[0] === '#') continue;
-    if (mode === 'lenient' && line.trim().length === 0) continue;
-    if (mode === 'lenient' && line.trim().startsWith('#')) continue;
+    if (mode === 'lenient' && line.trim().length === 0) {
+      diagnostics.push({ ...diagnostic('BAD_COMMAND', 'a line of only blanks; skipped (iptables-restore would refuse it: no command specified)', lineSpan()), severity: 'warning' });
+      continue;
+    }
+    if (mode === 'lenient' && line.trim().startsWith('#')) {
+      diagnostics.push({ ...diagnostic('BAD_COMMAND', 'a comment after blanks; skipped (iptables-restore reads comments only at the start of a line)', lineSpan(line.indexOf('#') + 1)), severity: 'warning' });
+      continue;
+    }
 
     if (line[0] === '*') {
       if (table !== undefined && mode === 'strict') {
@@ -105,7 +118,8 @@ export function parseIptablesSave(text: string, options: SaveParseOptions = {}):
         return done();
       }
       if (table !== undefined && !touched) builder.dropTable(table);
-      const name = line.slice(1).trim().split(/[ \t]+/)[0] ?? '';
+      // xtables-restore: strtok(buffer + 1, " \t\n"), so a CRLF file's "*filter\r" names "filter\r".
+      const name = line.slice(1).replace(/^[ \t]+/, '').split(/[ \t]+/)[0] ?? '';
       const nameCol = line.indexOf(name, 1) + 1;
       if (!isTableName(name)) {
         diagnostics.push(diagnostic('UNKNOWN_TABLE', name === '' ? 'empty table name' : `table name "${name}" invalid`, lineSpan(nameCol, Math.max(1, name.length)), name));

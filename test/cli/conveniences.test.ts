@@ -162,7 +162,8 @@ describe('control characters from the input are escaped in error messages', () =
     const r = await cli(['fmt', 'crlf.rules'], { 'crlf.rules': '*filter\r\n-A INPUT -j ACCEPTX\r\nCOMMIT\r\n' });
     expect(r.code).toBe(1);
     expect(r.err).not.toMatch(/[\r\u0000-\u0008\u000b-\u001f]/);
-    expect(r.err.split('\n')[0]).toMatch(/^crlf\.rules:2:13: invalid target name "ACCEPTX\\r"/);
+    // iptables-restore stops at the first line: its table name is "filter\r".
+    expect(r.err.split('\n')[0]).toMatch(/^crlf\.rules:1:2: table name "filter\\r" invalid/);
   });
 
   it('a control character in a rule is escaped in the message, whatever the diagnostic', async () => {

@@ -1,6 +1,7 @@
 // The kernel behaviours the engine models, one by one (reference/netfilter-and-peers.md §B).
 import { describe, expect, it } from 'vitest';
 import { Netns } from '../../src/engine/netns.js';
+import { NetfilterSimError } from '../../src/errors.js';
 import type { NetnsOptions } from '../../src/engine/netns.js';
 import type { TraceEvent } from '../../src/engine/trace-events.js';
 
@@ -232,6 +233,42 @@ describe('traversal (ipt_do_table)', () => {
     const r = ns(FILTER('-A INPUT -p tcp --dport 8080 -j REJECT --reject-with tcp-reset\n'), { listen: [8080] }).connect({ from: 'remote', src: '10.0.0.5', dst: '10.0.0.2:8080' });
     expect(r.outcome).toBe('refused');
   });
+
+  it('a rejected SYN-ACK is answered towards the server: the client hears nothing (dropped)', () => {
+    for (const w of ['', ' --reject-with tcp-reset', ' --reject-with icmp-host-prohibited']) {
+      const out = ns(FILTER(`-A OUTPUT -p tcp -d 10.1.0.5/32 -j REJECT${w}\n`), { listen: [8080] }).connect({ from: 'remote', src: '10.1.0.5', dst: '10.0.0.2:8080' });
+      expect(out.outcome, w).toBe('dropped');
+      expect(out.reason, w).toMatch(/^the SYN-ACK: REJECT .*not to the client/);
+      // The answer is sent (to the pod's own listener address), and the trace shows it.
+      const answer = out.trace!.find((e) => e.type === 'packet' && e.packet === 2);
+      expect(answer, w).toMatchObject({ label: w.includes('tcp-reset') ? 'RST' : 'ICMP', dst: '10.0.0.2' });
+      const inp = ns(FILTER(`-A INPUT -p tcp --sport 80 -j REJECT${w}\n`)).connect({ from: 'local', uid: 1000, dst: '10.7.7.7:80' });
+      expect(inp.outcome, w).toBe('dropped');
+    }
+  });
+
+  it('a rejected ACK is answered to the client that sent it: refused', () => {
+    const r = ns(FILTER('-A INPUT -p tcp --tcp-flags SYN,ACK,RST ACK -j REJECT\n'), { listen: [8080] }).connect({ from: 'remote', src: '10.1.0.5', dst: '10.0.0.2:8080' });
+    expect(r.outcome).toBe('refused');
+    const local = ns(FILTER('-A OUTPUT -p tcp --tcp-flags SYN,ACK,RST ACK -j REJECT --reject-with tcp-reset\n'), { listen: [8080] }).connect({ from: 'local', uid: 1000, dst: '127.0.0.1:8080' });
+    expect(local.outcome).toBe('refused');
+    // ... unless its answer is lost on the way.
+    const lost = ns(FILTER('-A INPUT -p tcp --tcp-flags SYN,ACK,RST ACK -j REJECT\n-A OUTPUT -p icmp -j DROP\n'), { listen: [8080] }).connect({ from: 'remote', src: '10.1.0.5', dst: '10.0.0.2:8080' });
+    expect(lost.outcome).toBe('dropped');
+  });
+
+  it('REJECT never answers a RST with a RST, nor an ICMP error with an ICMP error', () => {
+    const rst = ns(FILTER('-A INPUT -p tcp --dport 8081 -j REJECT --reject-with tcp-reset\n-A OUTPUT -p tcp --tcp-flags RST RST -j REJECT --reject-with tcp-reset\n')).connect({ from: 'remote', src: '10.1.0.5', dst: '10.0.0.2:8081' });
+    expect(rst.outcome).toBe('dropped');
+    expect(rst.trace!.filter((e) => e.type === 'packet').map((e) => (e as { label: string }).label)).toEqual(['SYN', 'RST']);
+    const icmp = ns(FILTER('-A INPUT -p tcp --dport 8081 -j REJECT\n-A OUTPUT -p icmp -j REJECT\n')).connect({ from: 'local', uid: 1000, dst: '127.0.0.1:8081' });
+    expect(icmp.outcome).toBe('dropped');
+    expect(icmp.trace!.filter((e) => e.type === 'packet').map((e) => (e as { label: string }).label)).toEqual(['SYN', 'ICMP']);
+    // A closed port's RST rejected with an ICMP error: the error goes to the RST's sender, the pod.
+    const closed = ns(FILTER('-A OUTPUT -p tcp --tcp-flags RST RST -j REJECT\n')).connect({ from: 'remote', src: '10.1.0.5', dst: '10.0.0.2:8081' });
+    expect(closed.outcome).toBe('dropped');
+    expect(closed.trace!.filter((e) => e.type === 'packet').map((e) => `${(e as { label: string }).label}>${(e as { dst: string }).dst}`)).toEqual(['SYN>10.0.0.2', 'RST>10.1.0.5', 'ICMP>10.0.0.2']);
+  });
 });
 
 describe('owner (xt_owner.c)', () => {
@@ -422,6 +459,32 @@ describe('loading', () => {
   it('a rule set that fails check is refused with its diagnostics', () => {
     const loop = '*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:A - [0:0]\n-A INPUT -j A\n-A A -j A\nCOMMIT\n';
     expect(() => ns(loop)).toThrow(expect.objectContaining({ code: 'CHAIN_LOOP' }));
+  });
+
+  it('rule text is read as iptables-restore reads it: a typo is a typed error at its line and column', () => {
+    const typo = '*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A OUTPUT -p tcp -m mutliport --dports 80,443 -j DROP\nCOMMIT\n';
+    let err: unknown;
+    try {
+      ns(typo);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(NetfilterSimError);
+    expect(err).toMatchObject({ code: 'UNKNOWN_MATCH', span: { line: 5, column: 21 } });
+    expect((err as Error).message).toMatch(/^<input>:5:21: unknown match "mutliport" \(did you mean "multiport"\?\)/);
+    expect(() => new Netns({ rules: '', rules6: typo })).toThrow(/unknown match "mutliport"/);
+    // A missing COMMIT, which iptables-restore refuses, too.
+    expect(() => ns('*filter\n-A INPUT -j DROP\n')).toThrow(NetfilterSimError);
+  });
+
+  it('lenient reading drops what it cannot read, and says so in warnings', () => {
+    const typo = '*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A OUTPUT -p tcp -m mutliport --dports 80,443 -j DROP\nCOMMIT\n';
+    const n = new Netns({ rules: typo, lenient: true });
+    expect(n.warnings.map((w) => [w.code, w.span?.line, w.span?.column])).toEqual([['UNKNOWN_MATCH', 5, 21], ['UNKNOWN_OPTION', 5, 31]]);
+    expect(n.warnings[0]!.message).toMatch(/^IPv4 rules: unknown match "mutliport".*\(ignored\)$/);
+    // With the match (and its option) dropped, the rule drops every TCP connection.
+    expect(n.connect({ from: 'local', uid: 1000, dst: '10.1.0.5:22' }).outcome).toBe('dropped');
+    expect(ns(LINKERD_LIKE).warnings).toEqual([]);
   });
 
   it('a parsed rule set can be given instead of text, and conntrack can be flushed', () => {

@@ -24,8 +24,12 @@ describe('netfilter-sim explore', () => {
     const captured = j.classes.find((c) => c.outcome === 'local' && c.address === '127.0.0.1' && c.port === 4140)!;
     expect(captured.originalDestination).toBe('dst');
     expect(captured.rules).toEqual([expect.stringMatching(/^-A PROXY_INIT_OUTPUT -p tcp .*-j REDIRECT --to-ports 4140$/)]);
-    expect(captured.boxes).toContainEqual({ uid: [0, 2101], gid: [0, 4294967295], dst: ['0.0.0.0', '10.0.0.1'], dport: [1, 4566] });
-    expect(captured.example).toEqual({ uid: 1, gid: 1, dst: '0.0.0.0:1' });
+    expect(captured.boxes).toContainEqual({ uid: [0, 2101], gid: [0, 4294967295], dst: ['0.0.0.1', '10.0.0.1'], dport: [1, 4566] });
+    expect(captured.example).toEqual({ uid: 1, gid: 1, dst: '0.0.0.1:1' });
+    // 0.0.0.0 is the host itself: connect() sends to 127.0.0.1 through lo, which the rules exempt.
+    const host = j.classes.find((c) => c.outcome === 'local' && c.address === 'dst' && c.boxes.some((b) => (b['uid'] as number[])[0] === 0))!;
+    expect(host.boxes).toContainEqual({ uid: [0, 2101], gid: [0, 4294967295], dst: ['0.0.0.0', '0.0.0.0'], dport: [4140, 4140] });
+    expect([host.port, host.originalDestination]).toEqual(['dport', 'dst']);
     // The proxy's own connections leave as they are, with the probe's own destination.
     const proxy = j.classes.find((c) => c.outcome === 'remote' && c.boxes.every((b) => (b['uid'] as number[])[0] === 2102))!;
     expect([proxy.address, proxy.port, proxy.originalDestination]).toEqual(['dst', 'dport', null]);
@@ -35,8 +39,9 @@ describe('netfilter-sim explore', () => {
     const r = await cli(['explore', '--rules', 'l.rules', '--listen', '4140,4143,8080', '--from', 'local', '-4'], { 'l.rules': LINKERD });
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/^9 classes cover every tcp connection from a local process/);
-    expect(r.out).toContain("class 1 (IPv4): local → 127.0.0.1:4140 (SO_ORIGINAL_DST: the probe's destination)");
-    expect(r.out).toContain('  0-2101, 2103-4294967295  *    0.0.0.0-10.0.0.1, 10.0.0.3-126.255.255.255, 128.0.0.0/1  1-4566, 4569-65535');
+    expect(r.out).toContain("class 3 (IPv4): local → 127.0.0.1:4140 (SO_ORIGINAL_DST: the probe's destination)");
+    expect(r.out).toContain('  0-2101, 2103-4294967295  *    0.0.0.1-10.0.0.1, 10.0.0.3-126.255.255.255, 128.0.0.0/1  1-4566, 4569-65535');
+    expect(r.out).toContain('  0-2101, 2103-4294967295  *    0.0.0.0, 10.0.0.2, 127.0.0.0/8  4140, 4143, 8080');
   });
 
   it('usage errors exit 2; a match explore cannot split exactly exits 1 naming its line', async () => {

@@ -1,91 +1,12 @@
 // `Netns.connect` against the kernel: the same mesh-shaped rules are loaded into a real pod
 // namespace and into a simulated one, the same probes are made with real sockets and simulated
 // ones, and outcome, address, port and SO_ORIGINAL_DST must agree, probe by probe.
-import { beforeAll, expect, it } from 'vitest';
+import { connectDifferential } from './connect-differential.js';
 import { generateConnectCase } from './generate.js';
-import type { ConnectCase } from './generate.js';
-import { describeKernel, kernelConnectMany } from './harness.js';
-import type { KernelConnectReport } from './harness.js';
-import { describeError, loadNetns } from './sim.js';
-import type { SimConnectResult, SimNetnsConstructor } from './sim.js';
+import { describeKernel } from './harness.js';
 
 const CASES = 300;
 
-interface View {
-  readonly outcome: string;
-  readonly address: string | null;
-  readonly port: number | null;
-  readonly originalDestination: string | null;
-}
-
-const view = (r: View): View => ({ outcome: r.outcome, address: r.address, port: r.port, originalDestination: r.originalDestination });
-
-function show(v: View | undefined): string {
-  if (!v) return '(none)';
-  const where = v.address === null ? '' : ` ${v.address.includes(':') ? `[${v.address}]` : v.address}:${v.port}`;
-  return `${v.outcome}${where}${v.originalDestination ? ` (SO_ORIGINAL_DST ${v.originalDestination})` : ''}`;
-}
-
-function report(c: ConnectCase, k: readonly View[], o: readonly (SimConnectResult | string)[], notes: readonly (string | undefined)[]): string {
-  const lines = [
-    `connect differential mismatch: seed=${c.seed} (${c.description})`,
-    `--- rules4 ---`,
-    c.kernel.rules4 || '(none)',
-    `--- rules6 ---`,
-    c.kernel.rules6 || '(none)',
-    `--- listeners: ${c.sim.listen.join(', ')} ---`,
-    `--- probes: kernel | ours ---`,
-  ];
-  c.probes.forEach((p, i) => {
-    const ours = o[i];
-    const oursView = typeof ours === 'string' ? ours : ours ? show(view(ours)) : '(not run)';
-    const same = typeof ours !== 'string' && ours !== undefined && JSON.stringify(view(ours)) === JSON.stringify(k[i]);
-    lines.push(`${same ? ' ' : '✗'} ${i + 1}. ${JSON.stringify(p)}`);
-    lines.push(`     kernel: ${show(k[i])}${notes[i] ? `  [${notes[i]}]` : ''}`);
-    lines.push(`     ours:   ${oursView}`);
-    if (!same && ours && typeof ours !== 'string') {
-      if (ours.reason) lines.push(`     reason: ${ours.reason}`);
-      for (const s of ours.steps ?? []) lines.push(`       ${JSON.stringify(s)}`);
-    }
-  });
-  return lines.join('\n');
-}
-
 describeKernel('connect differential: Netns.connect vs real sockets', () => {
-  const cases = Array.from({ length: CASES }, (_, i) => generateConnectCase(i + 1));
-  const kernel = new Map<ConnectCase, KernelConnectReport>();
-  let Netns: SimNetnsConstructor | Error;
-
-  beforeAll(async () => {
-    Netns = await loadNetns().catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
-    if (Netns instanceof Error) return; // every case fails with the reason; no need for the kernel
-    const reports = await kernelConnectMany(cases.map((c) => c.kernel));
-    cases.forEach((c, i) => kernel.set(c, reports[i] as KernelConnectReport));
-  });
-
-  it.for(cases)('seed $seed', (c) => {
-    if (Netns instanceof Error) throw Netns;
-    const k = kernel.get(c) as KernelConnectReport;
-    if (!k.ok) expect.fail(`seed=${c.seed}: the kernel did not take the generated case (${k.stage}, status ${k.status}):\n${k.stderr}\n--- rules4 ---\n${c.kernel.rules4}\n--- rules6 ---\n${c.kernel.rules6}`);
-    const kernelViews = k.results.map(view);
-    // Harness notes (a failed bind, a handshake no listener completed), not errno names or timeouts.
-    const notes = k.results.map((r) => (r.error && r.error !== 'timeout' && !/^E[A-Z]+$/.test(r.error) ? r.error : undefined));
-    let ns;
-    try {
-      ns = new Netns(c.sim);
-    } catch (e) {
-      expect.fail(report(c, kernelViews, c.probes.map(() => `Netns constructor threw: ${describeError(e)}`), notes));
-    }
-    // In order, in one namespace: conntrack state carries from probe to probe, as in the kernel.
-    const results: (SimConnectResult | string)[] = [];
-    for (const p of c.probes) {
-      try {
-        results.push(ns.connect(p));
-      } catch (e) {
-        results.push(`threw ${describeError(e)}`);
-      }
-    }
-    const oursViews = results.map((r) => (typeof r === 'string' ? { outcome: r, address: null, port: null, originalDestination: null } : view(r)));
-    expect(oursViews, report(c, kernelViews, results, notes)).toEqual(kernelViews);
-  });
+  connectDifferential(Array.from({ length: CASES }, (_, i) => generateConnectCase(i + 1)));
 });

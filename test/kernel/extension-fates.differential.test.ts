@@ -4,18 +4,9 @@
 // does in the kernel), and outcome, address, port and SO_ORIGINAL_DST must agree, probe by probe.
 // (IPv6 rules keep to TCP: dropping neighbour discovery, which the simulator does not model,
 // would cut the pod off in the kernel.)
-import { beforeAll, expect, it } from 'vitest';
+import { namedDifferential, type NamedCase } from './connect-differential.js';
 import type { SimProbe } from './generate.js';
-import { describeKernel, kernelConnectMany, type KernelCase, type KernelConnectReport } from './harness.js';
-import { describeError, loadNetns, type SimConnectResult, type SimNetnsConstructor } from './sim.js';
-
-interface FateCase {
-  readonly name: string;
-  readonly rules4: string;
-  readonly rules6?: string;
-  readonly listen: readonly number[];
-  readonly probes: readonly SimProbe[];
-}
+import { describeKernel } from './harness.js';
 
 const A = '10.1.0.5';
 const B = '10.1.0.6';
@@ -24,7 +15,7 @@ const local = (dst: string, uid = 1000): SimProbe => ({ from: 'local', uid, gid:
 const filter = (...lines: string[]): string => `*filter\n${lines.join('\n')}\nCOMMIT\n`;
 const table = (name: string, ...lines: string[]): string => `*${name}\n${lines.join('\n')}\nCOMMIT\n`;
 
-const CASES: readonly FateCase[] = [
+const CASES: readonly NamedCase[] = [
   { name: 'NFQUEUE without a reader drops', rules4: filter('-A INPUT -p tcp -m tcp --dport 8080 -j NFQUEUE --queue-num 3'), listen: [8080, 8081], probes: [remote(A), remote(A, '10.0.0.2:8081')] },
   { name: 'NFQUEUE --queue-bypass lets the packet on', rules4: filter('-A INPUT -p tcp -m tcp --dport 8080 -j NFQUEUE --queue-num 3 --queue-bypass', '-A INPUT -p tcp -m tcp --dport 8080 -j DROP'), listen: [8080], probes: [remote(A)] },
   { name: 'NFQUEUE in OUTPUT', rules4: filter('-A OUTPUT -p tcp -m tcp --dport 8080 -j NFQUEUE'), listen: [8080], probes: [local('127.0.0.1:8080'), local('10.7.7.7:80')] },
@@ -62,35 +53,9 @@ const CASES: readonly FateCase[] = [
   { name: 'ecn, tcpmss, cgroup, realm, devgroup on plain packets', rules4: filter('-A INPUT -p tcp -m ecn --ecn-tcp-cwr -j DROP', '-A INPUT -p tcp -m tcpmss --mss 0:1000 -j DROP', '-A INPUT -m realm --realm 1 -j DROP', '-A INPUT -m devgroup ! --src-group 0 -j DROP', '-A OUTPUT -m cgroup ! --path / -j DROP'), listen: [8080], probes: [remote(A), local('127.0.0.1:8080')] },
 ];
 
-const view = (r: { outcome: string; address: string | null; port: number | null; originalDestination: string | null }) => ({ outcome: r.outcome, address: r.address, port: r.port, originalDestination: r.originalDestination });
+// The virtual clock starts at the wall clock, for the time matches.
+const clock = Date.now() / 1000;
 
 describeKernel('extension fates: Netns.connect vs real sockets', () => {
-  const kernel = new Map<FateCase, KernelConnectReport>();
-  let Netns: SimNetnsConstructor;
-  beforeAll(async () => {
-    Netns = await loadNetns();
-    const cases: KernelCase[] = CASES.map((c) => ({
-      rules4: c.rules4,
-      rules6: c.rules6 ?? '',
-      listeners: c.listen.map((port) => ({ port })),
-      probes: c.probes.map((p) => (p.from === 'local' ? { from: 'local', uid: p.uid, gid: p.gid, dst: p.dst } : { from: 'remote', src: p.src, dst: p.dst })),
-    }));
-    const reports = await kernelConnectMany(cases);
-    CASES.forEach((c, i) => kernel.set(c, reports[i]!));
-  }, 300_000);
-
-  it.for(CASES)('$name', (c) => {
-    const k = kernel.get(c)!;
-    if (!k.ok) expect.fail(`the kernel did not take the case (${k.stage}): ${k.stderr}`);
-    const options = { rules: c.rules4, rules6: c.rules6 ?? '', listen: c.listen, clock: Date.now() / 1000 };
-    const ns = new (Netns as unknown as new (o: typeof options) => { connect(p: SimProbe): SimConnectResult })(options);
-    const ours = c.probes.map((p) => {
-      try {
-        return view(ns.connect(p));
-      } catch (e) {
-        return { outcome: `threw ${describeError(e)}`, address: null, port: null, originalDestination: null };
-      }
-    });
-    expect(ours, JSON.stringify({ rules4: c.rules4, rules6: c.rules6, probes: c.probes }, null, 1)).toEqual(k.results.map(view));
-  });
+  namedDifferential(CASES.map((c) => ({ ...c, options: { clock } })));
 });

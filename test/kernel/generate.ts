@@ -1575,7 +1575,8 @@ function probesFor(rng: Rng, a: Addrs, mesh: Mesh, n: number): KernelProbe[] {
       let dst: string;
       if (kind === 'local-remote') dst = a.hostPort(rng.pick([...a.services, ...a.peers]), rng.pick([80, 443, 8080, 25, 3306, 9999]));
       else if (kind === 'local-pod') dst = a.hostPort(a.pod, rng.pick(ports));
-      else if (kind === 'local-lo') dst = a.hostPort(a.lo, rng.pick(ports));
+      // Now and then the unspecified address, which is the host itself (connect() goes to loopback).
+      else if (kind === 'local-lo') dst = a.hostPort(rng.chance(0.2) ? (a.family === 4 ? '0.0.0.0' : '::') : a.lo, rng.pick(ports));
       else dst = a.hostPort(a.gateway, 80);
       out.push({ from: 'local', uid, gid, dst });
     } else {

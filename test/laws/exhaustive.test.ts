@@ -53,10 +53,11 @@ describe('exhaustive capture laws', () => {
     expect(app.spaces[0]!.classes.some((c) => c.outcome === 'local' && c.port === 4140)).toBe(true);
   });
 
-  it('a dropped owner RETURN: the proxy captures itself; the smallest counterexample is uid 2102 to 0.0.0.0:1', () => {
+  it('a dropped owner RETURN: the proxy captures itself; the smallest counterexample is uid 2102 to 0.0.0.1:1', () => {
+    // 0.0.0.0 is the host itself: connect() sends to 127.0.0.1 through lo, which the rules exempt.
     const s = setup(nat(GOOD.slice(1)));
     const cx = expectReplays(proveProxyNeverCapturesItself(s), s);
-    expect(cx.probe).toEqual({ from: 'local', uid: 2102, gid: 0, dst: '0.0.0.0:1', proto: 'tcp' });
+    expect(cx.probe).toEqual({ from: 'local', uid: 2102, gid: 0, dst: '0.0.0.1:1', proto: 'tcp' });
     expect(cx.result!.port).toBe(4140);
   });
 

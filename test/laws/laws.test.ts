@@ -13,7 +13,7 @@ import type { Ruleset } from '../../src/model/types.js';
 import { applyIptablesCommands } from '../../src/syntax/apply.js';
 import {
   appTrafficReachesProxy, checkCaptureLaws, connectCommand, excludedNeverRedirected, explainCounterexample,
-  inboundReachesProxy, nonTcpNeverRedirected, printParseRoundTrip, proxyNeverCapturesItself, rerunChangesNothing,
+  inboundReachesProxy, nonTcpNeverRedirected, printParseRoundTrip, proveProxyNeverCapturesItself, proxyNeverCapturesItself, rerunChangesNothing,
   type CaptureSetup, type Counterexample,
 } from '../../src/laws/index.js';
 
@@ -88,6 +88,16 @@ describe('each law catches its bug', () => {
     expect(inboundReachesProxy(setup(GOOD), { from: 'remote', src: '10.1.0.5', dst: '10.0.0.2:8080' })).toBeUndefined();
   });
 
+  it('the proxy never captures its own traffic: 0.0.0.0 and :: are the host itself, and asserted too', () => {
+    // connect() to 0.0.0.0 (::) reaches 127.0.0.1 (::1) through lo: the proxy's own port is not a capture.
+    expect(proxyNeverCapturesItself(setup(GOOD), { from: 'local', uid: 2102, dst: '0.0.0.0:4140' })).toBeUndefined();
+    expect(proxyNeverCapturesItself(setup(GOOD, { rules6: GOOD }), { from: 'local', uid: 2102, dst: '[::]:4140' })).toBeUndefined();
+    // Without the lo exemption and with the uid exemption after the redirect, it is captured.
+    const rules = nat(['-A OUT -p tcp -j REDIRECT --to-ports 4140', '-A OUT -m owner --uid-owner 2102 -j RETURN']);
+    const cx = expectBroken(proxyNeverCapturesItself(setup(rules), { from: 'local', uid: 1000, dst: '0.0.0.0:80' }), /never captures its own/);
+    expect(cx.result).toMatchObject({ outcome: 'local', address: '127.0.0.1', port: 4140, originalDestination: '127.0.0.1:80' });
+  });
+
   test.prop([connection({ from: 'local', destinations: ['10.96.0.0/12', '192.168.0.0/16', '10.1.0.0/16'] })], { seed: 3, numRuns: 100 })(
     'properties find the broken UID rule from any probe',
     (probe) => {
@@ -95,6 +105,29 @@ describe('each law catches its bug', () => {
       expect(proxyNeverCapturesItself(setup(rules), probe)?.law).toBe('the proxy never captures its own traffic');
     },
   );
+});
+
+describe('rule text', () => {
+  const typo = nat(['-A OUT -m owner --uid-owner 2102 -j RETURN', '-A OUT -p tcp -m mutliport --dports 4567,4568 -j RETURN', '-A OUT -p tcp -j REDIRECT --to-ports 4140']);
+
+  it('is read strictly: a typo is a BAD_CONFIG error at its line and column', () => {
+    expect(() => proxyNeverCapturesItself(setup(typo), { from: 'local', uid: 1000, dst: '10.96.0.10:80' }))
+      .toThrow(expect.objectContaining({ code: 'BAD_CONFIG', span: expect.objectContaining({ line: 12, column: 18 }), message: expect.stringMatching(/^<input>:12:18: CaptureSetup: the IPv4 rules do not parse: unknown match "mutliport"/) }));
+  });
+
+  it('read leniently, every counterexample and proof lists what was dropped', () => {
+    // The dropped match turns the port exemption into a RETURN for every TCP connection.
+    const cx = appTrafficReachesProxy(setup(typo, { lenient: true }), { from: 'local', uid: 1000, dst: '10.96.0.10:80' })!;
+    expect(cx.warnings).toEqual([
+      'IPv4 rules, line 12, column 18: unknown match "mutliport" (did you mean "multiport"?) (ignored)',
+      'IPv4 rules, line 12, column 28: unknown option "--dports" ignored (iptables would refuse it)',
+    ]);
+    expect(explainCounterexample(cx)).toContain('Read leniently: the rules the law ran leave out what these say was dropped:\n  IPv4 rules, line 12, column 18: unknown match "mutliport"');
+    const proof = proveProxyNeverCapturesItself(setup(typo, { lenient: true }));
+    expect(proof.holds).toBe(true);
+    expect(proof.warnings).toEqual(cx.warnings);
+    expect(appTrafficReachesProxy(setup(GOOD, { lenient: true }), { from: 'local', uid: 1000, dst: '10.96.0.10:80' })).toBeUndefined();
+  });
 });
 
 describe('counterexamples', () => {

@@ -1,0 +1,118 @@
+/**
+ * The body of a connect differential suite: generated pods go through the kernel (real sockets in
+ * throw-away namespaces) and through `Netns`, probe by probe in order, in one namespace each, and
+ * outcome, address, port and SO_ORIGINAL_DST must agree. A mismatch prints the seed, the rules,
+ * both answers and our trace.
+ */
+import { beforeAll, expect, it } from 'vitest';
+import type { ConnectCase, SimProbe } from './generate.js';
+import { kernelConnectMany } from './harness.js';
+import type { KernelCase, KernelConnectReport, KernelListener } from './harness.js';
+import { describeError, loadNetns } from './sim.js';
+import type { SimConnectResult, SimNetnsConstructor } from './sim.js';
+
+interface View {
+  readonly outcome: string;
+  readonly address: string | null;
+  readonly port: number | null;
+  readonly originalDestination: string | null;
+}
+
+const view = (r: View): View => ({ outcome: r.outcome, address: r.address, port: r.port, originalDestination: r.originalDestination });
+
+function show(v: View | undefined): string {
+  if (!v) return '(none)';
+  const where = v.address === null ? '' : ` ${v.address.includes(':') ? `[${v.address}]` : v.address}:${v.port}`;
+  return `${v.outcome}${where}${v.originalDestination ? ` (SO_ORIGINAL_DST ${v.originalDestination})` : ''}`;
+}
+
+function report(c: ConnectCase, k: readonly View[], o: readonly (SimConnectResult | string)[], notes: readonly (string | undefined)[]): string {
+  const lines = [
+    `connect differential mismatch: seed=${c.seed} (${c.description})`,
+    `--- rules4 ---`,
+    c.kernel.rules4 || '(none)',
+    `--- rules6 ---`,
+    c.kernel.rules6 || '(none)',
+    `--- listeners: ${c.sim.listen.join(', ')} ---`,
+    `--- probes: kernel | ours ---`,
+  ];
+  c.probes.forEach((p, i) => {
+    const ours = o[i];
+    const oursView = typeof ours === 'string' ? ours : ours ? show(view(ours)) : '(not run)';
+    const same = typeof ours !== 'string' && ours !== undefined && JSON.stringify(view(ours)) === JSON.stringify(k[i]);
+    lines.push(`${same ? ' ' : '✗'} ${i + 1}. ${JSON.stringify(p)}`);
+    lines.push(`     kernel: ${show(k[i])}${notes[i] ? `  [${notes[i]}]` : ''}`);
+    lines.push(`     ours:   ${oursView}`);
+    if (!same && ours && typeof ours !== 'string') {
+      if (ours.reason) lines.push(`     reason: ${ours.reason}`);
+      for (const s of ours.steps ?? []) lines.push(`       ${JSON.stringify(s)}`);
+    }
+  });
+  return lines.join('\n');
+}
+
+/** Registers one test per case (inside a `describeKernel` body). */
+export function connectDifferential(cases: readonly ConnectCase[], title = 'seed $seed'): void {
+  const kernel = new Map<ConnectCase, KernelConnectReport>();
+  let Netns: SimNetnsConstructor | Error;
+
+  beforeAll(async () => {
+    Netns = await loadNetns().catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
+    if (Netns instanceof Error) return; // every case fails with the reason; no need for the kernel
+    const reports = await kernelConnectMany(cases.map((c) => c.kernel));
+    cases.forEach((c, i) => kernel.set(c, reports[i] as KernelConnectReport));
+  }, 600_000);
+
+  it.for(cases)(title, (c) => {
+    if (Netns instanceof Error) throw Netns;
+    const k = kernel.get(c) as KernelConnectReport;
+    if (!k.ok) expect.fail(`seed=${c.seed}: the kernel did not take the generated case (${k.stage}, status ${k.status}):\n${k.stderr}\n--- rules4 ---\n${c.kernel.rules4}\n--- rules6 ---\n${c.kernel.rules6}`);
+    const kernelViews = k.results.map(view);
+    // Harness notes (a failed bind, a handshake no listener completed), not errno names or timeouts.
+    const notes = k.results.map((r) => (r.error && r.error !== 'timeout' && !/^E[A-Z]+$/.test(r.error) ? r.error : undefined));
+    let ns;
+    try {
+      ns = new Netns(c.sim);
+    } catch (e) {
+      expect.fail(report(c, kernelViews, c.probes.map(() => `Netns constructor threw: ${describeError(e)}`), notes));
+    }
+    // In order, in one namespace: conntrack state carries from probe to probe, as in the kernel.
+    const results: (SimConnectResult | string)[] = [];
+    for (const p of c.probes) {
+      try {
+        results.push(ns.connect(p));
+      } catch (e) {
+        results.push(`threw ${describeError(e)}`);
+      }
+    }
+    const oursViews = results.map((r) => (typeof r === 'string' ? { outcome: r, address: null, port: null, originalDestination: null } : view(r)));
+    expect(oursViews, report(c, kernelViews, results, notes)).toEqual(kernelViews);
+  });
+}
+
+/** A hand-written case: rules, listeners, and probes made in order in one namespace. */
+export interface NamedCase {
+  readonly name: string;
+  readonly rules4: string;
+  readonly rules6?: string;
+  /** Ports (bound to 0.0.0.0 and [::]) or listeners bound to one address. */
+  readonly listen: readonly (number | { readonly address: string; readonly port: number })[];
+  readonly probes: readonly SimProbe[];
+  /** More `Netns` options (the virtual clock, for instance). */
+  readonly options?: Readonly<Record<string, unknown>>;
+}
+
+/** Registers one test per hand-written case (inside a `describeKernel` body), as {@link connectDifferential}. */
+export function namedDifferential(cases: readonly NamedCase[]): void {
+  connectDifferential(cases.map((c, i): ConnectCase & { name: string } => {
+    const listeners: KernelListener[] = c.listen.map((l) => (typeof l === 'number' ? { port: l } : { address: l.address, port: l.port }));
+    const listen = c.listen.map((l) => (typeof l === 'number' ? l : l.address.includes(':') ? `[${l.address}]:${l.port}` : `${l.address}:${l.port}`));
+    const kernel: KernelCase = {
+      rules4: c.rules4,
+      rules6: c.rules6 ?? '',
+      listeners,
+      probes: c.probes.map((p) => (p.from === 'local' ? { from: 'local', uid: p.uid, gid: p.gid, dst: p.dst } : { from: 'remote', src: p.src, dst: p.dst })),
+    };
+    return { seed: i + 1, name: c.name, description: c.name, kernel, sim: { rules: c.rules4, rules6: c.rules6 ?? '', listen, ...(c.options ?? {}) }, probes: c.probes };
+  }), '$name');
+}
