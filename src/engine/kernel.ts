@@ -21,6 +21,7 @@ import {
   IP_CT_DIR_ORIGINAL,
   IP_CT_DIR_REPLY,
   NF_NAT_MANIP_DST,
+  TCP_CT,
   NF_NAT_MANIP_SRC,
   T_DPORT,
   T_DST,
@@ -128,6 +129,56 @@ export class SocketTable {
     for (const s of old) if (s !== null) this.put(s);
   }
 
+  /** Removes a connection (its close completed, or its timer fired). */
+  removeConnection(s: SocketRecord): void {
+    const slots = this.slots;
+    const mask = this.mask;
+    let i = socketHash(s.family, s.proto, s.local!, s.localPort, s.remote!, s.remotePort) & mask;
+    for (;;) {
+      const o = slots[i]!;
+      if (o === null) return;
+      if (o === s) break;
+      i = (i + 1) & mask;
+    }
+    // Backward-shift deletion, as in the conntrack hash.
+    let hole = i;
+    let j = i;
+    for (;;) {
+      j = (j + 1) & mask;
+      const o = slots[j]!;
+      if (o === null) break;
+      const home = socketHash(o.family, o.proto, o.local!, o.localPort, o.remote!, o.remotePort) & mask;
+      if (hole <= j ? home <= hole || home > j : home <= hole && home > j) {
+        slots[hole] = o;
+        hole = j;
+      }
+    }
+    slots[hole] = null;
+    this.count--;
+  }
+
+  /** Connections in the table (established, closing or in TIME_WAIT). */
+  get connections(): number {
+    return this.count;
+  }
+
+  /** The connection with exactly this 4-tuple (`__inet_check_established`'s walk), or null. */
+  find(family: number, proto: number, local: readonly number[], lport: number, remote: readonly number[], rport: number): SocketRecord | null {
+    let i = socketHash(family, proto, local, lport, remote, rport) & this.mask;
+    for (;;) {
+      const o = this.slots[i]!;
+      if (o === null) return null;
+      if (o.localPort === lport && o.remotePort === rport && o.proto === proto && o.family === family && sameWords(o.local!, local) && sameWords(o.remote!, remote)) return o;
+      i = (i + 1) & this.mask;
+    }
+  }
+
+  /** Whether a listener of `proto` holds the port (its bind bucket refuses connect()'s autobind). */
+  portBound(proto: number, port: number): boolean {
+    for (const l of this.listeners) if (l.proto === proto && l.localPort === port) return true;
+    return false;
+  }
+
   /** `__inet_lookup_established`. */
   established(p: PacketState): SocketRecord | null {
     const local = p.dst;
@@ -190,6 +241,8 @@ export class Kernel implements TargetHost {
    */
   ctEnabled4 = true;
   ctEnabled6 = true;
+  /** The namespace's clock (seconds): conntrack timers are armed from it. */
+  now = 0;
 
   constructor(routing: Routing, conntrack: ConntrackTable, sockets: SocketTable, ev4: TableEvaluator, ev6: TableEvaluator, forwarding: boolean) {
     this.routing = routing;
@@ -399,7 +452,15 @@ export class Kernel implements TargetHost {
       }
       return true;
     }
-    const ref = table.lookup(p.zone, p.proto, p.src, p.sport, p.dst, p.dport);
+    let ref = table.lookup(p.zone, p.proto, p.src, p.sport, p.dst, p.dport);
+    if (ref >= 0 && p.proto === PROTO.TCP && table.tcpState[ref >> 1] === TCP_CT.TIME_WAIT && (p.tcpFlags & (TCP_FLAGS.SYN | TCP_FLAGS.ACK | TCP_FLAGS.RST)) === TCP_FLAGS.SYN) {
+      // nf_conntrack_tcp_packet: a SYN in TIME_WAIT after a close re-opens the connection: the old
+      // entry is killed and the packet looked up again (-NF_REPEAT), which makes a new one.
+      const old = ref >> 1;
+      if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'reopen', state: 'NEW', direction: (ref & 1) === 0 ? 'ORIGINAL' : 'REPLY', zone: table.zone[old]!, id: table.id[old]! });
+      table.remove(old);
+      ref = -1;
+    }
     if (ref >= 0) {
       const e = ref >> 1;
       const dir = ref & 1;
@@ -413,6 +474,7 @@ export class Kernel implements TargetHost {
         if (state === CT_STATE.ESTABLISHED && p.proto === PROTO.TCP && p.tcpFlags & TCP_FLAGS.ACK) status[e] = status[e]! | CT_STATUS.ASSURED;
         if (state === CT_STATE.ESTABLISHED && p.proto !== PROTO.TCP) status[e] = status[e]! | CT_STATUS.ASSURED;
       }
+      table.refresh(e, dir, p.tcpFlags, this.now);
       p.setConntrack(table, e, dir, state);
       if (tr !== null) {
         tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'found', state: stateName(state), direction: dir === 0 ? 'ORIGINAL' : 'REPLY', zone: table.zone[e]!, id: table.id[e]! });
@@ -434,6 +496,7 @@ export class Kernel implements TargetHost {
       return false;
     }
     const e = table.create(p.family, p.proto, p.zone, p.src, p.sport, p.dst, p.dport);
+    table.refresh(e, IP_CT_DIR_ORIGINAL, p.tcpFlags, this.now);
     this.created.push(e);
     p.setConntrack(table, e, IP_CT_DIR_ORIGINAL, CT_STATE.NEW);
     if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'new', state: 'NEW', direction: 'ORIGINAL', zone: table.zone[e]!, id: table.id[e]! });
