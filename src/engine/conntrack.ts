@@ -574,6 +574,25 @@ export class ConntrackTable {
     return n;
   }
 
+  /** Whether a tuple of the (unconfirmed) entry is in the hash already (`__nf_conntrack_confirm`'s check). */
+  clashes(e: number): boolean {
+    const t = this.tuples;
+    const n = this.family[e] === 4 ? 1 : 4;
+    for (let dir = 0; dir < 2; dir++) {
+      const b = e * ENTRY_WORDS + dir * TUPLE_WORDS;
+      const src = n === 1 ? [t[b + T_SRC]!] : [t[b + T_SRC]!, t[b + T_SRC + 1]!, t[b + T_SRC + 2]!, t[b + T_SRC + 3]!];
+      const dst = n === 1 ? [t[b + T_DST]!] : [t[b + T_DST]!, t[b + T_DST + 1]!, t[b + T_DST + 2]!, t[b + T_DST + 3]!];
+      const ref = this.lookup(this.zone[e]!, this.proto[e]!, src, t[b + T_SPORT]!, dst, t[b + T_DPORT]!);
+      if (ref >= 0 && ref >> 1 !== e) return true;
+    }
+    return false;
+  }
+
+  /** The reply tuple, printed. */
+  describeReply(e: number): string {
+    return this.formatTuple(e, IP_CT_DIR_REPLY, this.family[e] as Family);
+  }
+
   /** `nf_nat_used_tuple`: whether another connection already answers to this reply tuple. */
   replyTupleTaken(e: number, src: readonly number[], sport: number, dst: readonly number[], dport: number): boolean {
     const ref = this.lookup(this.zone[e]!, this.proto[e]!, src, sport, dst, dport);

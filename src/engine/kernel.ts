@@ -50,6 +50,8 @@ export type PathResult =
   | { readonly kind: 'wire'; readonly dev: Iface; readonly p: PacketState }
   | { readonly kind: 'dropped'; readonly p: PacketState; readonly reason: string; readonly reject: string | null };
 
+/** `max_attempts` of `nf_nat_l4proto_unique_tuple`. */
+const NAT_MAX_ATTEMPTS = 128;
 const STEP_CONNTRACK = -1;
 const STEP_CONFIRM = -2;
 const NAT = TABLE_INDEX.nat;
@@ -269,7 +271,7 @@ export class Kernel implements TargetHost {
         continue;
       }
       if (step === STEP_CONFIRM) {
-        this.confirm(p, tr);
+        if (!this.confirm(p, tr)) return NF_DROP;
         continue;
       }
       if (!ev.hasTable(step)) continue;
@@ -345,7 +347,7 @@ export class Kernel implements TargetHost {
           if (p.family === 4 ? this.ctEnabled4 : this.ctEnabled6) this.conntrackIn(p, tr);
           continue;
         case 'confirm':
-          this.confirm(p, tr);
+          if (!this.confirm(p, tr)) return NF_DROP;
           continue;
         case 'ipt':
           p.table = TABLE_NAME[step.table]!;
@@ -503,15 +505,24 @@ export class Kernel implements TargetHost {
     return true;
   }
 
-  /** `nf_conntrack_confirm` at the last priority of INPUT and POSTROUTING. */
-  confirm(p: PacketState, tr: TraceRecorder | null): void {
+  /**
+   * `nf_conntrack_confirm` at the last priority of INPUT and POSTROUTING. False when the entry
+   * cannot be inserted because another connection holds one of its tuples (a NAT binding that
+   * found no free port): the packet is dropped (`insert_failed`).
+   */
+  confirm(p: PacketState, tr: TraceRecorder | null): boolean {
     const e = p.ctEntry;
     // __nf_conntrack_confirm: only a packet of the original direction confirms.
-    if (e < 0 || p.ctDir !== IP_CT_DIR_ORIGINAL) return;
+    if (e < 0 || p.ctDir !== IP_CT_DIR_ORIGINAL) return true;
     const t = p.ctTable!;
-    if (t.status[e]! & CT_STATUS.CONFIRMED) return;
+    if (t.status[e]! & CT_STATUS.CONFIRMED) return true;
+    if (t.clashes(e)) {
+      p.dropReason = `nf_conntrack: insert failed: another connection holds the tuple ${t.describeReply(e)} (no free NAT port)`;
+      return false;
+    }
     t.confirm(e);
     if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'confirm', state: stateName(p.ctState), direction: 'ORIGINAL', zone: t.zone[e]!, id: t.id[e]! });
+    return true;
   }
 
   // ---- NAT -----------------------------------------------------------------------------------
@@ -660,27 +671,40 @@ export class Kernel implements TargetHost {
     else this.nextDport = v;
   }
 
-  /** The port part of `get_unique_tuple`: keep the port when it is in range and unique. */
+  /**
+   * The port part of `get_unique_tuple`: keep the port when it is in range and unique, else
+   * `nf_nat_l4proto_unique_tuple`: at most 128 ports from an offset, then rounds of half as many
+   * from new offsets while the window is 16 or more (the kernel bounds the search so that a full
+   * range cannot stall it). When every try is taken the last one stays; the clash then fails the
+   * entry's insertion at confirm and the packet is dropped, as in the kernel.
+   */
   private uniquePort(table: ConntrackTable, ct: number, src: boolean, ports: PortRange | null): void {
+    const cur = src ? this.nextSport : this.nextDport;
+    let min: number;
+    let size: number;
     if (ports !== null) {
-      const cur = src ? this.nextSport : this.nextDport;
       if (cur >= ports.min && cur <= ports.max && (ports.min === ports.max || !this.taken(table, ct))) return;
-      for (let v = ports.min; v <= ports.max; v++) {
-        this.setPort(src, v);
+      min = ports.min;
+      size = ports.max - ports.min + 1;
+    } else {
+      if (!this.taken(table, ct)) return;
+      // A destination port is never changed without a range.
+      if (!src) return;
+      min = cur < 512 ? 1 : cur < 1024 ? 600 : 1024;
+      size = (cur < 512 ? 511 : cur < 1024 ? 1023 : 65535) - min + 1;
+    }
+    // The kernel starts a source manip at a random offset and a destination one at 0; ours starts
+    // a source manip just past the current port, so that results stay reproducible.
+    let off = src ? (((cur + 1 - min) % size) + size) % size : 0;
+    let attempts = Math.min(size, NAT_MAX_ATTEMPTS);
+    for (;;) {
+      for (let i = 0; i < attempts; i++, off++) {
+        this.setPort(src, min + (off % size));
         if (!this.taken(table, ct)) return;
       }
-      this.setPort(src, ports.min);
-      return;
-    }
-    if (!this.taken(table, ct)) return;
-    // nf_nat_l4proto_unique_tuple: a destination port is never changed without a range.
-    if (!src) return;
-    const cur = this.nextSport;
-    const lo = cur < 512 ? 1 : cur < 1024 ? 600 : 1024;
-    const hi = cur < 512 ? 511 : cur < 1024 ? 1023 : 65535;
-    for (let v = cur + 1; v !== cur; v = v >= hi ? lo : v + 1) {
-      this.setPort(src, v);
-      if (!this.taken(table, ct)) return;
+      if (attempts >= size || attempts < 16) return;
+      attempts >>= 1;
+      off = Math.imul(off ^ 0x5bd1e995, 0x9e3779b1) >>> 16;
     }
   }
 

@@ -141,3 +141,37 @@ describe('close: FINs through the hooks, TIME_WAIT, the clock', () => {
     expect(ns.conntrack().length).toBeGreaterThanOrEqual(11_999);
   }, 120_000);
 });
+
+describe('NAT port search (nf_nat_l4proto_unique_tuple)', () => {
+  const snat = (range: string): string => nat(`-A POSTROUTING -d 127.0.0.1/32 -p tcp -m tcp --dport 8080 -j SNAT --to-source 127.0.0.1:${range}`);
+  const spec = { from: 'local', uid: 0, dst: '127.0.0.1:8080' } as const;
+
+  it('a full port range drops the SYN at confirm; a closed connection frees its port when its entry expires', () => {
+    const ns = new Netns({ rules: snat('50000-50009'), listen: ['127.0.0.1:8080'] });
+    const first = [...Array(10).keys()].map(() => ns.connect(spec, { close: true, trace: false }).outcome);
+    expect(first).toEqual(Array(10).fill('local'));
+    const full = ns.connect(spec);
+    expect(full.outcome).toBe('dropped');
+    expect(full.reason).toMatch(/^nf_conntrack: insert failed: another connection holds the tuple 127\.0\.0\.1:8080 > 127\.0\.0\.1:500\d\d \(no free NAT port\)$/);
+    ns.advance(120);
+    expect(ns.connect(spec).outcome).toBe('local');
+  });
+
+  it('a clash without a range moves the source port within its class', () => {
+    const ns = new Netns({ rules: nat('-A POSTROUTING -d 127.0.0.1/32 -p tcp -m tcp --dport 8080 -j SNAT --to-source 127.0.0.1'), listen: ['127.0.0.1:8080'], interfaces: { eth0: ['10.0.0.2/24', '10.0.0.3/24'] } });
+    expect(ns.connect({ ...spec, src: '10.0.0.2', sport: 40000 }).outcome).toBe('local');
+    expect(ns.connect({ ...spec, src: '10.0.0.3', sport: 40000 }).outcome).toBe('local');
+    const ports = ns.conntrack().map((c) => Number(/:(\d+)$/.exec(c.reply)![1]));
+    expect(ports).toEqual([40000, 40001]);
+  });
+
+  it('the search is bounded: 2,000 clashing attempts on a two-port range all end, dropped', () => {
+    const ns = new Netns({ rules: snat('50000-50001'), listen: ['127.0.0.1:8080'] });
+    ns.connect(spec, { trace: false });
+    ns.connect(spec, { trace: false });
+    let dropped = 0;
+    for (let i = 0; i < 2000; i++) if (ns.connect(spec, { trace: false }).outcome === 'dropped') dropped++;
+    expect(dropped).toBe(2000);
+  });
+});
+

@@ -52,7 +52,7 @@ const redirect = (addr: string): string => `*nat\n-A OUTPUT -d ${addr}/32 -p tcp
 describeKernel('source ports and TIME_WAIT against the kernel', () => {
   const runs = new Map<string, KernelRun>();
   beforeAll(async () => {
-    const names = ['fill', 'fresh', 'reuse', 'noreuse'];
+    const names = ['fill', 'fresh', 'reuse', 'noreuse', 'snat'];
     const results = await Promise.all(names.map(kernelCase));
     names.forEach((n, i) => runs.set(n, results[i]!));
   }, 60_000);
@@ -101,4 +101,16 @@ describeKernel('source ports and TIME_WAIT against the kernel', () => {
       }
     });
   }
+
+  it('SNAT to a two-port range: the third connection finds no free port and its SYN is dropped', () => {
+    const rules = '*nat\n-A POSTROUTING -d 127.0.0.1/32 -p tcp -m tcp --dport 8080 -j SNAT --to-source 127.0.0.1:50000-50001\nCOMMIT\n';
+    const ns = new Netns({ rules, listen: ['127.0.0.1:8080'] });
+    const ours = [0, 1, 2].map(() => ns.connect({ from: 'local', uid: 0, dst: '127.0.0.1:8080' }));
+    const kernel = runs.get('snat')!.results as readonly { peer?: number; error?: string }[];
+    expect(kernel.map((k) => (k.error === 'timeout' ? 'dropped' : 'local'))).toEqual(ours.map((r) => r.outcome));
+    // The ports the listener saw: the reply tuples' destinations.
+    const seen = ns.conntrack().map((c) => Number(/:(\d+)$/.exec(c.reply)![1]));
+    expect(seen.sort()).toEqual(kernel.filter((k) => k.peer !== undefined).map((k) => k.peer).sort());
+    expect(ours[2]!.reason).toMatch(/insert failed/);
+  });
 });

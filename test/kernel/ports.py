@@ -6,6 +6,8 @@ Run inside `unshare --net` as root: python3 ports.py CASE. Prints one JSON objec
   reuse:  range 40000 40001, REDIRECT 127.0.0.1:80 → 8080; two connections closed by the client,
           a third at once, a fourth in a later second (tcp_tw_reuse = 2 lets loopback reuse)
   noreuse: the same to 10.0.0.2, a local address that is not loopback (no reuse)
+  snat:   SNAT to 127.0.0.1:50000-50001 for connections to 127.0.0.1:8080; three attempts
+          (1 s timeout each), the source port the listener sees
 """
 import errno, json, socket, subprocess, sys, time
 
@@ -68,4 +70,21 @@ elif case in ('reuse', 'noreuse'):
     time.sleep(1 - t % 1 + 0.2)
     rs.append(attempt((addr, 80), l, False))
     out['results'] = strip(rs)
+elif case == 'snat':
+    subprocess.run(['iptables-restore'], input='*nat\n-A POSTROUTING -d 127.0.0.1/32 -p tcp -m tcp --dport 8080 -j SNAT --to-source 127.0.0.1:50000-50001\nCOMMIT\n', text=True, check=True)
+    l = listener('127.0.0.1', 8080)
+    l.settimeout(1.0)
+    rs = []
+    keep = []
+    for _ in range(3):
+        s = socket.socket()
+        s.settimeout(1.0)
+        try:
+            s.connect(('127.0.0.1', 8080))
+            c, peer = l.accept()
+            keep.append((s, c))
+            rs.append({'peer': peer[1]})
+        except socket.timeout:
+            rs.append({'error': 'timeout'})
+    out['results'] = rs
 print(json.dumps(out))
