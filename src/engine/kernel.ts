@@ -52,6 +52,13 @@ export type PathResult =
 
 /** `max_attempts` of `nf_nat_l4proto_unique_tuple`. */
 const NAT_MAX_ATTEMPTS = 128;
+/** A reproducible stand-in for `get_random_u16()`. */
+function natOffset(a: number, b: number): number {
+  let h = Math.imul(a ^ 0x5bd1e995, 0x9e3779b1) ^ Math.imul(b, 0x85ebca6b);
+  h ^= h >>> 15;
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 13)) & 0xffff;
+}
 const STEP_CONNTRACK = -1;
 const STEP_CONFIRM = -2;
 const NAT = TABLE_INDEX.nat;
@@ -693,9 +700,9 @@ export class Kernel implements TargetHost {
       min = cur < 512 ? 1 : cur < 1024 ? 600 : 1024;
       size = (cur < 512 ? 511 : cur < 1024 ? 1023 : 65535) - min + 1;
     }
-    // The kernel starts a source manip at a random offset and a destination one at 0; ours starts
-    // a source manip just past the current port, so that results stay reproducible.
-    let off = src ? (((cur + 1 - min) % size) + size) % size : 0;
+    // A source manip starts at a random offset (get_random_u16), a destination one at 0. Ours is
+    // a hash of the connection's id and port: spread as the kernel's, and reproducible.
+    let off = src ? natOffset(table.id[ct]!, cur) : 0;
     let attempts = Math.min(size, NAT_MAX_ATTEMPTS);
     for (;;) {
       for (let i = 0; i < attempts; i++, off++) {
@@ -704,7 +711,7 @@ export class Kernel implements TargetHost {
       }
       if (attempts >= size || attempts < 16) return;
       attempts >>= 1;
-      off = Math.imul(off ^ 0x5bd1e995, 0x9e3779b1) >>> 16;
+      off = natOffset(off, attempts);
     }
   }
 
