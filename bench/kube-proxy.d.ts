@@ -12,5 +12,6 @@ export interface KubeService {
 
 export function kubeProxyServices(count: number, seed?: number): KubeService[];
 export function kubeProxyRules(services: readonly KubeService[]): string;
-export function kubeProxyNode(rules: string | Ruleset, extra?: Partial<NetnsOptions>): NetnsOptions;
+export function kubeProxyNode(rules: string | Ruleset | undefined, extra?: Partial<NetnsOptions>): NetnsOptions;
 export function kubeProxyProbes(services: readonly KubeService[], count: number, seed?: number): ConnectSpec[];
+export function kubeProxyNftRules(services: readonly KubeService[]): string;

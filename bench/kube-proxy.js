@@ -196,3 +196,79 @@ export function kubeProxyProbes(services, count, seed = 7) {
   }
   return out;
 }
+
+/**
+ * The same services as kube-proxy's nftables mode writes them (pkg/proxy/nftables): one `ip
+ * kube-proxy` table whose `service-ips` verdict map, keyed on `ip daddr . meta l4proto . th dport`,
+ * sends each service to its chain, which picks an endpoint with `numgen random mod N vmap`; the
+ * endpoint chain marks hairpin traffic and DNATs. Services without endpoints are rejected through
+ * the `no-endpoint-services` map, traffic to unused cluster IPs is dropped, node ports go through
+ * `service-nodeports`, and marked traffic is masqueraded.
+ */
+export function kubeProxyNftRules(services) {
+  const out = [];
+  const add = (line) => out.push(line);
+  const t = 'ip kube-proxy';
+  add(`add table ${t} { comment "rules for kube-proxy" ; }`);
+  add(`add set ${t} cluster-ips { type ipv4_addr ; comment "Active ClusterIPs" ; }`);
+  add(`add map ${t} no-endpoint-services { type ipv4_addr . inet_proto . inet_service : verdict ; comment "vmap to drop or reject packets to services with no endpoints" ; }`);
+  add(`add map ${t} service-ips { type ipv4_addr . inet_proto . inet_service : verdict ; comment "ClusterIP, ExternalIP and LoadBalancer IP traffic" ; }`);
+  add(`add map ${t} service-nodeports { type inet_proto . inet_service : verdict ; comment "NodePort traffic" ; }`);
+  add(`add chain ${t} filter-prerouting { type filter hook prerouting priority -110 ; }`);
+  add(`add chain ${t} filter-input { type filter hook input priority -110 ; }`);
+  add(`add chain ${t} filter-forward { type filter hook forward priority -110 ; }`);
+  add(`add chain ${t} filter-output { type filter hook output priority -110 ; }`);
+  add(`add chain ${t} filter-output-post-dnat { type filter hook output priority -90 ; }`);
+  add(`add chain ${t} nat-prerouting { type nat hook prerouting priority -100 ; }`);
+  add(`add chain ${t} nat-output { type nat hook output priority -100 ; }`);
+  add(`add chain ${t} nat-postrouting { type nat hook postrouting priority 100 ; }`);
+  for (const c of ['reject-chain', 'mark-for-masquerade', 'masquerading', 'services', 'service-endpoints-check', 'cluster-ips-check', 'nodeport-endpoints-check']) add(`add chain ${t} ${c}`);
+  add(`add rule ${t} filter-input ct state new jump service-endpoints-check`);
+  add(`add rule ${t} filter-forward ct state new jump service-endpoints-check`);
+  add(`add rule ${t} filter-forward ct state new jump cluster-ips-check`);
+  add(`add rule ${t} filter-output ct state new jump service-endpoints-check`);
+  add(`add rule ${t} filter-output-post-dnat ct state new jump cluster-ips-check`);
+  add(`add rule ${t} nat-prerouting jump services`);
+  add(`add rule ${t} nat-output jump services`);
+  add(`add rule ${t} nat-postrouting jump masquerading`);
+  add(`add rule ${t} reject-chain reject`);
+  add(`add rule ${t} mark-for-masquerade meta mark set meta mark or 0x4000`);
+  add(`add rule ${t} masquerading meta mark & 0x4000 == 0 return`);
+  add(`add rule ${t} masquerading meta mark set meta mark xor 0x4000`);
+  add(`add rule ${t} masquerading masquerade fully-random`);
+  add(`add rule ${t} services ip daddr . meta l4proto . th dport vmap @service-ips`);
+  add(`add rule ${t} services fib daddr type local ip daddr != 127.0.0.0/8 meta l4proto . th dport vmap @service-nodeports`);
+  add(`add rule ${t} service-endpoints-check ip daddr . meta l4proto . th dport vmap @no-endpoint-services`);
+  add(`add rule ${t} cluster-ips-check ip daddr @cluster-ips reject comment "Reject traffic to invalid ports of ClusterIPs"`);
+  add(`add rule ${t} cluster-ips-check ip daddr 172.30.0.0/16 drop comment "Drop traffic to unallocated ClusterIPs"`);
+  const usedExternal = new Set();
+  for (const s of services) {
+    const id = suffix('svc', s.key).slice(0, 8);
+    const name = `service-${id}-${s.key.replace(/[/:]/g, '-')}`;
+    add(`add element ${t} cluster-ips { ${s.vip} }`);
+    if (s.endpoints.length === 0) {
+      add(`add element ${t} no-endpoint-services { ${s.vip} . tcp . ${s.port} comment "${s.key}" : goto reject-chain }`);
+      continue;
+    }
+    add(`add chain ${t} ${name}`);
+    add(`add rule ${t} ${name} ip daddr ${s.vip} tcp dport ${s.port} ip saddr != 10.0.0.0/8 jump mark-for-masquerade`);
+    const targets = s.endpoints.map((ep, k) => {
+      const [addr, port] = ep.split(':');
+      const e = `endpoint-${suffix('sep', `${s.key}/${ep}`).slice(0, 8)}-${s.key.replace(/[/:]/g, '-')}-${addr}-${port}`;
+      add(`add chain ${t} ${e}`);
+      add(`add rule ${t} ${e} ip saddr ${addr} jump mark-for-masquerade`);
+      add(`add rule ${t} ${e} meta l4proto tcp dnat to ${addr}:${port}`);
+      return `${k} : goto ${e}`;
+    });
+    add(`add rule ${t} ${name} numgen random mod ${s.endpoints.length} vmap { ${targets.join(', ')} }`);
+    add(`add element ${t} service-ips { ${s.vip} . tcp . ${s.port} : goto ${name} }`);
+    // Two services may claim one external IP and port (the iptables rules then keep the first);
+    // a verdict map holds one of them, so the later ones are left out, as the kernel would refuse them.
+    if (s.externalIP && !usedExternal.has(`${s.externalIP}:${s.port}`)) {
+      usedExternal.add(`${s.externalIP}:${s.port}`);
+      add(`add element ${t} service-ips { ${s.externalIP} . tcp . ${s.port} : goto ${name} }`);
+    }
+    if (s.nodePort) add(`add element ${t} service-nodeports { tcp . ${s.nodePort} : goto ${name} }`);
+  }
+  return `${out.join('\n')}\n`;
+}

@@ -58,6 +58,7 @@ export {
 export type {
   MeshScenarioOptions, MeshResult, MeshHop, HopRule, MeshPod, MeshProxy, RuleNote, StartupStep, StartupEffect, MeshInstall,
   MeshName, MeshVerdict, MeshService, ValidatorResult, MeshFormat, MeshRenderOptions, PrepareMeshPodOptions,
+  MeshAmbient,
 } from './mesh/scenario/index.js';
 export * from './laws/index.js';
 export { explore, classOf, expectedFor, renderExplore, addressRangeText } from './explore/index.js';

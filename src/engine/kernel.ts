@@ -75,7 +75,7 @@ const TABLE_INDEX_OF: Readonly<Record<string, number>> = { raw: 0, mangle: 1, na
 type MixedStep =
   | { readonly kind: 'conntrack' | 'confirm'; readonly priority: number; readonly order: number }
   | { readonly kind: 'ipt'; readonly table: number; readonly priority: number; readonly order: number }
-  | { readonly kind: 'nft'; readonly entry: NftHookEntry; readonly priority: number; readonly order: number }
+  | { readonly kind: 'nft'; readonly entry: NftHookEntry; readonly label: TableName; readonly priority: number; readonly order: number }
   | { readonly kind: 'natcore'; readonly natChains: readonly NftHookEntry[]; readonly priority: number; readonly order: number };
 
 /** A 32-bit hash of a socket's 4-tuple (`inet_ehashfn`). */
@@ -298,7 +298,11 @@ export class Kernel implements TargetHost {
 
   /** Native nft base chains, when the namespace has any (they run beside the iptables tables). */
   nft: NftEngine | null = null;
-  private readonly mixedPlans = new Map<string, readonly MixedStep[]>();
+  /** Hook plans by `family * 8 + hook`, built on first use. */
+  private readonly mixedPlans: (readonly MixedStep[] | undefined)[] = [];
+  /** The packet the nft engine is deciding (its host's `random` draws from it). */
+  private nftPacket: PacketState | null = null;
+  private nftHostObject: NftHost | null = null;
 
   /**
    * The functions at a hook when native nft chains are registered too: iptables tables at their
@@ -306,9 +310,9 @@ export class Kernel implements TargetHost {
    * every nat chain of the hook (iptables' and native ones) by priority until one binds.
    */
   private mixedPlan(family: 4 | 6, hook: number, ev: TableEvaluator): readonly MixedStep[] {
-    const key = `${family}:${hook}`;
-    const cached = this.mixedPlans.get(key);
-    if (cached) return cached;
+    const key = family * 8 + hook;
+    const cached = this.mixedPlans[key];
+    if (cached !== undefined) return cached;
     const steps: MixedStep[] = [];
     const name = HOOK_BY_INDEX[hook]!;
     const natPriority = hook === NF_INET.PRE_ROUTING || hook === NF_INET.LOCAL_OUT ? -100 : 100;
@@ -323,24 +327,26 @@ export class Kernel implements TargetHost {
     const natChains: NftHookEntry[] = [];
     for (const e of entries) {
       if (e.base.type === 'nat') natChains.push(e);
-      else steps.push({ kind: 'nft', entry: e, priority: e.priority, order: 1000 + steps.length });
+      else steps.push({ kind: 'nft', entry: e, label: `${e.table.family} ${e.table.name}` as TableName, priority: e.priority, order: 1000 + steps.length });
     }
     // The NAT core hooks every nat hook of the family once any nat chain exists (nf_nat_register_fn).
     const anyNat = hasNat || [NF_INET.PRE_ROUTING, NF_INET.LOCAL_IN, NF_INET.LOCAL_OUT, NF_INET.POST_ROUTING].some((h) => this.nft!.hookEntries(family, h).some((e) => e.base.type === 'nat'));
     if (hook !== NF_INET.FORWARD && (anyNat || natChains.length > 0)) steps.push({ kind: 'natcore', priority: natPriority, natChains, order: 500 });
     steps.sort((a, b) => a.priority - b.priority || a.order - b.order);
-    this.mixedPlans.set(key, steps);
+    this.mixedPlans[key] = steps;
     return steps;
   }
 
+  /** The nft engine's host, made once; `random` draws for the packet being decided. */
   private nftHost(p: PacketState): NftHost {
-    return {
+    this.nftPacket = p;
+    return (this.nftHostObject ??= {
       natSetup: (q, manip, addr, ports, by, tr) => this.natSetup(q, manip, addr, ports, by, tr),
       redirectAddress: (q) => this.redirectAddress(q),
       masqueradeAddress: (q) => this.masqueradeAddress(q),
       tproxyLookup: (q, onIp, onPort) => this.tproxyLookup(q, onIp, onPort),
-      random: (probability) => p.statisticRandom(probability),
-    };
+      random: (probability) => this.nftPacket!.statisticRandom(probability),
+    });
   }
 
   private runHookMixed(hook: number, p: PacketState, tr: TraceRecorder | null): number {
@@ -367,16 +373,17 @@ export class Kernel implements TargetHost {
           v = this.natHook(ev, hook, p, tr, step.natChains);
           break;
         case 'nft': {
-          const label = `${step.entry.table.family} ${step.entry.table.name}` as TableName;
+          const label = step.label;
           p.table = label;
           if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'table', hook: name, table: label });
+          const route = step.entry.base.type === 'route' && hook === NF_INET.LOCAL_OUT;
           const mark = p.mark;
-          const src = p.src.slice();
-          const dst = p.dst.slice();
+          const src = route ? p.src.slice() : p.src;
+          const dst = route ? p.dst.slice() : p.dst;
           v = this.nft!.runBaseChain(step.entry, hook, p, this.nftHost(p), tr);
           if (tr !== null) this.traceVerdict(tr, p, v);
           // nf_route_table_hook: a route chain re-routes when the mark or an address changed.
-          if (v === NF_ACCEPT && step.entry.base.type === 'route' && hook === NF_INET.LOCAL_OUT) {
+          if (v === NF_ACCEPT && route) {
             let changed = mark !== p.mark;
             for (let i = 0; i < src.length && !changed; i++) changed = src[i] !== p.src[i] || dst[i] !== p.dst[i];
             if (changed) v = this.rerouteOutput(p, tr);

@@ -17,6 +17,7 @@ import { detectRulesSyntax } from '../nftables/detect.js';
 import { nftLoadErrors } from '../nftables/index.js';
 import type { NftRuleset } from '../nftables/model.js';
 import { NftEngine } from './nft.js';
+import { LoweredNftEngine } from './nft-lower.js';
 import { PROTO } from './constants.js';
 import { ConntrackTable, IP_CT_DIR_ORIGINAL, T_DPORT, T_DST, T_SRC, addressText, formatEndpoint, sameAddr } from './conntrack.js';
 import type { ConntrackSnapshot } from './conntrack.js';
@@ -93,7 +94,7 @@ export interface NetnsOptions {
    * connection (the default assumption: "anything not local is reached and accepts").
    */
   readonly peers?: Readonly<Record<string, readonly number[]>>;
-  /** `lowered` (default, fast) or `reference` (the interpreter over the model). */
+  /** `lowered` (default, fast) or `reference` (the interpreters over the models), for iptables and nft rules alike. */
   readonly evaluator?: 'lowered' | 'reference';
   /** Seed of the RNG behind `statistic --mode random` (default 1). */
   readonly seed?: number;
@@ -497,7 +498,7 @@ export class Netns {
     this.kernel.ctEnabled4 = options.conntrack ?? needsConntrack(this.ruleset4);
     this.kernel.ctEnabled6 = options.conntrack ?? needsConntrack(this.ruleset6);
     if (this.nftRuleset.tables.length > 0) {
-      const nft = new NftEngine(this.nftRuleset);
+      const nft = options.evaluator === 'reference' ? new NftEngine(this.nftRuleset) : new LoweredNftEngine(this.nftRuleset);
       this.kernel.nft = nft;
       if (options.conntrack === undefined) {
         this.kernel.ctEnabled4 ||= nft.usesConntrack(4);

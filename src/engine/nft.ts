@@ -21,14 +21,18 @@ import type { PacketState } from './packet-state.js';
 import { EXT, NF_ACCEPT, NF_DROP, XT_CONTINUE, applyTarget } from './targets.js';
 import type { TargetHost, TargetSite } from './targets.js';
 import type { TraceRecorder } from './trace-events.js';
+import { newBucket, takeToken, type Bucket } from '../extensions/bucket.js';
+
+const LIMIT_UNIT_SECONDS: Readonly<Record<'second' | 'minute' | 'hour' | 'day' | 'week', number>> = { second: 1, minute: 60, hour: 3600, day: 86400, week: 604800 };
 
 const HOOK_INDEX: Readonly<Record<NftHook, number>> = {
   prerouting: NF_INET.PRE_ROUTING, input: NF_INET.LOCAL_IN, forward: NF_INET.FORWARD, output: NF_INET.LOCAL_OUT, postrouting: NF_INET.POST_ROUTING,
 };
-const HOOK_NAME: readonly HookName[] = ['PREROUTING', 'INPUT', 'FORWARD', 'OUTPUT', 'POSTROUTING'];
+/** @internal */
+export const HOOK_NAME: readonly HookName[] = ['PREROUTING', 'INPUT', 'FORWARD', 'OUTPUT', 'POSTROUTING'];
 
 /** nf_tables.h: `NFT_JUMP_STACK_SIZE`. */
-const NFT_JUMP_STACK_SIZE = 16;
+export const NFT_JUMP_STACK_SIZE = 16;
 
 /** A base chain registered at a hook. @internal */
 export interface NftHookEntry {
@@ -46,13 +50,15 @@ export interface NftHost extends TargetHost {
   random(probability: number): boolean;
 }
 
-type Verdict = { code: 'continue' } | { code: 'accept' } | { code: 'drop' } | { code: 'return' } | { code: 'jump' | 'goto'; chain: string };
+/** A rule's outcome inside a base chain. @internal */
+export type Verdict = { code: 'continue' } | { code: 'accept' } | { code: 'drop' } | { code: 'return' } | { code: 'jump' | 'goto'; chain: string };
 
 function familyMatches(tableFamily: NftFamily, family: Family): boolean {
   return tableFamily === 'inet' || (tableFamily === 'ip' ? family === 4 : family === 6);
 }
 
-function addrValue(words: readonly number[], family: Family): bigint {
+/** An address as one integer. @internal */
+export function addrValue(words: readonly number[], family: Family): bigint {
   if (family === 4) return BigInt(words[0]! >>> 0);
   let v = 0n;
   for (let i = 0; i < 4; i++) v = (v << 32n) | BigInt(words[i]! >>> 0);
@@ -64,17 +70,21 @@ function valueWords(v: bigint, family: Family): number[] {
   return [3, 2, 1, 0].map((i) => Number((v >> BigInt(32 * i)) & 0xffffffffn));
 }
 
-const TRANSPORT: Readonly<Record<string, number>> = { tcp: 6, udp: 17, sctp: 132, icmp: 1, icmpv6: 58 };
-const PORT_PROTOCOLS = new Set([6, 17, 132, 33, 136]);
+/** @internal */
+export const TRANSPORT: Readonly<Record<string, number>> = { tcp: 6, udp: 17, sctp: 132, icmp: 1, icmpv6: 58 };
+/** @internal */
+export const PORT_PROTOCOLS = new Set([6, 17, 132, 33, 136]);
 
-function ctStateBits(p: PacketState): number {
+/** nft's `ct state` bits for the packet. @internal */
+export function ctStateBits(p: PacketState): number {
   const s = p.ctState;
   if (s === 0) return 0;
   // nft's ct_state bits: invalid 1, established 2, related 4, new 8, untracked 64.
   return s === CT_STATE.UNTRACKED ? 64 : s;
 }
 
-function ifaceMatch(pattern: string, name: string | null): boolean {
+/** `iifname`/`oifname` with nft's trailing-`*` wildcard. @internal */
+export function ifaceMatch(pattern: string, name: string | null): boolean {
   if (name === null) return false;
   if (pattern.endsWith('*')) return name.startsWith(pattern.slice(0, -1));
   return name === pattern;
@@ -88,7 +98,9 @@ export class NftEngine {
   readonly ruleset: NftRuleset;
   /** Per family (4, 6) and hook index: base chains in registration order. */
   private readonly entries: Map<string, NftHookEntry[]> = new Map();
-  private readonly numgenCounters = new Map<object, number>();
+  protected readonly numgenCounters = new Map<object, number>();
+  /** `limit` statements' token buckets, by statement. */
+  private readonly buckets = new Map<object, Bucket>();
 
   constructor(ruleset: NftRuleset) {
     this.ruleset = ruleset;
@@ -178,7 +190,7 @@ export class NftEngine {
     }
   }
 
-  private runRule(rule: NftRule, table: NftTable, chain: NftChain, index: number, hook: HookName, tableLabel: string, p: PacketState, host: NftHost, tr: TraceRecorder | null): Verdict {
+  protected runRule(rule: NftRule, table: NftTable, chain: NftChain, index: number, hook: HookName, tableLabel: string, p: PacketState, host: NftHost, tr: TraceRecorder | null): Verdict {
     const site: TargetSite = { hook, table: tableLabel as never, chain: chain.name, rule: index + 1, name: 'nft' };
     const stmts = rule.statements;
     for (let k = 0; k < stmts.length; k++) {
@@ -195,7 +207,7 @@ export class NftEngine {
   }
 
   /** A matched rule, named in nft's words: table with family, chain, handle, the rule as listed. */
-  private traceRule(tr: TraceRecorder, hook: HookName, tableLabel: string, chain: NftChain, index: number, rule: NftRule, table: NftTable, target: string, action: 'verdict' | 'jump' | 'goto' | 'none'): void {
+  protected traceRule(tr: TraceRecorder, hook: HookName, tableLabel: string, chain: NftChain, index: number, rule: NftRule, table: NftTable, target: string, action: 'verdict' | 'jump' | 'goto' | 'none'): void {
     tr.push({
       packet: tr.packet, label: tr.label, type: 'rule', hook, table: tableLabel as never, chain: chain.name, rule: index + 1, target, action,
       text: `${printNftRule(rule, table)} # handle ${rule.handle}`, comment: rule.comment ?? null, span: rule.span ?? null,
@@ -203,7 +215,7 @@ export class NftEngine {
   }
 
   /** One statement: 'next' (go on), 'break' (the rule stops), or a verdict. */
-  private statement(s: NftStatement, table: NftTable, p: PacketState, host: NftHost, tr: TraceRecorder | null, site: TargetSite): 'next' | 'break' | Verdict {
+  protected statement(s: NftStatement, table: NftTable, p: PacketState, host: NftHost, tr: TraceRecorder | null, site: TargetSite): 'next' | 'break' | Verdict {
     switch (s.kind) {
       case 'match':
         return this.match(s, table, p, host) ? 'next' : 'break';
@@ -211,7 +223,7 @@ export class NftEngine {
         if (s.verdict === 'jump' || s.verdict === 'goto') return { code: s.verdict, chain: s.chain! };
         return { code: s.verdict };
       case 'vmap': {
-        const key = this.read(s.key, p, host);
+        const key = this.readParts(s.key, p, host);
         if (key === null) return 'break';
         const e = this.lookup(s.mappings, table, s.key, key, p);
         if (!e || e.data?.kind !== 'verdict') return 'break';
@@ -221,9 +233,22 @@ export class NftEngine {
       }
       case 'counter': case 'log':
         return 'next';
-      case 'limit':
-        // The simulator sends a handful of packets: always under the rate.
-        return s.over ? 'break' : 'next';
+      case 'limit': {
+        // nft_limit_pkts: a bucket of `burst` packets' worth of nanoseconds, full at the first
+        // packet, refilled by the namespace's clock; a packet costs unit / rate. Under the rate the
+        // rule goes on (`over`: it stops), over the rate it stops (`over`: it goes on).
+        const unitNs = BigInt(LIMIT_UNIT_SECONDS[s.unit]) * 1_000_000_000n;
+        const cost = unitNs / BigInt(s.rate);
+        const cap = cost * BigInt(s.burst);
+        const now = BigInt(Math.round(p.now * 1e6)) * 1000n;
+        let bucket = this.buckets.get(s);
+        if (bucket === undefined) {
+          bucket = newBucket(cap, now);
+          this.buckets.set(s, bucket);
+        }
+        const under = takeToken(bucket, cost, cap, now);
+        return under !== s.over ? 'next' : 'break';
+      }
       case 'notrack': {
         const v = applyTarget(EXT.NOTRACK, undefined, p, host, tr, site);
         return v === XT_CONTINUE ? 'next' : { code: 'drop' };
@@ -238,7 +263,7 @@ export class NftEngine {
         let v: bigint | null;
         if (s.value.kind === 'value') v = s.value.value;
         else if (s.value.kind === 'map') {
-          const key = this.read(s.value.key, p, host);
+          const key = this.readParts(s.value.key, p, host);
           const e = key === null ? undefined : this.lookup(s.value.mappings, undefined, s.value.key, key, p);
           v = e?.data?.kind === 'value' ? e.data.value : null;
         } else v = this.read(s.value, p, host);
@@ -281,7 +306,7 @@ export class NftEngine {
         if (s.addr) {
           let a: NftValue | NftRange | NftPrefix | undefined;
           if (s.addr.kind === 'map') {
-            const key = this.read(s.addr.key, p, host);
+            const key = this.readParts(s.addr.key, p, host);
             const e = key === null ? undefined : this.lookup(s.addr.mappings, undefined, s.addr.key, key, p);
             if (!e || e.data?.kind !== 'value') return 'break';
             a = e.data;
@@ -401,7 +426,7 @@ export class NftEngine {
     }
   }
 
-  private readParts(sel: NftSelector, p: PacketState, host: NftHost): bigint[] | null {
+  protected readParts(sel: NftSelector, p: PacketState, host: NftHost): bigint[] | null {
     if (sel.kind !== 'concat') {
       const v = this.read(sel, p, host);
       return v === null ? null : [v];
@@ -415,7 +440,7 @@ export class NftEngine {
     return out;
   }
 
-  private lookup(m: NftAnonSet | NftSetRef, table: NftTable | undefined, sel: NftSelector, key: bigint | bigint[], p: PacketState): NftElement | undefined {
+  protected lookup(m: NftAnonSet | NftSetRef, table: NftTable | undefined, sel: NftSelector, key: bigint | bigint[], p: PacketState): NftElement | undefined {
     void p;
     const keys = Array.isArray(key) ? key : [key];
     const elements = m.kind === 'set' ? m.elements : (table?.sets.find((s: NftSet) => s.name === m.name)?.elements ?? this.findSet(m.name)?.elements ?? []);
@@ -423,7 +448,7 @@ export class NftEngine {
     return elements.find((e) => e.key.length === keys.length && e.key.every((k, i) => inPart(k, keys[i]!)));
   }
 
-  private findSet(name: string): NftSet | undefined {
+  protected findSet(name: string): NftSet | undefined {
     for (const t of this.ruleset.tables) {
       const s = t.sets.find((x) => x.name === name);
       if (s) return s;
@@ -472,7 +497,8 @@ export class NftEngine {
   }
 }
 
-function inPart(k: NftValue | NftRange | NftPrefix, v: bigint): boolean {
+/** Whether a value lies in an element's key part. @internal */
+export function inPart(k: NftValue | NftRange | NftPrefix, v: bigint): boolean {
   if (k.kind === 'value') return k.value === v;
   if (k.kind === 'range') return v >= k.low.value && v <= k.high.value;
   const mask = allOnes(k.value.bits) ^ allOnes(k.value.bits - k.length);

@@ -74,6 +74,7 @@ interface MTable {
   nextHandle: number;
   sets: MSet[];
   chains: MChain[];
+  comment?: string;
   span?: Span;
 }
 interface MChain {
@@ -180,7 +181,7 @@ class Evaluator {
           name: c.name, handle: c.handle, ...(c.base ? { base: c.base } : {}), rules: c.rules,
           ...(c.comment !== undefined ? { comment: c.comment } : {}), ...(c.span ? { span: c.span } : {}),
         })),
-        ...(t.span ? { span: t.span } : {}),
+        ...(t.comment !== undefined ? { comment: t.comment } : {}), ...(t.span ? { span: t.span } : {}),
       })),
     };
   }
@@ -192,7 +193,7 @@ class Evaluator {
   }
 
   private findChain(t: MTable, name: string, span: Span): MChain {
-    const c = t.chains.find((x) => x.name === name);
+    const c = chainNamed(t, name);
     if (!c) fail('UNKNOWN_CHAIN', `No such file or directory; chain '${name}' does not exist in table ${t.family} ${t.name}`, span, name);
     return c;
   }
@@ -219,7 +220,7 @@ class Evaluator {
           return;
         }
         if (c.table.length > 255) fail('BAD_VALUE', 'table name too long', c.span, c.table);
-        this.tables.push({ family: c.family, name: c.table, handle: this.nextTableHandle++, nextHandle: 1, sets: [], chains: [], span: c.span });
+        this.tables.push({ family: c.family, name: c.table, handle: this.nextTableHandle++, nextHandle: 1, sets: [], chains: [], ...(c.comment !== undefined ? { comment: c.comment } : {}), span: c.span });
         return;
       case 'delete':
         if (!existing) { this.commitFail('UNKNOWN_TABLE', `Could not process rule: No such file or directory`, c.span, c.table); return; }
@@ -240,7 +241,7 @@ class Evaluator {
 
   private chainCommand(c: Extract<RawCommand, { c: 'chain' }>): void {
     const t = this.findTable(c.family, c.table, c.span);
-    const existing = t.chains.find((x) => x.name === c.chain);
+    const existing = chainNamed(t, c.chain);
     switch (c.op) {
       case 'add': case 'create': {
         if (c.chain.length > 255) fail('CHAIN_NAME_TOO_LONG', 'chain name too long', c.nameSpan, c.chain);
@@ -348,7 +349,8 @@ class Evaluator {
     else {
       const ctx: RuleContext = { family: t.family, table: t };
       const gone = this.elements(c.elements, set.key, set.keyBits, set.data, ctx, set.flags.includes('interval'));
-      set.elements = set.elements.filter((e) => !gone.some((g) => sameKey(g, e)));
+      const goneKeys = new Set(gone.map(keyText));
+      set.elements = set.elements.filter((e) => !goneKeys.has(keyText(e)));
     }
   }
 
@@ -370,7 +372,16 @@ class Evaluator {
           if (lo <= xh && xl <= hi) fail('BAD_VALUE', 'conflicting intervals specified', spans[i] ?? raw.span);
         }
       }
-      if (!set.elements.some((x) => sameKey(x, e))) set.elements.push(e);
+      const keys = keysOf(set);
+      const k = keyText(e);
+      const old = keys.get(k);
+      if (old === undefined) {
+        keys.set(k, e);
+        set.elements.push(e);
+      } else if (dataText(old) !== dataText(e)) {
+        // nft_add_set_elem: the key is there with other data: EEXIST, even without NLM_F_EXCL.
+        this.commitFail('CHAIN_EXISTS', 'Could not process rule: File exists', spans[i] ?? raw.span);
+      }
     });
   }
 
@@ -384,7 +395,7 @@ class Evaluator {
     const parts = e.key.t === 'concat' ? e.key.items : [e.key];
     if (parts.length !== key.length) fail('BAD_VALUE', `datatype mismatch, expected ${key.length > 1 ? 'concatenation' : key[0]}`, e.key.span);
     const k = parts.map((p, i) => this.constant(p, key[i]!, keyBits[i]!, true));
-    const counter = e.counter ? { counter: e.counter } : {};
+    const counter = { ...(e.counter ? { counter: e.counter } : {}), ...(e.comment !== undefined ? { comment: e.comment } : {}) };
     if (data === undefined) {
       if (e.data) fail('BAD_VALUE', 'set element has data but the set is not a map', e.data.span);
       return { key: k, ...counter };
@@ -814,12 +825,48 @@ function checkKeyCompat(setKey: readonly NftType[], exprKey: readonly NftType[],
   }
 }
 
-function sameKey(a: NftElement, b: NftElement): boolean {
-  return JSON.stringify(a.key, bigintJson) === JSON.stringify(b.key, bigintJson);
+/**
+ * A table's chains by name, kept beside its chain list: chains are only appended (`push`) or the
+ * list is replaced (`filter`), so the index follows appends and is rebuilt after a replacement.
+ */
+const chainIndex = new WeakMap<MTable, { list: MChain[]; readonly byName: Map<string, MChain> }>();
+
+function chainNamed(t: MTable, name: string): MChain | undefined {
+  let entry = chainIndex.get(t);
+  if (entry === undefined || entry.list !== t.chains || entry.byName.size > t.chains.length) {
+    entry = { list: t.chains, byName: new Map() };
+    chainIndex.set(t, entry);
+  }
+  const { byName } = entry;
+  for (let i = byName.size; i < t.chains.length; i++) {
+    const c = t.chains[i]!;
+    if (!byName.has(c.name)) byName.set(c.name, c);
+  }
+  return byName.get(name);
 }
 
-function bigintJson(_k: string, v: unknown): unknown {
-  return typeof v === 'bigint' ? v.toString() : v;
+/** An element's key as text: equal for equal values, however they were written. */
+function keyText(e: NftElement): string {
+  return e.key.map((k) => (k.kind === 'value' ? `${k.value}` : k.kind === 'range' ? `${k.low.value}-${k.high.value}` : `${k.value.value}/${k.length}`)).join(' . ');
+}
+
+/** A map element's data as text (empty for a set's element). */
+function dataText(e: NftElement): string {
+  const d = e.data;
+  if (d === undefined) return '';
+  return d.kind === 'verdict' ? `${d.verdict} ${d.chain ?? ''}` : `${d.value}`;
+}
+
+/** The keys of a set's elements, kept beside its element list (rebuilt when the list was replaced). */
+const setKeys = new WeakMap<MSet, { readonly list: NftElement[]; readonly keys: Map<string, NftElement> }>();
+
+function keysOf(set: MSet): Map<string, NftElement> {
+  let entry = setKeys.get(set);
+  if (entry === undefined || entry.list !== set.elements || entry.keys.size !== set.elements.length) {
+    entry = { list: set.elements, keys: new Map(set.elements.map((e) => [keyText(e), e])) };
+    setKeys.set(set, entry);
+  }
+  return entry.keys;
 }
 
 function countAnonSets(s: NftStatement): number {

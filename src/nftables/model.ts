@@ -139,6 +139,8 @@ export interface NftElement {
   readonly data?: NftValue | NftVerdict;
   /** A per-element counter (`{ 22 counter, 80 }`). */
   readonly counter?: { readonly packets: number; readonly bytes: number };
+  /** `comment "…"` after the key, as nft keeps it. */
+  readonly comment?: string;
 }
 
 /** Right-hand sides of a match. */

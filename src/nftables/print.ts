@@ -34,7 +34,8 @@ export function printNftTable(t: NftTable): string {
   const blocks: string[] = [];
   for (const s of t.sets) blocks.push(printSet(s, t));
   for (const c of t.chains) blocks.push(printChain(c, t));
-  return `table ${t.family} ${t.name} {\n${blocks.join('\n')}}\n`;
+  const comment = t.comment !== undefined ? `\tcomment "${t.comment}"\n` : '';
+  return `table ${t.family} ${t.name} {\n${comment}${blocks.join('\n')}}\n`;
 }
 
 const STD_PRIORITIES: readonly (readonly [string, number])[] = [
@@ -175,7 +176,8 @@ function printKeyPart(k: KeyPart): string {
 }
 
 function printElement(e: NftElement): string {
-  const key = e.key.map(printKeyPart).join(' . ') + (e.counter ? ` counter packets ${e.counter.packets} bytes ${e.counter.bytes}` : '');
+  const key = e.key.map(printKeyPart).join(' . ') + (e.counter ? ` counter packets ${e.counter.packets} bytes ${e.counter.bytes}` : '')
+    + (e.comment !== undefined ? ` comment "${e.comment}"` : '');
   if (!e.data) return key;
   return `${key} : ${e.data.kind === 'verdict' ? printVerdict(e.data) : printValue(e.data)}`;
 }

@@ -40,12 +40,28 @@ Pods and install:
                              Istio's ENABLE_NATIVE_SIDECARS=auto picks on kubelet 1.33+ nodes)
   --cni-not-ready            the CNI plugin was not ready when the pods started (no rules)
 
+Istio ambient (a pod is ambient when it or its namespace has the label
+istio.io/dataplane-mode: ambient; ztunnel's in-pod sockets 15001, 15006, 15008 and 15053 are its
+proxy, its own sockets carry mark 0x539):
+  --ambient [client|server]  run the pods (or one of them) in ambient mode whatever their labels
+                             say (not pods with a sidecar or on the host network)
+  --native-nftables          istio-cni's nftables backend for the in-pod rules (Istio 1.28+)
+  --dns-capture on|off       the node's ambient.dnsCapture (default on); a pod's
+                             ambient.istio.io/dns-capture annotation overrides it
+  --kubelet                  the connection is the kubelet's health probe from the node to the
+                             server (to --dst, default the server's first port)
+  --host-rules on|off        the node has istio-cni's host rule that SNATs kubelet probes to
+                             169.254.7.127 (default on)
+  --mtls permissive|strict   the server's PeerAuthentication mode (default permissive): strict
+                             refuses plain text at ztunnel's 15006 and Envoy's 15006
+
 The connection:
   --dst ADDR:PORT            destination ([IPv6]:PORT); default: the server's first address and port
   --phase app|init:NAME      connect from the application (default) or from the client's init
                              container NAME, at its point of the start-up (the server is running)
   --container NAME           the connecting container (default: the first application container)
   --uid N [--gid N]          run the connecting process as this UID (and GID)
+  --so-mark N                SO_MARK on the connecting process's socket (0x539 is ztunnel's)
   --proto tcp|udp            default tcp
   --service VIP:PORT=ADDR:PORT,…   ClusterIP Services (repeat a VIP to add endpoints); the
                              outbound proxy resolves them, without a proxy the node's DNAT does
@@ -68,6 +84,8 @@ Examples:
       --phase init:fetch-config
   netfilter-sim mesh istio --client web.yaml --server api.yaml --dst '[fd00::1:5]:8080' --json
   netfilter-sim mesh istio --format mermaid > hops.mmd
+  netfilter-sim mesh istio --client web.yaml --server api.yaml --ambient
+  netfilter-sim mesh istio --server api.yaml --ambient server --kubelet --host-rules off --mtls strict
   netfilter-sim mesh linkerd --all-ports
 `;
 
@@ -136,6 +154,13 @@ export async function runMesh(args: string[], io: CliIO): Promise<number> {
         format: { type: 'string' },
         json: { type: 'boolean' },
         'all-ports': { type: 'boolean' },
+        ambient: { type: 'boolean' },
+        'native-nftables': { type: 'boolean' },
+        'dns-capture': { type: 'string' },
+        kubelet: { type: 'boolean' },
+        'host-rules': { type: 'string' },
+        mtls: { type: 'string' },
+        'so-mark': { type: 'string' },
         color: { type: 'boolean' },
         'no-color': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -147,7 +172,18 @@ export async function runMesh(args: string[], io: CliIO): Promise<number> {
       io.stdout(MESH_HELP);
       return EXIT_OK;
     }
-    const [mesh, ...extra] = positionals;
+    // `--ambient client|server`: a boolean flag followed by the side it applies to.
+    let ambientSide: 'client' | 'server' | undefined;
+    const rest = positionals.filter((p, i) => {
+      if (values.ambient !== true || (p !== 'client' && p !== 'server') || i === 0) return true;
+      const at = args.indexOf(p);
+      if (at > 0 && args[at - 1] === '--ambient') {
+        ambientSide = p;
+        return false;
+      }
+      return true;
+    });
+    const [mesh, ...extra] = rest;
     if (mesh === undefined) throw new UsageError('which mesh? netfilter-sim mesh linkerd|istio …');
     if (mesh !== 'linkerd' && mesh !== 'istio') throw new UsageError(`unknown mesh "${mesh}" (linkerd or istio)`);
     if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
@@ -166,6 +202,27 @@ export async function runMesh(args: string[], io: CliIO): Promise<number> {
     if (phase !== undefined && phase !== 'app' && !/^init:.+/.test(phase)) throw new UsageError(`--phase is app or init:NAME, not "${phase}"`);
     const uid = int(values, 'uid');
     const gid = int(values, 'gid');
+    const onOff = (k: string): boolean | undefined => {
+      const x = str(values, k);
+      if (x === undefined) return undefined;
+      if (x !== 'on' && x !== 'off') throw new UsageError(`--${k} is on or off, not "${x}"`);
+      return x === 'on';
+    };
+    const dnsCapture = onOff('dns-capture');
+    const hostRules = onOff('host-rules');
+    const mtls = str(values, 'mtls');
+    if (mtls !== undefined && mtls !== 'permissive' && mtls !== 'strict') throw new UsageError(`--mtls is permissive or strict, not "${mtls}"`);
+    const markText = str(values, 'so-mark');
+    let mark: number | undefined;
+    if (markText !== undefined) {
+      if (!/^(0x[0-9a-fA-F]+|\d+)$/.test(markText) || Number(markText) > 0xffffffff) throw new UsageError(`--so-mark is a number from 0 to 0xffffffff, not "${markText}"`);
+      mark = Number(markText);
+    }
+    if (mesh === 'linkerd') {
+      for (const k of ['ambient', 'native-nftables', 'dns-capture', 'kubelet', 'host-rules', 'mtls'] as const) {
+        if (values[k] !== undefined) throw new UsageError(`--${k} is for Istio (mesh istio)`);
+      }
+    }
 
     const clientFile = str(values, 'client');
     const serverFile = str(values, 'server');
@@ -191,6 +248,13 @@ export async function runMesh(args: string[], io: CliIO): Promise<number> {
       ...(gid !== undefined ? { gid } : {}),
       ...(proto !== undefined ? { proto } : {}),
       services,
+      ...(values.ambient ? { ambient: ambientSide ?? true } : {}),
+      ...(values['native-nftables'] ? { nativeNftables: true } : {}),
+      ...(dnsCapture !== undefined ? { dnsCapture } : {}),
+      ...(values.kubelet ? { kubelet: true } : {}),
+      ...(hostRules !== undefined ? { hostRules } : {}),
+      ...(mtls !== undefined ? { mtls: mtls as 'permissive' | 'strict' } : {}),
+      ...(mark !== undefined ? { mark } : {}),
     };
     if (values['all-ports']) {
       if (format !== 'text' && format !== 'json') throw new UsageError('--all-ports prints text or JSON');

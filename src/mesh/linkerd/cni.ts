@@ -70,6 +70,12 @@ export interface CompileLinkerdCniInput {
   readonly existing6?: string;
   /** A cni-plugin release (`v1.4.0` … `main`, the default). */
   readonly upstreamVersion?: string;
+  /**
+   * The iptables binaries on the node's PATH (`iptables-nft`, `iptables-nft-save`, …). Absent:
+   * every one is there. When the configured pair is missing, cni-plugin v1.7+ falls back to the
+   * first pair present (nft, plain, legacy); older releases fail on the first command.
+   */
+  readonly binaries?: readonly string[];
 }
 
 /**
@@ -202,11 +208,12 @@ export function compileLinkerdCni(input: CompileLinkerdCniInput): LinkerdCniResu
   expectArgument(input, 'object', 'input');
   const plugin = cniPluginFeatures(input.upstreamVersion ?? 'main');
   if (!plugin) {
-    throw new NetfilterSimError(diagnostic('BAD_CONFIG', `unknown or unmodelled cni-plugin version "${input.upstreamVersion}" (v1.4.0 or later)`));
+    throw new NetfilterSimError(diagnostic('BAD_CONFIG', `unknown or unmodelled cni-plugin version "${input.upstreamVersion}" (a release from v1.4.0 to v1.7.0-alpha.1, or main)`));
   }
   const netnsWrapper = `nsenter --net=${input.netns ?? '<CNI_NETNS>'} --`;
   const conf = linkerdCniConf(input.conf);
-  const mode = conf['iptables-mode'] || 'legacy';
+  const fallback = binaryFallback(conf, input.binaries, plugin.iptablesBinFallback);
+  const mode = fallback.mode;
   const bins = mode === 'legacy' || mode === 'nft' || mode === 'plain' ? IPTABLES_BINARIES[mode] : undefined;
   const pass = (family: 4 | 6, existing: string | undefined): ProxyInitPass =>
     ({ family, ...bins![family], ...(existing !== undefined ? { existing } : {}) });
@@ -286,9 +293,10 @@ export function compileLinkerdCni(input: CompileLinkerdCniInput): LinkerdCniResu
     netns: input.netns ?? '',
     useWaitFlag: conf['use-wait-flag'] ?? false,
     // Backwards compatibility: an empty mode is legacy.
-    iptablesMode: conf['iptables-mode'] || 'legacy',
+    iptablesMode: mode,
     ipv6: conf.ipv6 ?? false,
   });
+  if (fallback.error) return { ...empty, ipv6: conf.ipv6 === true, passes, warnings: fallback.warnings, error: fallback.error };
   const result = compileProxyInit(config, {
     upstreamVersion: plugin.proxyInit,
     ...(input.existing !== undefined ? { existing: input.existing } : {}),
@@ -296,8 +304,54 @@ export function compileLinkerdCni(input: CompileLinkerdCniInput): LinkerdCniResu
   });
   return {
     ...result,
+    warnings: [...fallback.warnings, ...result.warnings],
     log: [...log, ...result.log],
     equivalentArgs: formatProxyInitArgs({ ...config, netns: '' }),
     netnsWrapper,
   };
+}
+
+/**
+ * cni-plugin's binary resolution: the configured mode's pair when it is on the PATH; otherwise,
+ * from v1.7 (`resolveBinFallback`), the first pair present of nft, plain, legacy for the family,
+ * with upstream's warning; before v1.7 the first command (the save) fails.
+ */
+function binaryFallback(
+  conf: LinkerdCniConf,
+  binaries: readonly string[] | undefined,
+  fallbackEnabled: boolean,
+): { mode: string; warnings: string[]; error?: ProxyInitError } {
+  const mode = conf['iptables-mode'] || 'legacy';
+  if (binaries === undefined || (mode !== 'legacy' && mode !== 'nft' && mode !== 'plain')) return { mode, warnings: [] };
+  const has = (b: { bin: string; saveBin: string }): boolean => binaries.includes(b.bin) && binaries.includes(b.saveBin);
+  const families: (4 | 6)[] = conf.ipv6 === true ? [4, 6] : [4];
+  const configured = IPTABLES_BINARIES[mode];
+  if (families.every((f) => has(configured[f]))) return { mode, warnings: [] };
+  const first = families.find((f) => !has(configured[f]))!;
+  if (!fallbackEnabled) {
+    const missing = binaries.includes(configured[first].saveBin) ? configured[first].bin : configured[first].saveBin;
+    const message = `exec: "${missing}": executable file not found in $PATH`;
+    return { mode, warnings: [], error: { stage: 'iptables', message, exitCode: 1, stderrFirstLine: `Error: ${message}`, pass: first === 4 ? 'ipv4' : 'ipv6' } };
+  }
+  const picks = families.map((f) => (has(configured[f]) ? mode : (['nft', 'plain', 'legacy'] as const).find((m) => has(IPTABLES_BINARIES[m][f]))));
+  const warnings: string[] = [];
+  families.forEach((f, i) => {
+    const pick = picks[i];
+    const want = configured[f];
+    if (pick === undefined) {
+      warnings.push(`iptables: no suitable binaries found on PATH; commands may fail (binPath ${want.bin}, saveBinPath ${want.saveBin})`);
+    } else if (pick !== mode) {
+      const got = IPTABLES_BINARIES[pick][f];
+      warnings.push(`iptables: configured binaries not found; applying fallback to available binaries (requested ${want.bin} and ${want.saveBin}, fallback ${got.bin} and ${got.saveBin})`);
+    }
+  });
+  if (picks.some((p) => p === undefined)) {
+    const f = families[picks.findIndex((p) => p === undefined)]!;
+    const message = `exec: "${binaries.includes(configured[f].saveBin) ? configured[f].bin : configured[f].saveBin}": executable file not found in $PATH`;
+    return { mode, warnings, error: { stage: 'iptables', message, exitCode: 1, stderrFirstLine: `Error: ${message}`, pass: f === 4 ? 'ipv4' : 'ipv6' } };
+  }
+  if (picks[0] !== picks[picks.length - 1]) {
+    throw new NetfilterSimError(diagnostic('UNSUPPORTED', `the IPv4 and IPv6 passes fall back to different iptables binaries (${picks.join(', ')}): not modelled`));
+  }
+  return { mode: picks[0]!, warnings };
 }

@@ -9,6 +9,7 @@ import { formatNumError, goParseBool, goParseInt, goAtoi, goQuote, goReadCsvReco
 import {
   CURRENT_PROXY_INIT_VERSION,
   parseProxyInitVersion,
+  isKnownProxyInitRelease,
   proxyInitFeatures,
   type ProxyInitFeatures,
 } from './version.js';
@@ -217,7 +218,7 @@ export interface ParseProxyInitArgsOptions {
 export function parseProxyInitArgs(argv: readonly string[], options: ParseProxyInitArgsOptions = {}): ParsedProxyInitArgs {
   expectArgument(options, 'object', 'options');
   const version = parseProxyInitVersion(options.upstreamVersion ?? CURRENT_PROXY_INIT_VERSION);
-  if (!version) return { ok: false, error: `unknown proxy-init version ${goQuote(options.upstreamVersion ?? '')}` };
+  if (!version || !isKnownProxyInitRelease(version)) return { ok: false, error: `unknown proxy-init version ${goQuote(options.upstreamVersion ?? '')}` };
   const features = proxyInitFeatures(version);
   const flags = PROXY_INIT_FLAGS.filter((f) => f.feature === undefined || features[f.feature]);
   const byName = new Map(flags.map((f) => [f.name, f]));

@@ -192,6 +192,8 @@ export const LINKERD_ANNOTATIONS = {
   opaquePorts: 'config.linkerd.io/opaque-ports',
   proxyEnableNativeSidecar: 'config.linkerd.io/proxy-enable-native-sidecar',
   proxyEnableNativeSidecarAlpha: 'config.alpha.linkerd.io/proxy-enable-native-sidecar',
+  /** Linkerd 2.19's name (over the alpha one); 2.20 prefers `config.linkerd.io/…` over both. */
+  proxyEnableNativeSidecarBeta: 'config.beta.linkerd.io/proxy-enable-native-sidecar',
   inject: 'linkerd.io/inject',
   /** A label: control-plane pods carry it (`destination`, `identity`, `proxy-injector`, ...). */
   controlPlaneComponentLabel: 'linkerd.io/control-plane-component',

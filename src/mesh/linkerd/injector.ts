@@ -10,6 +10,7 @@ import { namespaceFromObject, podFromObject, type Namespace, type Pod } from '..
 import { INJECTOR_DEFAULTS, LINKERD_ANNOTATIONS, LINKERD_CONTAINERS } from './defaults.js';
 import { goParseBool, goParseDuration, goParseInt } from './go.js';
 import { expectArgument } from '../../guard.js';
+import { NetfilterSimError, diagnostic } from '../../errors.js';
 
 /**
  * The chart values that shape `linkerd-init`, by their upstream names
@@ -85,6 +86,34 @@ export interface InjectProxyInitInput {
   readonly controlPlane?: boolean;
   /** `webhook` (default): namespace annotations apply; `cli` (`linkerd inject`): pod annotations only. */
   readonly origin?: 'webhook' | 'cli';
+  /**
+   * The Linkerd release whose injector to reproduce: `2.18`, `2.19` or `2.20` (the default), as
+   * `stable-2.19.x`, `version-2.19` or `2.19`. It decides which native-sidecar annotations count.
+   */
+  readonly linkerdVersion?: string;
+}
+
+/**
+ * The Linkerd releases whose injector differences are modelled (the native-sidecar annotation:
+ * `config.alpha.linkerd.io/…` up to 2.18, `config.beta.linkerd.io/…` over it in 2.19,
+ * `config.linkerd.io/…` over both since 2.20).
+ *
+ * @example
+ * ```ts
+ * LINKERD_INJECTOR_RELEASES.includes('2.19'); // true
+ * ```
+ */
+export const LINKERD_INJECTOR_RELEASES: readonly string[] = ['2.18', '2.19', '2.20'];
+
+/** `2.19`, `stable-2.19.3`, `version-2.19`, `enterprise-2.19.1` → `2.19`; unknown releases are refused. */
+function injectorRelease(text: string | undefined): '2.18' | '2.19' | '2.20' {
+  if (text === undefined) return '2.20';
+  const m = /^(?:stable-|version-|enterprise-)?v?(\d+)\.(\d+)(?:\.\d+)?$/.exec(text);
+  const r = m ? `${Number(m[1])}.${Number(m[2])}` : null;
+  if (r === null || !LINKERD_INJECTOR_RELEASES.includes(r)) {
+    throw new NetfilterSimError(diagnostic('BAD_CONFIG', `unknown Linkerd release "${text}" (known: ${LINKERD_INJECTOR_RELEASES.join(', ')})`, undefined, text));
+  }
+  return r as '2.18' | '2.19' | '2.20';
 }
 
 /**
@@ -152,6 +181,7 @@ export function injectProxyInitArgs(input: InjectProxyInitInput = {}): InjectedP
   const ns = input.namespace === undefined ? undefined
     : isObj(input.namespace) && isObj(input.namespace['annotations']) && !('metadata' in input.namespace) ? (input.namespace as unknown as Namespace) : namespaceFromObject(input.namespace);
   const base = mergeValues(input.values);
+  const release = injectorRelease(input.linkerdVersion);
   const warnings: string[] = [];
   const controlPlane = input.controlPlane ?? (pod?.labels[LINKERD_ANNOTATIONS.controlPlaneComponentLabel] !== undefined);
 
@@ -179,17 +209,29 @@ export function injectProxyInitArgs(input: InjectProxyInitInput = {}): InjectedP
     admin: intOverride(LINKERD_ANNOTATIONS.adminPort, 32, base.proxy.ports.admin),
     control: intOverride(LINKERD_ANNOTATIONS.controlPort, 32, base.proxy.ports.control),
   };
+  // The close-wait timeout is read from the pod's own annotations only (`conf.pod.meta.Annotations`,
+  // every release): a Namespace's is not inherited, and an empty value is no value.
   let closeWaitTimeoutSecs = base.proxyInit.closeWaitTimeoutSecs;
-  if (has(LINKERD_ANNOTATIONS.closeWaitTimeout)) {
-    const ns = goParseDuration(annotations[LINKERD_ANNOTATIONS.closeWaitTimeout]!);
-    if (ns === undefined) warnings.push(`unrecognized value used for the ${LINKERD_ANNOTATIONS.closeWaitTimeout} annotation: ${annotations[LINKERD_ANNOTATIONS.closeWaitTimeout]}`);
+  const closeWait = pod?.annotations[LINKERD_ANNOTATIONS.closeWaitTimeout];
+  if (closeWait !== undefined && closeWait !== '') {
+    const ns = goParseDuration(closeWait);
+    if (ns === undefined) warnings.push(`invalid duration value used for the ${LINKERD_ANNOTATIONS.closeWaitTimeout} annotation: ${closeWait}`);
     else closeWaitTimeoutSecs = Math.trunc(ns / 1e9);
+  } else if (ns?.annotations[LINKERD_ANNOTATIONS.closeWaitTimeout] !== undefined && pod?.annotations[LINKERD_ANNOTATIONS.closeWaitTimeout] === undefined) {
+    warnings.push(`${LINKERD_ANNOTATIONS.closeWaitTimeout} on namespace ${ns.name || '(unnamed)'} is ignored: the injector reads it from the pod only`);
   }
+  // The first native-sidecar annotation present in the release's order decides; an unparsable
+  // value leaves the chart value (the injector does not fall back to the next annotation).
   let nativeSidecar = base.proxy.nativeSidecar;
-  for (const k of [LINKERD_ANNOTATIONS.proxyEnableNativeSidecarAlpha, LINKERD_ANNOTATIONS.proxyEnableNativeSidecar]) {
-    if (!has(k)) continue;
-    const b = goParseBool(annotations[k]!);
-    if (b === undefined) warnings.push(`unrecognized value used for the ${k} annotation: ${annotations[k]}`);
+  const nativeKeys = release === '2.18'
+    ? [LINKERD_ANNOTATIONS.proxyEnableNativeSidecarAlpha]
+    : release === '2.19'
+      ? [LINKERD_ANNOTATIONS.proxyEnableNativeSidecarBeta, LINKERD_ANNOTATIONS.proxyEnableNativeSidecarAlpha]
+      : [LINKERD_ANNOTATIONS.proxyEnableNativeSidecar, LINKERD_ANNOTATIONS.proxyEnableNativeSidecarBeta, LINKERD_ANNOTATIONS.proxyEnableNativeSidecarAlpha];
+  const nativeKey = nativeKeys.find((k) => has(k));
+  if (nativeKey !== undefined) {
+    const b = goParseBool(annotations[nativeKey]!);
+    if (b === undefined) warnings.push(`unrecognized value used for the ${nativeKey} annotation: ${annotations[nativeKey]}`);
     else nativeSidecar = b;
   }
   const values: InjectorValues = {

@@ -15,6 +15,7 @@ import { isValidPort, makeMultiportDestinations } from './ports.js';
 import {
   CURRENT_PROXY_INIT_VERSION,
   OLDEST_PROXY_INIT_VERSION,
+  isKnownProxyInitRelease,
   isModelledVersion,
   parseProxyInitVersion,
   proxyInitFeatures,
@@ -270,6 +271,9 @@ function featuresOf(upstreamVersion: string | undefined): ProxyInitFeatures {
   const v = parseProxyInitVersion(text);
   if (!v) {
     throw new NetfilterSimError(diagnostic('BAD_CONFIG', `unknown proxy-init version "${text}" (expected e.g. v2.4.9 or main)`, undefined, text));
+  }
+  if (!isKnownProxyInitRelease(v)) {
+    throw new NetfilterSimError(diagnostic('BAD_CONFIG', `proxy-init ${text} is not a release (releases: v1.0.0 … ${CURRENT_PROXY_INIT_VERSION}, or main)`, undefined, text));
   }
   if (!isModelledVersion(v)) {
     throw new NetfilterSimError(

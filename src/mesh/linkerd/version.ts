@@ -120,6 +120,38 @@ export function isModelledVersion(v: ProxyInitVersion): boolean {
 }
 
 /**
+ * Every proxy-init release (the tags of `linkerd/linkerd2-proxy-init`: `v1.0.0` … `v2.0.0`, then
+ * `proxy-init/v2.1.0` … `proxy-init/v2.4.9`; `v1.4` is `v1.4.0`), newest last.
+ *
+ * @example
+ * ```ts
+ * PROXY_INIT_RELEASES.at(-1); // 'v2.4.9'
+ * ```
+ */
+export const PROXY_INIT_RELEASES: readonly string[] = [
+  'v1.0.0', 'v1.1.0', 'v1.2.0',
+  ...Array.from({ length: 14 }, (_, i) => `v1.3.${i}`),
+  'v1.4.0', 'v1.4.1', 'v1.5.0', 'v1.5.1', 'v1.5.2', 'v1.5.3', 'v1.6.0', 'v1.6.1', 'v1.6.2',
+  'v2.0.0', 'v2.1.0', 'v2.2.0', 'v2.2.1', 'v2.2.2', 'v2.2.3', 'v2.2.4', 'v2.3.0',
+  ...Array.from({ length: 10 }, (_, i) => `v2.4.${i}`),
+];
+
+/**
+ * Whether `v` names a proxy-init release (or `main`/`latest`/`current`): a tag that does not exist,
+ * such as `v2.4.10` or `v3.0.0`, is not taken for the newest.
+ *
+ * @example
+ * ```ts
+ * isKnownProxyInitRelease(parseProxyInitVersion('v2.5.0')!); // false
+ * ```
+ */
+export function isKnownProxyInitRelease(v: ProxyInitVersion): boolean {
+  expectArgument(v, 'object', 'version');
+  if (v.text === 'main' || v.text === 'latest' || v.text === 'current') return true;
+  return PROXY_INIT_RELEASES.includes(`v${v.major}.${v.minor}.${v.patch}`);
+}
+
+/**
  * The behaviour of a release.
  *
  * @example
@@ -151,19 +183,51 @@ export function proxyInitFeatures(v: ProxyInitVersion): ProxyInitFeatures {
  *
  * @example
  * ```ts
- * cniPluginFeatures('cni-plugin/v1.4.0'); // { proxyInit: 'v2.3.0', nativeSidecarDetection: false }
+ * cniPluginFeatures('cni-plugin/v1.4.0'); // { proxyInit: 'v2.3.0', nativeSidecarDetection: false, iptablesBinFallback: false }
  * ```
  */
-export function cniPluginFeatures(text: string): { readonly proxyInit: string; readonly nativeSidecarDetection: boolean } | undefined {
+export function cniPluginFeatures(text: string): CniPluginFeatures | undefined {
   expectArgument(text, 'string', 'text');
   if (text === 'main' || text === 'latest' || text === 'current') {
-    return { proxyInit: CURRENT_PROXY_INIT_VERSION, nativeSidecarDetection: true };
+    return { proxyInit: CURRENT_PROXY_INIT_VERSION, nativeSidecarDetection: true, iptablesBinFallback: true };
   }
-  const m = /^(?:cni-plugin\/)?v?(\d+)(?:\.(\d+))?(?:\.(\d+))?$/.exec(text);
+  const m = /^(?:cni-plugin\/)?v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(-alpha\.\d+)?$/.exec(text);
   if (!m) return undefined;
   const v: ProxyInitVersion = { major: Number(m[1]), minor: Number(m[2] ?? 0), patch: Number(m[3] ?? 0), text };
+  // Only tags that exist: a version past the newest release is not taken for it.
+  if (!CNI_PLUGIN_RELEASES.includes(`v${v.major}.${v.minor}.${v.patch}${m[4] ?? ''}`)) return undefined;
   if (!atLeast(v, 1, 4, 0)) return undefined;
-  if (!atLeast(v, 1, 5, 0)) return { proxyInit: 'v2.3.0', nativeSidecarDetection: false };
-  if (!atLeast(v, 1, 5, 1)) return { proxyInit: 'v2.4.0', nativeSidecarDetection: true };
-  return { proxyInit: CURRENT_PROXY_INIT_VERSION, nativeSidecarDetection: true };
+  if (!atLeast(v, 1, 5, 0)) return { proxyInit: 'v2.3.0', nativeSidecarDetection: false, iptablesBinFallback: false };
+  if (!atLeast(v, 1, 5, 1)) return { proxyInit: 'v2.4.0', nativeSidecarDetection: true, iptablesBinFallback: false };
+  return { proxyInit: CURRENT_PROXY_INIT_VERSION, nativeSidecarDetection: true, iptablesBinFallback: atLeast(v, 1, 7, 0) };
 }
+
+/**
+ * What a cni-plugin release does differently. `iptablesBinFallback`: when the configured
+ * iptables binaries are not on the node's PATH, the plugin uses the first pair there of
+ * `iptables-nft`, `iptables`, `iptables-legacy` (ip6tables likewise) (v1.7.0-alpha.1, PR #587).
+ *
+ * @example
+ * ```ts
+ * cniPluginFeatures('v1.7.0-alpha.1')?.iptablesBinFallback; // true
+ * ```
+ */
+export interface CniPluginFeatures {
+  readonly proxyInit: string;
+  readonly nativeSidecarDetection: boolean;
+  readonly iptablesBinFallback: boolean;
+}
+
+/**
+ * Every cni-plugin release (`cni-plugin/v1.0.0` … `cni-plugin/v1.7.0-alpha.1`), newest last.
+ *
+ * @example
+ * ```ts
+ * CNI_PLUGIN_RELEASES.includes('v1.6.8'); // true
+ * ```
+ */
+export const CNI_PLUGIN_RELEASES: readonly string[] = [
+  'v1.0.0', 'v1.1.0', 'v1.1.1', 'v1.1.2', 'v1.1.3', 'v1.2.0', 'v1.2.1', 'v1.2.2', 'v1.3.0', 'v1.4.0', 'v1.5.0', 'v1.5.1', 'v1.5.2',
+  ...Array.from({ length: 9 }, (_, i) => `v1.6.${i}`),
+  'v1.7.0-alpha.1',
+];

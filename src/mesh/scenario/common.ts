@@ -16,6 +16,12 @@ export interface PrepareOptions {
   readonly cni?: boolean | undefined;
   readonly nativeSidecars?: boolean | undefined;
   readonly cniNotReady?: boolean | undefined;
+  /** Istio: run the pod in ambient mode (unless it has a sidecar or the host network). */
+  readonly ambient?: boolean | undefined;
+  /** Istio ambient: istio-cni's nftables backend. */
+  readonly nativeNftables?: boolean | undefined;
+  /** Istio ambient: the node's DNS capture (default on, the chart's default). */
+  readonly dnsCapture?: boolean | undefined;
 }
 
 /** Throws a `BAD_MANIFEST` error. @internal */

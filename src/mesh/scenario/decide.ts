@@ -29,7 +29,9 @@ export function decidingRule(trace: readonly TraceEvent[] | undefined, hook: Ent
   }
   const tproxy = first.some((e) => e.type === 'rule' && e.hook === hook && e.table === 'mangle' && e.target === 'TPROXY');
   const table = tproxy ? 'mangle' : 'nat';
-  const events = first.filter((e) => (e.type === 'rule' || e.type === 'return' || e.type === 'policy') && e.hook === hook && e.table === table);
+  // nft tables are labelled `FAMILY NAME` (`inet istio-ambient-nat`): their nat chains count as nat.
+  const inTable = (t: string): boolean => t === table || (table === 'nat' && / \S*nat$/.test(t));
+  const events = first.filter((e) => (e.type === 'rule' || e.type === 'return' || e.type === 'policy') && e.hook === hook && inTable(e.table));
   if (events.length === 0) return null;
   const stack: { chain: string; rule: number; target: string }[] = [];
   let decided: HopRule | null = null;
@@ -68,7 +70,8 @@ function toHopRule(e: Extract<TraceEvent, { type: 'rule' }>, via: string[], pod:
     comment: e.comment,
     text: note?.text ?? e.text,
     via,
-    why: note?.why ?? null,
+    // nft rules have no notes here: their text says what they do.
+    why: note?.why ?? (e.table.includes(' ') && e.text ? e.text : null),
     setting: note?.setting ?? null,
   };
 }

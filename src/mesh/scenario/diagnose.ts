@@ -8,12 +8,19 @@ import { LINKERD_ANNOTATIONS } from '../linkerd/defaults.js';
 import { ISTIO_CNI_ANNOTATIONS } from '../istio/defaults.js';
 import { formatAddr, type Addr } from './address.js';
 import { formatHopRule } from './decide.js';
+import { AMBIENT, markMask } from '../istio/ambient.js';
+import { ZTUNNEL } from './ambient.js';
 import type { PodRuntime } from './runtime.js';
 import type { End } from './simulate.js';
-import type { HopRule, MeshHop, MeshName, MeshPod, MeshService, MeshVerdict, ValidatorResult } from './types.js';
+import type { HopRule, MeshAmbient, MeshHop, MeshName, MeshPod, MeshService, MeshVerdict, ValidatorResult } from './types.js';
 
 /** Everything the diagnosis looks at. @internal */
 export interface Story {
+  /** The connection is the kubelet's probe from the node (with or without istio-cni's host rule). */
+  readonly kubelet: { readonly hostRules: boolean; readonly hop: MeshHop } | null;
+  readonly mtls: 'permissive' | 'strict';
+  /** `SO_MARK` the connecting process set, if any. */
+  readonly actorMark: number | null;
   readonly mesh: MeshName;
   readonly verdict: MeshVerdict;
   readonly client: PodRuntime;
@@ -117,7 +124,8 @@ function missingRules(story: Story, rt: PodRuntime, side: 'client' | 'server', f
   const name = pod.name;
   if (pod.source === 'plain') {
     const reason = /not meshed \((.*)\)$/.exec(pod.settings[0] ?? '')?.[1] ?? 'it has no proxy';
-    return [`${side}: pod ${name} is not meshed (${reason}), so nothing captures its connections. Fix: add ${w.inject} to the pod template (or its namespace) and recreate the pod.`];
+    const ambientFix = story.mesh === 'istio' ? ` For ambient mode instead, label the pod (or its namespace) ${AMBIENT.DATAPLANE_MODE_LABEL}: ambient; istio-cni then enrols it with ztunnel, no restart needed.` : '';
+    return [`${side}: pod ${name} is not meshed (${reason}), so nothing captures its connections. Fix: add ${w.inject} to the pod template (or its namespace) and recreate the pod.${ambientFix}`];
   }
   if (!rt.state.rules) {
     const step = rt.state.rulesStep;
@@ -202,12 +210,81 @@ function fixForRule(story: Story, r: HopRule, side: 'client' | 'server', pod: Me
   return '';
 }
 
+/** Why an ambient client's connection was not sent to ztunnel. */
+function ambientClientSide(story: Story, a: MeshAmbient): string[] {
+  const rt = story.client;
+  const hop = story.first;
+  const name = rt.mesh.name;
+  const to = formatAddr(story.dst.address, story.dst.port);
+  const last = hop.rule ? ` The last rule it met: ${describeRule(hop.rule)}.` : '';
+  const mark = story.actorMark;
+  if (mark !== null && (mark & AMBIENT.INPOD_MASK) === AMBIENT.INPOD_MARK) {
+    return [`client: ${story.origin} sets SO_MARK 0x${mark.toString(16)} on its socket, and 0x${AMBIENT.INPOD_MARK.toString(16)} under mask 0x${AMBIENT.INPOD_MASK.toString(16)} is ztunnel's own mark: the in-pod rules (every ${AMBIENT.CHAIN_OUTPUT} REDIRECT has \`-m mark ! --mark ${markMask(AMBIENT.INPOD_MARK, AMBIENT.INPOD_MASK)}\`) take the connection for ztunnel's and leave it alone, so it bypasses ztunnel and leaves pod ${name} in plain text.${last} Fix: do not set mark bits 0x${AMBIENT.INPOD_MARK.toString(16)}/0x${AMBIENT.INPOD_MASK.toString(16)} in the application (they are reserved for ztunnel; the mark is istio-cni's and ztunnel's shared setting, not a pod setting).`];
+  }
+  if (story.proto === 'udp') {
+    if (story.dst.port === 53 && !a.dnsCapture) {
+      return [`client: DNS capture is off for pod ${name} (${a.dnsSetting}), so ${story.origin}'s query to ${to} is not redirected to ztunnel's DNS proxy (15053) and goes to the resolver as it is.${last} Fix: set ${AMBIENT.DNS_CAPTURE_ANNOTATION}: "true" on the pod (or ambient.dnsCapture: true on istio-cni) if ztunnel should resolve Services and ServiceEntries.`];
+    }
+    return [`client: UDP is not captured in ambient mode: the in-pod rules redirect TCP to ztunnel${a.dnsCapture ? ' and only UDP port 53 to its DNS proxy' : ''}, so ${story.origin}'s datagrams to ${to} go out as they are.${last} No setting changes this: ztunnel proxies TCP only.`];
+  }
+  if (hop.rule) return [`client: ${story.origin} → ${to} was not redirected to ztunnel: ${describeRule(hop.rule)}.`];
+  return [`client: ${story.origin}'s connection was not redirected (${hop.why}).`];
+}
+
+/** Why a connection arriving at an ambient pod did not go through ztunnel. */
+function ambientServerSide(story: Story, rt: PodRuntime, a: MeshAmbient): string[] {
+  const hop = story.arrival;
+  const name = rt.mesh.name;
+  const last = hop?.rule ? ` The last rule it met: ${describeRule(hop.rule)}.` : '';
+  if (story.proto === 'udp') {
+    return [`server: UDP arriving at ambient pod ${name} is never redirected to ztunnel (the inbound REDIRECT is -p tcp); it reaches the application directly.${last}`];
+  }
+  if (a.bypassInbound) {
+    return [`server: pod ${name} has ${AMBIENT.BYPASS_INBOUND_ANNOTATION}: "${rt.mesh.annotations[AMBIENT.BYPASS_INBOUND_ANNOTATION]}", so istio-cni writes no inbound REDIRECT to ztunnel's 15006 in its namespace: a connection arriving in plain text reaches the application directly, without ztunnel (only HBONE, to 15008, still goes through it).${last} Fix: remove the annotation if this traffic should be captured (it is meant for pods that receive traffic from outside the mesh, such as ingress gateways); or make the client ambient or sidecar-injected so it arrives over HBONE or mTLS.`];
+  }
+  if (hop?.rule) return [`server: the arriving connection ${hop.from} → ${hop.to} was not redirected to ztunnel: ${describeRule(hop.rule)}.`];
+  return [`server: the arriving connection was not redirected${hop ? ` (${hop.why})` : ''}.`];
+}
+
+/** The kubelet's probe: what the node's host rule did and what became of the probe in the pod. */
+function kubeletStory(story: Story): string[] {
+  const k = story.kubelet!;
+  const dest = story.dest;
+  const a = dest?.mesh.ambient;
+  const snat = k.hop.rule;
+  const probeAddr = AMBIENT.HOST_PROBE_SNAT;
+  const out: string[] = [];
+  if (!a) {
+    out.push(`kubelet: pod ${dest?.mesh.name ?? 'the server'} is not ambient, so istio-cni's host rule does not apply to it (its address is not in ${AMBIENT.PROBE_IPSET}-v4)${dest?.mesh.proxy ? '; a sidecar pod has its probes rewritten to the pilot-agent port 15020 by the injector instead' : ''}.`);
+    return out;
+  }
+  if (story.verdict === 'plaintext' && snat) {
+    out.push(`kubelet: the node's ${describeRule(snat)} rewrote the probe's source to ${probeAddr}, and pod ${dest!.mesh.name}'s in-pod rule (${AMBIENT.CHAIN_PREROUTING}: -s ${probeAddr} -p tcp -j ACCEPT) lets that source reach the application directly, as it should: ztunnel's policies do not apply to health probes.`);
+    return out;
+  }
+  if (story.verdict === 'plaintext') {
+    out.push(`kubelet: the probe reached the application directly without the probe SNAT.`);
+    return out;
+  }
+  const captured = story.hops.find((h) => h.receiver.startsWith('ztunnel inbound plaintext'));
+  const missing = k.hostRules
+    ? `no host rule matched the probe (${AMBIENT.PROBE_IPSET}-v4 must hold the pod's address)`
+    : `the node has no ${AMBIENT.CHAIN_POSTROUTING} rule (istio-cni's host rules: -A ${AMBIENT.CHAIN_POSTROUTING} -m owner --socket-exists -p tcp -m set --match-set ${AMBIENT.PROBE_IPSET}-v4 dst -j SNAT --to-source ${probeAddr})`;
+  out.push(`kubelet: ${missing}, so the probe arrives from the node's address ${ZTUNNEL.nodeAddress} and pod ${dest!.mesh.name}'s ${captured?.rule ? describeRule(captured.rule) : 'inbound capture'} sends it to ztunnel like any plain-text client.`
+    + (story.verdict === 'refused'
+      ? ` ztunnel rejects it: plain text is refused under STRICT mTLS, so the probe fails and kubelet restarts the container or marks it not ready.`
+      : ` It gets through only because the PeerAuthentication mode is PERMISSIVE: under STRICT, or with an AuthorizationPolicy that does not allow the node, ztunnel rejects it and the probe fails.`)
+    + ` Fix: let istio-cni write its host rules on the node (it does at start-up; check the istio-cni pod's logs and that ${AMBIENT.PROBE_IPSET}-v4 exists), and keep ambient.probeSNAT (${probeAddr}) equal on the node and in the pods.`);
+  return out;
+}
+
 /** Why the client's own connection was not captured. */
 function clientSide(story: Story): string[] {
   const w = WORDS[story.mesh];
   const rt = story.client;
   const hop = story.first;
   const family = story.dst.family;
+  if (rt.mesh.ambient && rt.state.rules) return ambientClientSide(story, rt.mesh.ambient);
   if (story.proto === 'udp') {
     return [`client: UDP is never redirected: ${story.mesh === 'linkerd' ? 'proxy-init REDIRECTs only -p tcp' : 'istio-iptables REDIRECTs only TCP (UDP port 53 to 15053 with DNS capture is the one exception)'}, so ${story.origin}'s datagrams to ${formatAddr(story.dst.address, story.dst.port)} go out as they are. ${hop.rule ? `The last rule it met: ${describeRule(hop.rule)}. ` : ''}No setting changes this: ${story.mesh === 'linkerd' ? 'Linkerd' : 'the Istio sidecar'} proxies TCP only.`];
   }
@@ -237,6 +314,9 @@ function serverSide(story: Story): string[] {
   if (story.dest === null) {
     const end = story.end;
     const at = end.kind === 'external' ? formatAddr(end.address, end.port) : '?';
+    if (story.proto === 'udp' && story.dst.port === 53 && story.client.mesh.ambient) {
+      return [`server: the query went on to ${at}, outside this scenario: a resolver has no proxy, and DNS is not tunnelled. Expected.`];
+    }
     return [`server: the connection left for ${at}, which is not a pod of this scenario${story.services.length > 0 ? ' nor a listed Service' : ''}: there is no server-side proxy. Check the destination (and --service for a ClusterIP).`];
   }
   const rt = story.dest;
@@ -250,6 +330,7 @@ function serverSide(story: Story): string[] {
   }
   const missing = missingRules(story, rt, 'server', family);
   if (missing.length > 0) return missing;
+  if (rt.mesh.ambient) return ambientServerSide(story, rt, rt.mesh.ambient);
   if (hop?.rule) {
     const fix = fixForRule(story, hop.rule, 'server', rt.mesh);
     if (hop.rule.event === 'policy') {
@@ -288,6 +369,9 @@ function refused(story: Story): string[] {
   }
   if (p && port === p.inboundPort && !rt.state.proxy) {
     return [`${roleOf(story, rt)}: the arriving connection was redirected to ${hop.to}${hop.rule ? ` by ${describeRule(hop.rule)}` : ''}, but ${w.proxy} is not running in pod ${rt.mesh.name}.`];
+  }
+  if (end.reason.includes('STRICT')) {
+    return [`${roleOf(story, rt)}: the connection reached ${hop.receiver.replace(/ \(.*$/, '')} in plain text, and ${end.reason}. Fix: make the client meshed (ambient, or a sidecar) so it arrives over HBONE or mTLS; or relax the server's PeerAuthentication to PERMISSIVE (or a portLevelMtls exception for port ${story.dst.port}).`];
   }
   if (hop.rule && (hop.rule.target === 'REJECT')) {
     return [`${roleOf(story, rt)}: ${describeRule(hop.rule)} rejected the connection.`];
@@ -331,6 +415,14 @@ function dropped(story: Story): string[] {
  */
 export function diagnose(story: Story): string[] {
   const out: string[] = [];
+  if (story.kubelet) {
+    out.push(...kubeletStory(story));
+    const end = story.end;
+    if (end.kind === 'refused' && !end.reason.includes('STRICT')) out.push(...refused(story));
+    if (end.kind === 'dropped') out.push(...dropped(story));
+    out.push(...story.notes, ...story.warnings.map((x) => `note: ${x}`));
+    return out;
+  }
   switch (story.verdict) {
     case 'meshed':
       break;
@@ -339,7 +431,11 @@ export function diagnose(story: Story): string[] {
       break;
     case 'client-bypass':
       out.push(...clientSide(story));
-      out.push(`server: ${story.dest?.mesh.name ?? 'the server'}'s ${WORDS[story.mesh].proxy} accepted the connection on its inbound port, so the server side is meshed, but the connection reached it in plain text, without the client proxy's mTLS identity (authorization policies that require a meshed client deny it).`);
+      if (story.dest?.mesh.ambient) {
+        out.push(`server: ${story.dest.mesh.name}'s ztunnel accepted the connection on its inbound plaintext port ${ZTUNNEL.inboundPlaintextPort}, so the server side is meshed, but the connection reached it in plain text, without a client identity (under STRICT mTLS, or with authorization policies that require a meshed client, ztunnel rejects it).`);
+      } else {
+        out.push(`server: ${story.dest?.mesh.name ?? 'the server'}'s ${WORDS[story.mesh].proxy} accepted the connection on its inbound port, so the server side is meshed, but the connection reached it in plain text, without the client proxy's mTLS identity (authorization policies that require a meshed client deny it).`);
+      }
       break;
     case 'server-bypass':
       out.push(...serverSide(story));

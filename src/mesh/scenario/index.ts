@@ -24,6 +24,7 @@ export { prepareMeshPod, simulateMesh } from './simulate.js';
 export type { PrepareMeshPodOptions } from './simulate.js';
 export type {
   HopRule,
+  MeshAmbient,
   MeshHop,
   MeshInstall,
   MeshName,

@@ -17,6 +17,7 @@ import { istioInitArgsForPod } from '../istio/inject.js';
 import type { Ruleset } from '../../model/types.js';
 import { container, hasRules, ruleNotes, startupSteps, type PrepareOptions, type RuleExplainer } from './common.js';
 import type { MeshPod, MeshProxy, StartupStep } from './types.js';
+import { ambientDecision, prepareAmbientPod } from './ambient.js';
 
 /**
  * Istio's defaults the scenario relies on.
@@ -132,10 +133,11 @@ export function prepareIstioPod(input: Pod, options: PrepareOptions): MeshPod {
           (init === null ? 'interception mode NONE: no rules' : cni ? `istio-cni writes the rules; ${VALIDATION} first among the init containers` : `istio-init ${native ? 'first' : 'last'} among the init containers`),
       );
       if (argv) settings.push(`${input.name}: istio-iptables ${argv.map((a) => (a === '' ? '""' : a)).join(' ')}`);
-    } else if (req) {
-      settings.push(`${input.name}: not meshed (${req.where})`);
     } else {
-      settings.push(`${input.name}: not meshed (no ${PROXY} container, no ${ISTIO_CNI_ANNOTATIONS.inject} annotation or label, no injection label on its namespace)`);
+      const amb = ambientDecision(input, ns, options.ambient === true);
+      if (amb.ambient) return prepareAmbientPod(input, { ...options, reason: amb.reason });
+      if (req) settings.push(`${input.name}: not meshed (${req.where}; not ambient: ${amb.reason})`);
+      else settings.push(`${input.name}: not meshed (no ${PROXY} container, no ${ISTIO_CNI_ANNOTATIONS.inject} annotation or label, no injection label on its namespace; not ambient: ${amb.reason})`);
     }
   }
 

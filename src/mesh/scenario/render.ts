@@ -110,7 +110,7 @@ export function renderMeshText(result: MeshResult, options: MeshRenderOptions = 
   const c = createColors(options.color ?? false);
   const lines: string[] = [];
   const phase = result.phase === 'app' ? '' : ` at phase ${result.phase}`;
-  lines.push(`${c.bold(result.mesh)}: ${result.origin} in pod ${result.client.name}${phase} → ${result.dst}/${result.proto}`);
+  lines.push(`${c.bold(result.mesh)}: ${result.origin}${result.origin.endsWith('on the node') ? '' : ` in pod ${result.client.name}`}${phase} → ${result.dst}/${result.proto}`);
   result.hops.forEach((h, i) => {
     const indent = '   '.repeat(i);
     const mark = h.outcome === 'refused' || h.outcome === 'dropped' ? c.red(h.receiver) : h.outcome === 'remote' ? c.dim(h.receiver) : c.cyan(h.receiver);
@@ -205,7 +205,7 @@ export function renderMeshDot(result: MeshResult): string {
       for (const a of members) lines.push(`  ${ids.get(a.id)} [label=${dotString(a.label)}, shape=ellipse];`);
       return;
     }
-    lines.push(`  subgraph cluster_${i} {`, `    label=${dotString(`pod ${pod}`)};`);
+    lines.push(`  subgraph cluster_${i} {`, `    label=${dotString(pod === 'node' && members.some((a) => a.id === 'node/kubelet') ? 'the node' : `pod ${pod}`)};`);
     for (const a of members) lines.push(`    ${ids.get(a.id)} [label=${dotString(a.id.slice(a.id.indexOf('/') + 1))}];`);
     lines.push('  }');
   });

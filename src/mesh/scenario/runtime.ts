@@ -33,7 +33,7 @@ export interface PodListener {
   readonly address: string | null;
   readonly port: number;
   readonly proto: 'tcp' | 'udp' | null;
-  readonly role: 'outbound' | 'inbound' | 'proxy' | 'app' | 'probe';
+  readonly role: 'outbound' | 'inbound' | 'proxy' | 'app' | 'probe' | 'tunnel' | 'dns';
   /** The container that owns it. */
   readonly container: string;
   /** What it is, for people: `linkerd-proxy outbound`, `web`, `Envoy admin`. */
@@ -60,6 +60,8 @@ export function podState(pod: MeshPod, phase: string): PodState {
   if (phase === 'app') {
     return { phase, rules: rulesStep !== null, rulesStep, proxy: pod.proxy !== null && pod.startup.some((s) => s.effect === 'proxy'), apps: true, init: null };
   }
+  // Istio ambient: ztunnel serves the pod from the sandbox step on.
+  const sandboxProxy = pod.proxy !== null && pod.startup.some((s) => s.stage === 'sandbox' && s.effect === 'proxy' && s.active);
   const m = /^init:(.+)$/.exec(phase);
   if (!m) throw new NetfilterSimError(diagnostic('BAD_CONFIG', `a phase is "app" or "init:NAME", not "${phase}"`, undefined, phase));
   const name = m[1]!;
@@ -70,7 +72,7 @@ export function podState(pod: MeshPod, phase: string): PodState {
   }
   const before = pod.startup.slice(0, index);
   const rules = before.some((s) => s.effect === 'rules' && s.active);
-  const proxy = pod.proxy !== null && pod.proxy.nativeSidecar && before.some((s) => s.effect === 'proxy' && s.stage === 'init');
+  const proxy = sandboxProxy || (pod.proxy !== null && pod.proxy.nativeSidecar && before.some((s) => s.effect === 'proxy' && s.stage === 'init'));
   return { phase, rules, rulesStep, proxy, apps: false, init: name };
 }
 
@@ -83,16 +85,24 @@ export function podListeners(pod: MeshPod, state: PodState): PodListener[] {
   if (p && state.proxy) {
     const own = { container: p.container, uid: p.uid, gid: p.gid };
     const name = p.container;
-    if (pod.mesh === 'linkerd') {
+    if (p.kind === 'ztunnel') {
+      out.push({ ...own, address: null, port: p.outboundPort, proto: 'tcp', role: 'outbound', label: `${name} outbound` });
+      out.push({ ...own, address: null, port: p.inboundPort, proto: 'tcp', role: 'inbound', label: `${name} inbound plaintext` });
+      for (const o of p.otherPorts) {
+        out.push({ ...own, address: o.address ?? null, port: o.port, proto: o.proto ?? null, role: o.port === p.otherPorts[0]!.port ? 'tunnel' : 'dns', label: `${name} ${o.role}` });
+      }
+    } else if (pod.mesh === 'linkerd') {
       // LINKERD2_PROXY_OUTBOUND_LISTEN_ADDR(S): loopback only; the rest on the wildcard.
       out.push({ ...own, address: '127.0.0.1', port: p.outboundPort, proto: 'tcp', role: 'outbound', label: `${name} outbound` });
       if (p.ipv6) out.push({ ...own, address: '::1', port: p.outboundPort, proto: 'tcp', role: 'outbound', label: `${name} outbound` });
     } else {
       out.push({ ...own, address: null, port: p.outboundPort, proto: 'tcp', role: 'outbound', label: `${name} outbound (Envoy virtualOutbound)` });
     }
-    out.push({ ...own, address: null, port: p.inboundPort, proto: 'tcp', role: 'inbound', label: `${name} inbound${pod.mesh === 'istio' ? ' (Envoy virtualInbound)' : ''}` });
-    for (const o of p.otherPorts) {
-      out.push({ ...own, address: o.address ?? null, port: o.port, proto: o.proto ?? null, role: 'proxy', label: `${name} ${o.role}` });
+    if (p.kind !== 'ztunnel') {
+      out.push({ ...own, address: null, port: p.inboundPort, proto: 'tcp', role: 'inbound', label: `${name} inbound${pod.mesh === 'istio' ? ' (Envoy virtualInbound)' : ''}` });
+      for (const o of p.otherPorts) {
+        out.push({ ...own, address: o.address ?? null, port: o.port, proto: o.proto ?? null, role: pod.mesh === 'istio' && o.role === 'HBONE tunnel' ? 'tunnel' : 'proxy', label: `${name} ${o.role}` });
+      }
     }
   }
   if (state.apps) {
@@ -119,8 +129,14 @@ export function podNetwork(pod: MeshPod, addresses: readonly string[], withMeshR
       const family = fam === '-6' ? 6 : 4;
       if (obj === 'addr' && verb === 'add' && rest[1] === 'dev' && rest[2] === 'lo') lo.push(rest[0]!);
       else if (obj === 'rule' && verb === 'add' && rest[0] === 'fwmark') {
-        ipRules.push({ fwmark: Number(rest[1]), table: Number(rest[3]), family });
-      } else if (obj === 'route' && verb === 'add' && rest[0] === 'local') {
+        // `fwmark M[/MASK] [pref N] lookup T`
+        const [mark, mask] = rest[1]!.split('/');
+        const pref = rest.indexOf('pref');
+        ipRules.push({
+          fwmark: Number(mark), ...(mask !== undefined ? { mask: Number(mask) } : {}), table: Number(rest[rest.length - 1]), family,
+          ...(pref >= 0 ? { priority: Number(rest[pref + 1]) } : {}),
+        });
+      } else if (obj === 'route' && (verb === 'add' || verb === 'replace') && rest[0] === 'local') {
         const table = rest.indexOf('table');
         routes.push({ dst: rest[1]!, dev: rest[3] ?? 'lo', type: 'local', ...(table >= 0 ? { table: Number(rest[table + 1]) } : {}) });
       }
@@ -144,6 +160,7 @@ export function podRuntime(pod: MeshPod, phase: string, addresses: readonly stri
   const options: NetnsOptions = {
     ...(state.rules && pod.rules4 ? { rules: pod.rules4 } : {}),
     ...(state.rules && pod.rules6 ? { rules6: pod.rules6 } : {}),
+    ...(state.rules && pod.nft ? { nft: pod.nft } : {}),
     listen: specs,
     ...podNetwork(pod, canon, state.rules),
   };

@@ -20,6 +20,9 @@ import { prepareLinkerdPod } from './linkerd.js';
 import { findListener, podRuntime, type PodListener, type PodRuntime } from './runtime.js';
 import type { HopRule, MeshHop, MeshName, MeshPod, MeshResult, MeshScenarioOptions, MeshService, MeshVerdict, ValidatorResult } from './types.js';
 import { validateMeshPod } from './validate.js';
+import { hostProbeRules, ZTUNNEL } from './ambient.js';
+import { AMBIENT } from '../istio/ambient.js';
+import { Netns } from '../../engine/netns.js';
 import { expectArgument, expectFields, expectOneOf } from '../../guard.js';
 
 /**
@@ -39,6 +42,12 @@ export interface PrepareMeshPodOptions {
   readonly nativeSidecars?: boolean;
   /** The CNI plugin was not ready when the pod started. */
   readonly cniNotReady?: boolean;
+  /** Istio: enrol the pod in ambient mode whatever its labels say (not a pod with a sidecar or the host network). */
+  readonly ambient?: boolean;
+  /** Istio ambient: istio-cni's nftables backend for the in-pod rules. */
+  readonly nativeNftables?: boolean;
+  /** Istio ambient: the node's DNS capture (default on). */
+  readonly dnsCapture?: boolean;
 }
 
 /**
@@ -69,11 +78,17 @@ interface Actor {
   readonly role: 'app' | 'init' | 'outbound' | 'inbound';
   /** Source address the socket binds. */
   readonly src?: string;
+  /** `SO_MARK` of its socket. */
+  readonly mark?: number;
 }
 
 type Leg =
   | { readonly kind: 'local'; readonly rt: PodRuntime; readonly actor: Actor; readonly dst: Addr; readonly note: string | null; readonly header: number | null }
-  | { readonly kind: 'arrive'; readonly rt: PodRuntime; readonly src: string; readonly sport: number; readonly from: string; readonly dst: Addr; readonly header: number | null };
+  | {
+      readonly kind: 'arrive'; readonly rt: PodRuntime; readonly src: string; readonly sport: number; readonly from: string; readonly dst: Addr; readonly header: number | null;
+      /** Sent by a proxy's outbound side (mTLS or HBONE), not in plain text. */
+      readonly secured: boolean;
+    };
 
 /** How the connection ended. @internal */
 export type End =
@@ -136,6 +151,9 @@ export function simulateMesh(options: MeshScenarioOptions): MeshResult {
       ...(options.cni !== undefined ? { cni: options.cni } : {}),
       ...(options.nativeSidecars !== undefined ? { nativeSidecars: options.nativeSidecars } : {}),
       cniNotReady: notReady === true || notReady === role,
+      ...(options.ambient === true || options.ambient === role ? { ambient: true } : {}),
+      ...(options.nativeNftables !== undefined ? { nativeNftables: options.nativeNftables } : {}),
+      ...(options.dnsCapture !== undefined ? { dnsCapture: options.dnsCapture } : {}),
     });
   const client = prep(options.client === undefined ? defaults.client : asPod(options.client), 'client');
   const server = prep(options.server === undefined ? defaults.server : asPod(options.server), 'server');
@@ -166,7 +184,15 @@ export function simulateMesh(options: MeshScenarioOptions): MeshResult {
   let end: End | null = null;
   const legs: { rt: PodRuntime; kind: Leg['kind']; landed: PodListener['role'] | 'refused' | 'dropped' | 'remote' }[] = [];
   const notes: string[] = [];
+  const strict = options.mtls === 'strict';
   let leg: Leg | null = { kind: 'local', rt: clientRt, actor, dst, note: null, header: null };
+  let kubelet: KubeletStart | null = null;
+  if (options.kubelet === true) {
+    kubelet = kubeletProbe(serverRt, dst, proto, options.hostRules !== false, pods);
+    hops.push(kubelet.hop);
+    legs.push({ rt: serverRt, kind: 'local', landed: 'remote' });
+    leg = kubelet.leg;
+  }
 
   for (let n = 0; leg !== null; n++) {
     if (n >= MAX_LEGS) {
@@ -179,7 +205,10 @@ export function simulateMesh(options: MeshScenarioOptions): MeshResult {
     const rt: PodRuntime = current.rt;
     const family: 4 | 6 = current.dst.family;
     const spec: ConnectSpec = current.kind === 'local'
-      ? { from: 'local' as const, uid: current.actor.uid, gid: current.actor.gid, dst: formatAddr(current.dst.address, current.dst.port), proto, ...(current.actor.src ? { src: current.actor.src } : {}) }
+      ? {
+          from: 'local' as const, uid: current.actor.uid, gid: current.actor.gid, dst: formatAddr(current.dst.address, current.dst.port), proto,
+          ...(current.actor.src ? { src: current.actor.src } : {}), ...(current.actor.mark !== undefined ? { mark: current.actor.mark } : {}),
+        }
       : { from: 'remote' as const, src: current.src, sport: current.sport, dst: formatAddr(current.dst.address, current.dst.port), proto };
     const r: ConnectResult = rt.ns.connect(spec, { trace: true });
     const hook: EntryHook = current.kind === 'local' ? 'OUTPUT' : 'PREROUTING';
@@ -212,14 +241,14 @@ export function simulateMesh(options: MeshScenarioOptions): MeshResult {
           break;
         }
         outboundSeen.add(rt);
-        const orig = r.originalDestination !== null ? parseAddr(r.originalDestination) : current.dst;
+        const orig: Addr = r.originalDestination !== null ? parseAddr(r.originalDestination) : current.dst;
         hops.push({ ...base, to, receiver: `${l.label} (SO_ORIGINAL_DST ${formatAddr(orig.address, orig.port)})`, outcome: 'local', toActor });
         const p = rt.mesh.proxy!;
-        const target = outboundTarget(rt.mesh, orig, proto, services, byAddress, notes);
+        const target: { dst: Addr; note: string; header: number | null } = p.kind === 'ztunnel' ? ztunnelTarget(orig, proto, services, byAddress) : outboundTarget(rt.mesh, orig, proto, services, byAddress, notes);
         leg = {
           kind: 'local',
           rt,
-          actor: { container: p.container, uid: p.uid, gid: p.gid, role: 'outbound' },
+          actor: { container: p.container, uid: p.uid, gid: p.gid, role: 'outbound', ...(p.mark !== undefined ? { mark: p.mark } : {}) },
           dst: target.dst,
           note: target.note,
           header: target.header,
@@ -228,6 +257,12 @@ export function simulateMesh(options: MeshScenarioOptions): MeshResult {
         if (current.kind === 'local' && byProxy === 'inbound') {
           hops.push({ ...base, to, receiver: `${l.label} again`, outcome: 'local', toActor });
           end = { kind: 'loop', rt, actor: current.actor.container, uid: current.actor.uid, gid: current.actor.gid };
+          break;
+        }
+        const p = rt.mesh.proxy!;
+        if (strict && !(current.kind === 'arrive' && current.secured)) {
+          hops.push({ ...base, to, receiver: `${l.label} (plain text under STRICT mTLS: rejected)`, outcome: 'local', toActor });
+          end = { kind: 'refused', rt, reason: `${p.kind === 'ztunnel' ? 'ztunnel' : 'Envoy'} rejects plain-text connections: the PeerAuthentication mode is STRICT` };
           break;
         }
         inboundSeen.add(rt);
@@ -239,7 +274,18 @@ export function simulateMesh(options: MeshScenarioOptions): MeshResult {
         }
         if (accepted?.transparent) how = `TPROXY, addresses preserved: ${how}`;
         hops.push({ ...base, to, receiver: `${l.label} (${how})`, outcome: 'local', toActor });
-        const p = rt.mesh.proxy!;
+        if (p.kind === 'ztunnel') {
+          // ztunnel's inbound keeps the client's address (IP_TRANSPARENT) and marks its socket 0x539.
+          const src: string | undefined = current.kind === 'arrive' ? current.src : undefined;
+          leg = {
+            kind: 'local', rt,
+            actor: { container: p.container, uid: p.uid, gid: p.gid, role: 'inbound', ...(src ? { src } : {}), ...(p.mark !== undefined ? { mark: p.mark } : {}) },
+            dst: orig,
+            note: `forwards to SO_ORIGINAL_DST ${formatAddr(orig.address, orig.port)}${src ? ` from the client's address ${src} (IP_TRANSPARENT)` : ''}, socket mark 0x${(p.mark ?? 0).toString(16)}`,
+            header: null,
+          };
+          continue;
+        }
         // Istio: Envoy's inbound passthrough binds 127.0.0.6 (::6) and connects to the original
         // destination. Linkerd (2.11+, linkerd2 #6495): the proxy connects to the original target
         // address, the pod IP, no longer to 127.0.0.1.
@@ -252,6 +298,37 @@ export function simulateMesh(options: MeshScenarioOptions): MeshResult {
           note: rt.mesh.mesh === 'istio'
             ? `inbound passthrough from ${src ?? 'the pod address'} to ${formatAddr(orig.address, orig.port)}`
             : `forwards to the original destination ${formatAddr(orig.address, orig.port)}`,
+          header: null,
+        };
+      } else if (l.role === 'tunnel' && current.kind === 'arrive' && current.header !== null) {
+        // HBONE: the tunnel's CONNECT names the pod address and the port; the proxy delivers it.
+        inboundSeen.add(rt);
+        const p = rt.mesh.proxy!;
+        const inner: Addr = { family, address: current.dst.address, port: current.header };
+        hops.push({ ...base, to, receiver: `${l.label} (HBONE CONNECT ${formatAddr(inner.address, inner.port)})`, outcome: 'local', toActor });
+        const ztunnel = p.kind === 'ztunnel';
+        const src: string | undefined = ztunnel ? current.src : passthroughSource(rt, family);
+        leg = {
+          kind: 'local', rt,
+          actor: { container: p.container, uid: p.uid, gid: p.gid, role: 'inbound', ...(src ? { src } : {}), ...(p.mark !== undefined ? { mark: p.mark } : {}) },
+          dst: inner,
+          note: ztunnel
+            ? `delivers the tunnelled connection to ${formatAddr(inner.address, inner.port)} from the client's address ${current.src} (IP_TRANSPARENT), socket mark 0x${(p.mark ?? 0).toString(16)}`
+            : `terminates HBONE and connects to ${formatAddr(inner.address, inner.port)} from ${src ?? 'the pod address'}`,
+          header: null,
+        };
+      } else if (l.role === 'dns' && current.kind === 'local' && current.actor.role !== 'outbound') {
+        // ztunnel's DNS proxy: answers what it knows, forwards the rest upstream with its mark.
+        outboundSeen.add(rt);
+        const p = rt.mesh.proxy!;
+        const orig: Addr = r.originalDestination !== null ? parseAddr(r.originalDestination) : current.dst;
+        hops.push({ ...base, to, receiver: `${l.label} (SO_ORIGINAL_DST ${formatAddr(orig.address, orig.port)})`, outcome: 'local', toActor });
+        notes.push(`DNS: ztunnel's DNS proxy answers the names of Services and ServiceEntries itself; a name it does not know it forwards to the resolver ${formatAddr(orig.address, orig.port)} with its mark 0x539 (conntrack zone 1 keeps those answers apart), as the hops show. DNS is not tunnelled: the resolver's side has no proxy, as expected.`);
+        leg = {
+          kind: 'local', rt,
+          actor: { container: p.container, uid: p.uid, gid: p.gid, role: 'outbound', ...(p.mark !== undefined ? { mark: p.mark } : {}) },
+          dst: orig,
+          note: `forwards the query upstream to ${formatAddr(orig.address, orig.port)} with socket mark 0x${(p.mark ?? 0).toString(16)}`,
           header: null,
         };
       } else {
@@ -283,7 +360,10 @@ export function simulateMesh(options: MeshScenarioOptions): MeshResult {
         end = { kind: 'external', address: target.address, port: target.port };
         break;
       }
-      leg = { kind: 'arrive', rt: next, src, sport, from: `${formatAddr(src, sport)} (${rt.mesh.name})`, dst: target, header: current.kind === 'local' ? current.header : null };
+      leg = {
+        kind: 'arrive', rt: next, src, sport, from: `${formatAddr(src, sport)} (${rt.mesh.name})`, dst: target, header: current.kind === 'local' ? current.header : null,
+        secured: current.kind === 'local' && current.actor.role === 'outbound',
+      };
     } else {
       const at = refusedAt(r.trace) ?? formatAddr(current.dst.address, current.dst.port);
       hops.push({ ...base, to: at, receiver: r.outcome === 'refused' ? `nothing: connection refused (${r.reason})` : `nothing: dropped (${r.reason})`, outcome: r.outcome, toActor: guessActor(rt, at) });
@@ -307,11 +387,14 @@ export function simulateMesh(options: MeshScenarioOptions): MeshResult {
     if (v) validators.push(v);
   }
   const story: Story = {
+    kubelet: kubelet !== null ? { hostRules: options.hostRules !== false, hop: kubelet.hop } : null,
+    mtls: strict ? 'strict' : 'permissive',
+    actorMark: actor.mark ?? null,
     mesh,
     verdict,
     client: clientRt,
     dest: destRt,
-    origin: originLabel,
+    origin: kubelet ? kubelet.origin : originLabel,
     dst,
     proto,
     phase,
@@ -331,7 +414,7 @@ export function simulateMesh(options: MeshScenarioOptions): MeshResult {
     diagnosis: diagnose(story),
     client,
     server: samePod ? client : server,
-    origin: originLabel,
+    origin: kubelet ? kubelet.origin : originLabel,
     dst: formatAddr(dst.address, dst.port),
     proto,
     phase,
@@ -395,6 +478,89 @@ function outboundTarget(
   return { dst, note, header: null };
 }
 
+/**
+ * Where ztunnel's outbound side connects: a Service's endpoint (or the original destination); to a
+ * pod with a ztunnel or a sidecar over HBONE (the peer's 15008, the target in the CONNECT), to
+ * anything else in plain text.
+ */
+function ztunnelTarget(
+  orig: Addr,
+  proto: 'tcp' | 'udp',
+  services: readonly MeshService[],
+  byAddress: (a: string) => PodRuntime | undefined,
+): { dst: Addr; note: string; header: number | null } {
+  const svc = findService(services, orig.address, orig.port, proto);
+  let dst: Addr = orig;
+  let note = `SO_ORIGINAL_DST ${formatAddr(orig.address, orig.port)}`;
+  if (svc) {
+    const ep = svc.endpoints[0]!;
+    dst = { family: orig.family, address: canonicalAddress(ep.address) ?? ep.address, port: ep.port };
+    note = `resolves Service ${formatAddr(orig.address, orig.port)} to endpoint ${formatAddr(dst.address, dst.port)}${svc.endpoints.length > 1 ? ` (first of ${svc.endpoints.length})` : ''}`;
+  }
+  const peer = byAddress(dst.address);
+  const p = peer?.mesh.proxy;
+  if (peer && p && peer.state.proxy && (p.kind === 'ztunnel' || p.otherPorts.some((o) => o.port === ZTUNNEL.hbonePort))) {
+    const what = p.kind === 'ztunnel' ? `pod ${peer.mesh.name} is ambient` : `pod ${peer.mesh.name} has a sidecar, which accepts HBONE`;
+    return {
+      dst: { family: dst.family, address: dst.address, port: ZTUNNEL.hbonePort },
+      note: `${note}; ${what}: HBONE (mTLS) to ${formatAddr(dst.address, ZTUNNEL.hbonePort)}, CONNECT ${formatAddr(dst.address, dst.port)}, socket mark 0x${ZTUNNEL.mark.toString(16)}`,
+      header: dst.port,
+    };
+  }
+  return { dst, note: `${note}; ${formatAddr(dst.address, dst.port)} is not in the mesh: connects to it in plain text, socket mark 0x${ZTUNNEL.mark.toString(16)}`, header: null };
+}
+
+/** The kubelet's probe from the node, up to its arrival at the server pod. */
+interface KubeletStart {
+  readonly hop: MeshHop;
+  readonly leg: Leg;
+  readonly origin: string;
+}
+
+/**
+ * The kubelet (uid 0 on the node) connects to the server pod: the node's nat POSTROUTING, with
+ * istio-cni's host rule (`ISTIO_POSTRT`, the probe ipset holding the ambient pods) or without it.
+ */
+function kubeletProbe(server: PodRuntime, dst: Addr, proto: 'tcp' | 'udp', hostRules: boolean, pods: readonly PodRuntime[]): KubeletStart {
+  const ambientAddrs = pods.filter((p) => p.mesh.ambient !== undefined).flatMap((p) => p.addresses);
+  const host = hostProbeRules(ambientAddrs, server.mesh.ambient?.backend === 'nftables');
+  const node = ZTUNNEL.nodeAddress;
+  const ns = new Netns({
+    ...(hostRules ? host : {}),
+    interfaces: { eth0: [`${node}/24`] },
+    gateway: node.replace(/\.\d+$/, '.254'),
+    listen: [],
+  });
+  const r = ns.connect({ from: 'local', uid: 0, dst: formatAddr(dst.address, dst.port), proto }, { trace: true });
+  const dep = departure(r.trace);
+  const src = dep?.src ?? node;
+  const sport = dep?.sport ?? 40000;
+  const snat = r.trace?.find((e) => e.packet === 0 && e.type === 'rule' && (e.target === 'SNAT' || (e.chain === 'postrouting' && e.table.endsWith('istio-ambient-nat'))));
+  let rule: HopRule | null = null;
+  let why: string;
+  if (snat && snat.type === 'rule') {
+    rule = {
+      hook: snat.hook, table: snat.table, chain: snat.chain, rule: snat.rule, event: 'rule', target: 'SNAT', comment: null,
+      text: snat.text, via: snat.table === 'nat' ? ['POSTROUTING rule 1'] : [],
+      why: 'node: TCP from a local socket (kubelet) to an ambient pod (in the probe ipset) is SNATed to the probe address, which the pod lets through',
+      setting: `istio-cni's host rules (ambient.probeSNAT ${AMBIENT.HOST_PROBE_SNAT})`,
+    };
+    why = `${snat.table === 'nat' ? '' : `${snat.table} `}${snat.chain} rule ${snat.rule} SNAT to ${src} (istio-cni's host rule for kubelet probes; ${AMBIENT.PROBE_IPSET}-v4 holds the ambient pods)`;
+  } else {
+    why = hostRules ? `no host rule matched: ${formatAddr(dst.address, dst.port)} is not in ${AMBIENT.PROBE_IPSET}-v4 (not an ambient pod)` : "no ISTIO_POSTRT rule on the node: the probe keeps the node's address";
+  }
+  const origin = describeProcess('kubelet', 0) + ' on the node';
+  const hop: MeshHop = {
+    pod: 'node', from: origin, to: formatAddr(dst.address, dst.port), why, receiver: `the network (from ${formatAddr(src, sport)})`, outcome: 'remote',
+    originalDestination: null, rule, steps: r.steps, fromActor: 'node/kubelet', toActor: 'network',
+  };
+  return {
+    hop,
+    origin,
+    leg: { kind: 'arrive', rt: server, src, sport, from: `${formatAddr(src, sport)} (kubelet)`, dst, header: null, secured: false },
+  };
+}
+
 /** The source Envoy's inbound passthrough binds (127.0.0.6, or ::6 when the pod has it on lo). */
 function passthroughSource(rt: PodRuntime, family: 4 | 6): string | undefined {
   if (family === 4) return ISTIO_SCENARIO_DEFAULTS.passthroughSource[4];
@@ -448,5 +614,5 @@ function originActor(client: MeshPod, phase: string, options: MeshScenarioOption
   }
   const uid = options.uid ?? c.runAsUser ?? 0;
   const gid = options.gid ?? (options.uid !== undefined ? options.uid : c.runAsGroup ?? uid);
-  return { container: c.name, uid, gid, role };
+  return { container: c.name, uid, gid, role, ...(options.mark !== undefined ? { mark: options.mark } : {}) };
 }

@@ -103,6 +103,35 @@ export interface MeshProxy {
   readonly ipv6: boolean;
   /** Runs as a native sidecar (an init container with `restartPolicy: Always`). */
   readonly nativeSidecar: boolean;
+  /** `SO_MARK` on the proxy's own sockets (Istio ambient: ztunnel's 0x539), which the rules exempt instead of a UID. */
+  readonly mark?: number;
+  /** `ztunnel` for an Istio ambient pod (the node's ztunnel, with its sockets in the pod); absent for a sidecar. */
+  readonly kind?: 'sidecar' | 'ztunnel';
+}
+
+/**
+ * An Istio ambient pod: why the node agent enrolled it and the pod-level settings of its in-pod rules.
+ *
+ * @example
+ * ```ts
+ * const running: MeshPod = prepareMeshPod('istio', readPod(podYaml), { ambient: true });
+ * const a: MeshAmbient | undefined = running.ambient;
+ * a?.dnsCapture; // true: the chart's ambient.dnsCapture default
+ * ```
+ */
+export interface MeshAmbient {
+  /** Why the pod is ambient: its label, its namespace's label, or `--ambient`. */
+  readonly reason: string;
+  /** istio-cni's backend for the in-pod rules. */
+  readonly backend: 'iptables' | 'nftables';
+  /** DNS (port 53) is captured to ztunnel's 15053. */
+  readonly dnsCapture: boolean;
+  /** Where the DNS capture setting came from (the node's `ambient.dnsCapture`, or the pod annotation). */
+  readonly dnsSetting: string;
+  /** `ambient.istio.io/bypass-inbound-capture: "true"`: no inbound redirection in the pod. */
+  readonly bypassInbound: boolean;
+  /** `istio.io/reroute-virtual-interfaces`. */
+  readonly virtualInterfaces: readonly string[];
 }
 
 /**
@@ -170,6 +199,10 @@ export interface MeshPod {
   /** The CNI plugin was not ready when the pod started (no rules from it). */
   readonly cniNotReady: boolean;
   readonly warnings: readonly string[];
+  /** Istio ambient: the pod is enrolled with ztunnel (absent for sidecar and plain pods). */
+  readonly ambient?: MeshAmbient;
+  /** Native nftables rules (`nft -f` text) in the pod, when its rules are nft (ambient's nftables backend). */
+  readonly nft?: string;
 }
 
 /**
@@ -304,6 +337,24 @@ export interface MeshScenarioOptions {
   readonly proto?: 'tcp' | 'udp';
   /** ClusterIP Services: objects, or `VIP:PORT=ADDR:PORT,…` text. */
   readonly services?: readonly MeshService[] | string;
+  /**
+   * Istio ambient: enrol the pods (`true`: both, or one of them) with ztunnel whatever their
+   * labels say (pods with a sidecar and host-network pods excepted). Without it, a pod is ambient
+   * when it or its namespace has the label `istio.io/dataplane-mode: ambient`.
+   */
+  readonly ambient?: boolean | 'client' | 'server';
+  /** Istio ambient: istio-cni's nftables backend (`ambient.enableNativeNftables`) instead of iptables. */
+  readonly nativeNftables?: boolean;
+  /** Istio ambient: the node's DNS capture (`ambient.dnsCapture`, default on); a pod's annotation overrides it. */
+  readonly dnsCapture?: boolean;
+  /** `SO_MARK` on the connecting process's socket. */
+  readonly mark?: number;
+  /** The connection is the kubelet's health probe from the node to the server (the client pod is not used). */
+  readonly kubelet?: boolean;
+  /** Istio ambient: the node has istio-cni's host rule that SNATs kubelet probes (default true). */
+  readonly hostRules?: boolean;
+  /** Istio: the server's PeerAuthentication mode (default `permissive`); `strict` refuses plain text at ztunnel and Envoy. */
+  readonly mtls?: 'permissive' | 'strict';
 }
 
 /**

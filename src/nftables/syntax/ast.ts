@@ -26,6 +26,7 @@ export interface RawElement {
   readonly key: RawExpr;
   readonly data?: RawExpr;
   readonly counter?: { readonly packets: number; readonly bytes: number };
+  readonly comment?: string;
   readonly span: Span;
 }
 

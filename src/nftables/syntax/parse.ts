@@ -226,8 +226,12 @@ class Parser {
       case 'table': {
         const family = this.family();
         const name = this.identifier('string');
+        const at = this.commands.length;
         this.commands.push({ c: 'table', op, family, table: name.text, span: kw.span });
-        if (this.isPunct('{')) this.tableBlock(family, name.text);
+        if (this.isPunct('{')) {
+          const comment = this.tableBlock(family, name.text);
+          if (comment !== undefined) this.commands[at] = { c: 'table', op, family, table: name.text, span: kw.span, comment };
+        }
         return;
       }
       case 'chain': {
@@ -366,8 +370,10 @@ class Parser {
 
   // --- blocks -------------------------------------------------------------------------------
 
-  private tableBlock(family: NftFamily, table: string): void {
+  /** A table's block; returns its comment, if it has one. */
+  private tableBlock(family: NftFamily, table: string): string | undefined {
     this.expectPunct('{');
+    let comment: string | undefined;
     const sets: RawCommand[] = [];
     const chains: RawCommand[] = [];
     const rules: RawCommand[] = [];
@@ -405,7 +411,7 @@ class Parser {
         }
         case 'comment':
           this.next();
-          this.identifier();
+          comment = this.identifier().text;
           break;
         case 'flags': {
           this.next();
@@ -421,6 +427,7 @@ class Parser {
     }
     // nft declares a block's sets and chains before its rules, so rules may jump forward.
     this.commands.push(...sets, ...chains, ...rules);
+    return comment;
   }
 
   private chainBody(family: NftFamily, table: string, chain: string, inAddCommand: boolean): { spec: RawChainSpec; rules: RawCommand[] } {
@@ -982,12 +989,17 @@ class Parser {
           counter.bytes = this.number().value;
         }
       }
+      let comment: string | undefined;
+      if (this.isWord('comment') && this.peek(1).kind === 'string') {
+        this.next();
+        comment = this.next().text;
+      }
       this.skipNewlines();
       if (this.isWord(':')) {
         this.next();
         data = this.setData();
       }
-      elements.push({ key, ...(data ? { data } : {}), ...(counter ? { counter } : {}), span: key.span });
+      elements.push({ key, ...(data ? { data } : {}), ...(counter ? { counter } : {}), ...(comment !== undefined ? { comment } : {}), span: key.span });
       this.skipNewlines();
       if (this.isPunct(',')) {
         this.next();

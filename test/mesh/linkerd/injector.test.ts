@@ -87,6 +87,48 @@ describe('injectProxyInitArgs', () => {
     expect([cni.args, cni.container]).toEqual([null, 'linkerd-network-validator']);
   });
 
+  it('the native-sidecar annotations by release: alpha (2.18), beta over alpha (2.19), config.linkerd.io over both (2.20)', () => {
+    const A = 'config.alpha.linkerd.io/proxy-enable-native-sidecar';
+    const B = 'config.beta.linkerd.io/proxy-enable-native-sidecar';
+    const S = 'config.linkerd.io/proxy-enable-native-sidecar';
+    const native = (annotations: Record<string, string>, linkerdVersion?: string): boolean =>
+      injectProxyInitArgs({ pod: pod(annotations), values: { proxy: { nativeSidecar: true } }, ...(linkerdVersion ? { linkerdVersion } : {}) }).nativeSidecar;
+    // 2.18 knows only the alpha annotation.
+    expect(native({ [B]: 'false' }, '2.18')).toBe(true);
+    expect(native({ [A]: 'false' }, 'stable-2.18.2')).toBe(false);
+    // 2.19: the beta annotation, and it wins over alpha; config.linkerd.io is not read yet.
+    expect(native({ [B]: 'false' }, '2.19')).toBe(false);
+    expect(native({ [B]: 'true', [A]: 'false' }, 'version-2.19')).toBe(true);
+    expect(native({ [S]: 'false' }, '2.19')).toBe(true);
+    // 2.20 (the default): config.linkerd.io over beta over alpha.
+    expect(native({ [S]: 'true', [B]: 'false', [A]: 'false' })).toBe(true);
+    expect(native({ [B]: 'false', [A]: 'true' })).toBe(false);
+    // An unparsable value of the deciding annotation leaves the chart value: no fall-back to the next one.
+    const bad = injectProxyInitArgs({ pod: pod({ [B]: 'maybe', [A]: 'false' }), values: { proxy: { nativeSidecar: true } }, linkerdVersion: '2.19' });
+    expect(bad.nativeSidecar).toBe(true);
+    expect(bad.warnings).toEqual([`unrecognized value used for the ${B} annotation: maybe`]);
+  });
+
+  it('refuses a Linkerd release it does not model', () => {
+    for (const v of ['2.21', 'stable-3.0.0', 'edge-25.9.1', 'latest']) {
+      expect(() => injectProxyInitArgs({ linkerdVersion: v }), v).toThrow(`unknown Linkerd release "${v}" (known: 2.18, 2.19, 2.20)`);
+    }
+  });
+
+  it("a Namespace's close-wait-timeout is not inherited (the injector reads the pod's own annotation)", () => {
+    const ns = { kind: 'Namespace', metadata: { name: 'shop', annotations: { 'config.linkerd.io/close-wait-timeout': '30s', 'config.linkerd.io/skip-subnets': '10.0.0.0/8' } } };
+    const root = { proxyInit: { runAsRoot: true } };
+    const r = injectProxyInitArgs({ pod: pod({}), namespace: ns, values: root });
+    expect(flag(r.args, '--timeout-close-wait-secs')).toBeUndefined();
+    // …while the other annotations are inherited.
+    expect(flag(r.args, '--subnets-to-ignore')).toBe('10.0.0.0/8');
+    expect(r.warnings).toEqual(['config.linkerd.io/close-wait-timeout on namespace shop is ignored: the injector reads it from the pod only']);
+    const own = injectProxyInitArgs({ pod: pod({ 'config.linkerd.io/close-wait-timeout': '45s' }), namespace: ns, values: root });
+    expect(flag(own.args, '--timeout-close-wait-secs')).toBe('45');
+    // An empty value is no value.
+    expect(flag(injectProxyInitArgs({ pod: pod({ 'config.linkerd.io/close-wait-timeout': '' }), values: root }).args, '--timeout-close-wait-secs')).toBeUndefined();
+  });
+
   it('fails the template for an iptablesMode it does not know', () => {
     expect(injectProxyInitArgs({ values: { proxyInit: { iptablesMode: 'plain' } } }).error).toBe('Unsupported value "plain" for proxyInit.iptablesMode\nValid values: ["nft", "legacy"]');
   });

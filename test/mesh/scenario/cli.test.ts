@@ -90,3 +90,43 @@ describe('netfilter-sim mesh', () => {
     expect(svc.err).toContain('a service is VIP:PORT=ADDR:PORT');
   });
 });
+
+describe('netfilter-sim mesh istio: ambient flags', () => {
+  it('labels make pods ambient; --ambient does it for unlabelled pods, or for one side', async () => {
+    const labelled = await mesh(['istio', '--client', fx('ambient-web.yaml'), '--server', fx('ambient-api.yaml'), '--json']);
+    expect(JSON.parse(labelled.out).verdict).toBe('meshed');
+    const forced = await mesh(['istio', '--client', fx('plain-web.yaml'), '--server', fx('plain-api.yaml'), '--ambient', '--json']);
+    const o = JSON.parse(forced.out) as { verdict: string; hops: { to: string }[] };
+    expect(o.verdict).toBe('meshed');
+    expect(o.hops.map((h) => h.to)).toEqual(['127.0.0.1:15001', '10.0.1.5:15008', '10.0.1.5:15008', '10.0.1.5:8080']);
+    const serverOnly = await mesh(['istio', '--client', fx('plain-web.yaml'), '--ambient', 'server', '--server', fx('plain-api.yaml'), '--json']);
+    expect(JSON.parse(serverOnly.out).verdict).toBe('client-bypass');
+    const ns = await mesh(['istio', '--client', fx('plain-web.yaml'), '--server', fx('plain-api.yaml'), '--namespace', fx('namespace-ambient.yaml'), '--native-nftables', '--json']);
+    expect(JSON.parse(ns.out).verdict).toBe('meshed');
+  });
+
+  it('--dns-capture, --kubelet, --host-rules, --mtls, --so-mark', async () => {
+    const base = ['istio', '--client', fx('ambient-web.yaml'), '--server', fx('ambient-api.yaml')];
+    const dnsOff = await mesh([...base, '--proto', 'udp', '--dst', '10.96.0.10:53', '--dns-capture', 'off', '--json']);
+    expect(JSON.parse(dnsOff.out).verdict).toBe('plaintext');
+    const dnsOn = await mesh([...base, '--proto', 'udp', '--dst', '10.96.0.10:53', '--json']);
+    expect(JSON.parse(dnsOn.out).hops[0].to).toBe('127.0.0.1:15053');
+    const probe = await mesh([...base, '--kubelet', '--json']);
+    expect(JSON.parse(probe.out).verdict).toBe('plaintext');
+    const noRule = await mesh([...base, '--kubelet', '--host-rules', 'off', '--mtls', 'strict', '--json']);
+    expect(JSON.parse(noRule.out).verdict).toBe('refused');
+    const marked = await mesh([...base, '--so-mark', '0x539', '--json']);
+    expect(JSON.parse(marked.out).verdict).toBe('client-bypass');
+  });
+
+  it('bad values are usage errors (exit 2); the Istio flags are refused for Linkerd', async () => {
+    for (const args of [['--dns-capture', 'yes'], ['--host-rules', '1'], ['--mtls', 'STRICT'], ['--so-mark', 'x']]) {
+      const r = await mesh(['istio', ...args]);
+      expect(r.code).toBe(2);
+      expect(r.err).toContain(`--${args[0]!.slice(2)} is`);
+    }
+    const l = await mesh(['linkerd', '--ambient']);
+    expect(l.code).toBe(2);
+    expect(l.err).toContain('--ambient is for Istio (mesh istio)');
+  });
+});
