@@ -538,7 +538,7 @@ else {
   row(w, 'µs per connection: first 10k / 10k to 100k / last 10k of 1M', `${fmtUs(long.first10k)} / ${fmtUs(long.at100k)} / ${fmtUs(long.last10k)}`);
   goal(w, 'last 10k ÷ first 10k', long.last10k / long.first10k, '≤', 1.5);
   row(w, `bytes per live entry with its socket (${long.liveEntries.toLocaleString('en-US')} entries, ${long.liveSockets.toLocaleString('en-US')} sockets)`, Math.round(long.steadyBytesPerLiveEntry).toLocaleString('en-US'));
-  if (!long.open.skipped) row(w, 'bytes per open connection (entry + both sockets, 50,000 open)', Math.round(long.open.bytesPerConnection).toLocaleString('en-US'), '≤ 512', long.open.bytesPerConnection <= 512);
+  if (!long.open.skipped) row(w, `bytes per open connection (entry + both sockets, ${long.open.open.toLocaleString('en-US')} open)`, Math.round(long.open.bytesPerConnection).toLocaleString('en-US'), '≤ 512', long.open.bytesPerConnection <= 512);
 }
 
 row('batch (Linkerd pod)', 'connections/s, no trace: in this thread (Netns.connect)', fmtRate(perSec('linkerd/connect/fast/off')));

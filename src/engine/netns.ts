@@ -19,7 +19,7 @@ import type { NftRuleset } from '../nftables/model.js';
 import { NftEngine } from './nft.js';
 import { LoweredNftEngine } from './nft-lower.js';
 import { PROTO } from './constants.js';
-import { ConntrackTable, IP_CT_DIR_ORIGINAL, T_DPORT, T_DST, T_SRC, addressText, formatEndpoint, sameAddr } from './conntrack.js';
+import { ConntrackTable, IP_CT_DIR_ORIGINAL, TCP_CT, T_DPORT, T_DST, T_SRC, addressText, formatEndpoint, sameAddr } from './conntrack.js';
 import type { ConntrackSnapshot } from './conntrack.js';
 import { LoweredEvaluator } from './evaluate.js';
 import type { RuleCounter, TableEvaluator } from './evaluate.js';
@@ -780,6 +780,7 @@ export class Netns {
     // The first pass tries ports of low's parity (bind() prefers the other one).
     if (remaining > 1) offset &= ~1;
     const sockets = this.kernel.sockets;
+    const ct = this.kernel.conntrack;
     const step = remaining > 1 ? 2 : 1;
     for (;;) {
       let port = low + offset;
@@ -787,10 +788,14 @@ export class Netns {
         if (port >= high) port -= remaining;
         if (sockets.portBound(proto, port)) continue;
         const s = sockets.find(family, proto, src, port, dst, dport);
-        if (s !== null) {
-          if (!this.timeWaitReusable(s)) continue;
-          sockets.removeConnection(s);
-        }
+        if (s !== null && !this.timeWaitReusable(s)) continue;
+        // The kernel looks at sockets only. A tuple conntrack still tracks as live (not a closed
+        // TCP connection, which a SYN re-opens) is skipped too: it has no socket here only when
+        // another end of the simulation made it (a transparent proxy reusing a client's
+        // address), and a SYN sent into it would join the other connection.
+        const ref = ct.lookup(0, proto, src, port, dst, dport);
+        if (ref >= 0 && !(proto === PROTO.TCP && (ct.tcpState[ref >> 1] === TCP_CT.TIME_WAIT || ct.tcpState[ref >> 1] === TCP_CT.CLOSE))) continue;
+        if (s !== null) sockets.removeConnection(s);
         // The next connection to the same slot starts past this one (the kernel adds up to
         // 7 random steps more on a quiet table; this stays deterministic).
         this.perturb[index] = (this.perturb[index]! + i + step) >>> 0;
