@@ -20,6 +20,7 @@ import { kubeProxyNode, kubeProxyProbes, kubeProxyRules, kubeProxyServices } fro
 import { parseBench } from './parse.js';
 import { routerPackets, routerSetup } from './router.js';
 import { machineScaling } from './scaling.js';
+import { longLived, openMemory } from './long-lived.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const started = performance.now();
@@ -440,6 +441,10 @@ log('threads: one process, then two at once, running the same loop');
 const scaling = await machineScaling(2);
 log('memory: one million connections tracked');
 const memory = conntrackMemory(1_000_000);
+log('long-lived namespace: one million connections opened and closed, never flushed');
+const long = longLived(1_000_000);
+fullGc();
+long.open = openMemory(50_000);
 fullGc();
 
 log('parse: the router dump, next to iptables-restore --test');
@@ -527,6 +532,15 @@ else {
   targets.push({ workload: 'conntrack', figure: 'bytes per entry', ratio: memory.bytesPerEntry, target: '≤ 512', met: memory.bytesPerEntry <= 512 });
 }
 
+{
+  const w = 'long-lived namespace (Linkerd pod, close: true, 10 ms apart, never flushed)';
+  row(w, `wrong outcomes of ${long.total.toLocaleString('en-US')}`, String(long.wrong), '0', long.wrong === 0);
+  row(w, 'µs per connection: first 10k / 10k to 100k / last 10k of 1M', `${fmtUs(long.first10k)} / ${fmtUs(long.at100k)} / ${fmtUs(long.last10k)}`);
+  goal(w, 'last 10k ÷ first 10k', long.last10k / long.first10k, '≤', 1.5);
+  row(w, `bytes per live entry with its socket (${long.liveEntries.toLocaleString('en-US')} entries, ${long.liveSockets.toLocaleString('en-US')} sockets)`, Math.round(long.steadyBytesPerLiveEntry).toLocaleString('en-US'));
+  if (!long.open.skipped) row(w, `bytes per open connection (entry + both sockets, ${long.open.open.toLocaleString('en-US')} open)`, Math.round(long.open.bytesPerConnection).toLocaleString('en-US'), '≤ 512', long.open.bytesPerConnection <= 512);
+}
+
 row('batch (Linkerd pod)', 'connections/s, no trace: in this thread (Netns.connect)', fmtRate(perSec('linkerd/connect/fast/off')));
 for (const t of ['off', 'on']) {
   const tr = t === 'off' ? 'no trace' : 'trace';
@@ -588,6 +602,7 @@ const results = {
   router,
   parse,
   memory,
+  longLived: long,
   batch,
   scaling,
   kernel,

@@ -43,6 +43,8 @@ export interface PackedResults {
   readonly port: Int32Array;
   readonly original: Int32Array;
   readonly reason: Int32Array;
+  /** Per result: the `error` (errno) as an index in `strings`, or -1 when absent. */
+  readonly error: Int32Array;
 }
 
 const OUTCOMES: readonly ConnectResult['outcome'][] = ['local', 'remote', 'refused', 'dropped'];
@@ -69,6 +71,7 @@ export function packResults(results: readonly ConnectResult[]): PackedResults {
     port: new Int32Array(n),
     original: new Int32Array(n),
     reason: new Int32Array(n),
+    error: new Int32Array(n),
   };
   for (let i = 0; i < n; i++) {
     const r = results[i]!;
@@ -77,6 +80,7 @@ export function packResults(results: readonly ConnectResult[]): PackedResults {
     packed.port[i] = r.port ?? -1;
     packed.original[i] = intern(r.originalDestination);
     packed.reason[i] = intern(r.reason);
+    packed.error[i] = intern(r.error ?? null);
   }
   return packed;
 }
@@ -89,7 +93,8 @@ function unpackResults(p: PackedResults): ConnectResult[] {
     const o = p.original[i]!;
     const port = p.port[i]!;
     // The same fields, in the same order, as Netns.connect gives without a trace.
-    out[i] = {
+    const e = p.error[i]!;
+    const r: ConnectResult = {
       outcome: OUTCOMES[p.outcome[i]!]!,
       address: a < 0 ? null : s[a]!,
       port: port < 0 ? null : port,
@@ -97,6 +102,7 @@ function unpackResults(p: PackedResults): ConnectResult[] {
       steps: [],
       reason: s[p.reason[i]!]!,
     };
+    out[i] = e < 0 ? r : { ...r, error: s[e]! };
   }
   return out;
 }

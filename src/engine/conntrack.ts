@@ -40,6 +40,67 @@ export const T_DPORT = 9;
 /** Words per entry: the original tuple, then the reply tuple (`tuplehash[IP_CT_DIR_MAX]`). */
 const ENTRY_WORDS = 2 * TUPLE_WORDS;
 
+/**
+ * `enum tcp_conntrack`: the TCP state of an entry (nf_conntrack_proto_tcp.c). Only the states the
+ * engine's packets reach are used; the table below is the kernel's for them.
+ */
+export const TCP_CT = { NONE: 0, SYN_SENT: 1, SYN_RECV: 2, ESTABLISHED: 3, FIN_WAIT: 4, CLOSE_WAIT: 5, LAST_ACK: 6, TIME_WAIT: 7, CLOSE: 8, SYN_SENT2: 9 } as const;
+/** `tcp_conntracks` marks for an invalid or ignored transition: the state is kept. */
+const S_IV = 10;
+const S_IG = 11;
+
+/**
+ * `tcp_conntracks[dir][index][state]` for the indices SYN, SYN-ACK, FIN, ACK, RST (rows) and the
+ * states NONE … SYN_SENT2 (columns), as in nf_conntrack_proto_tcp.c.
+ */
+const TCP_CONNTRACKS: readonly (readonly (readonly number[])[])[] = [
+  [
+    /* syn    */ [1, 1, S_IG, S_IG, S_IG, S_IG, S_IG, 1, 1, 9],
+    /* synack */ [S_IV, S_IV, 2, S_IV, S_IV, S_IV, S_IV, S_IV, S_IV, 2],
+    /* fin    */ [S_IV, S_IV, 4, 4, 6, 6, 6, 7, 8, S_IV],
+    /* ack    */ [3, S_IV, 3, 3, 5, 5, 7, 7, 8, S_IV],
+    /* rst    */ [S_IV, 8, 8, 8, 8, 8, 8, 8, 8, 8],
+  ],
+  [
+    /* syn    */ [S_IV, 9, S_IV, S_IV, S_IV, S_IV, S_IV, 1, S_IV, 9],
+    /* synack */ [S_IV, 2, S_IG, S_IG, S_IG, S_IG, S_IG, S_IG, S_IG, 2],
+    /* fin    */ [S_IV, S_IV, 4, 4, 6, 6, 6, 7, 8, S_IV],
+    /* ack    */ [S_IV, S_IG, 2, 3, 5, 5, 7, 7, 8, S_IG],
+    /* rst    */ [S_IV, 8, 8, 8, 8, 8, 8, 8, 8, 8],
+  ],
+];
+
+/** `tcp_timeouts` (seconds), by {@link TCP_CT} state: the kernel's defaults. */
+export const TCP_TIMEOUTS: readonly number[] = [0, 120, 60, 432000, 120, 60, 30, 120, 10, 120];
+/** `nf_conntrack_tcp_timeout_unacknowledged`: the cap while no reply has been seen. */
+const TCP_TIMEOUT_UNACK = 300;
+/** `nf_conntrack_udp_timeout` / `_stream`: unreplied and replied UDP. */
+export const UDP_TIMEOUT = 30;
+export const UDP_TIMEOUT_STREAM = 120;
+/** `nf_conntrack_icmp_timeout`, `nf_conntrack_generic_timeout`. */
+const ICMP_TIMEOUT = 30;
+const GENERIC_TIMEOUT = 600;
+
+/** `get_conntrack_index`: the row of {@link TCP_CONNTRACKS} for a packet's flags (-1: none). */
+function tcpIndex(flags: number): number {
+  if (flags & 0x04) return 4; // RST
+  if (flags & 0x02) return flags & 0x10 ? 1 : 0; // SYN, SYN-ACK
+  if (flags & 0x01) return 2; // FIN
+  if (flags & 0x10) return 3; // ACK
+  return -1;
+}
+
+/**
+ * The TCP state a packet moves an entry to (`tcp_packet`'s table step), or the state it had when
+ * the kernel's table calls the packet invalid or ignored.
+ */
+export function tcpNextState(state: number, dir: number, flags: number): number {
+  const i = tcpIndex(flags);
+  if (i < 0) return state;
+  const next = TCP_CONNTRACKS[dir]![i]![state]!;
+  return next >= S_IV ? state : next;
+}
+
 /** Where an entry's slot stands. */
 const FREE = 0;
 const UNCONFIRMED = 1;
@@ -78,7 +139,13 @@ export interface ConntrackSnapshot {
   readonly reply: string;
   readonly status: readonly string[];
   readonly mark: number;
+  /** TCP: the entry's state as `conntrack -L` names it (`ESTABLISHED`, `TIME_WAIT`…); else null. */
+  readonly state: string | null;
+  /** When the entry's timer fires, in seconds on the namespace's clock. */
+  readonly expires: number;
 }
+
+const TCP_STATE_NAMES = ['NONE', 'SYN_SENT', 'SYN_RECV', 'ESTABLISHED', 'FIN_WAIT', 'CLOSE_WAIT', 'LAST_ACK', 'TIME_WAIT', 'CLOSE', 'SYN_SENT2'] as const;
 
 const INITIAL_CAPACITY = 16;
 /** The hash of a table that has never confirmed anything: one empty slot, never written. */
@@ -88,6 +155,7 @@ const NO_U8: Uint8Array = new Uint8Array(0);
 const NO_U16: Uint16Array = new Uint16Array(0);
 const NO_U32: Uint32Array = new Uint32Array(0);
 const NO_I32: Int32Array = new Int32Array(0);
+const NO_F64: Float64Array = new Float64Array(0);
 
 /**
  * The connections of a namespace (`nf_conntrack_hash` and the `nf_conn` objects). An entry is an
@@ -111,6 +179,15 @@ export class ConntrackTable {
   id = NO_U32;
   /** When the entry was confirmed (orders {@link entries}). */
   private confirmedAt = NO_U32;
+  /** {@link TCP_CT} state of a TCP entry. */
+  tcpState = NO_U8;
+  /** When the entry's timer fires, on the namespace's clock (seconds). */
+  expires = NO_F64;
+  /** Timers of confirmed entries: a binary min-heap on (time, entry, id), checked lazily. */
+  private heapTime = NO_F64;
+  private heapEntry = NO_I32;
+  private heapId = NO_U32;
+  private heapSize = 0;
   private state = NO_U8;
   private free = NO_I32;
   private freeTop = 0;
@@ -159,6 +236,10 @@ export class ConntrackTable {
     this.id = u32(this.id);
     this.confirmedAt = u32(this.confirmedAt);
     this.state = u8(this.state);
+    this.tcpState = u8(this.tcpState);
+    const expires = new Float64Array(capacity);
+    expires.set(this.expires);
+    this.expires = expires;
     const free = new Int32Array(capacity);
     free.set(this.free);
     this.free = free;
@@ -210,6 +291,8 @@ export class ConntrackTable {
     this.mark[e] = 0;
     this.id[e] = this.nextId++;
     this.state[e] = UNCONFIRMED;
+    this.tcpState[e] = TCP_CT.NONE;
+    this.expires[e] = 0;
     return e;
   }
 
@@ -391,6 +474,123 @@ export class ConntrackTable {
     this.confirmedCount++;
     this.insertRef(e * 2 + IP_CT_DIR_ORIGINAL);
     this.insertRef(e * 2 + IP_CT_DIR_REPLY);
+    this.heapPush(this.expires[e]!, e, this.id[e]!);
+  }
+
+  // ---- timers --------------------------------------------------------------------------------
+
+  /**
+   * `nf_conntrack_*_packet`: moves the entry's state on for a packet of direction `dir` and
+   * (re)arms its timer from `now` with the kernel's default timeout for the new state.
+   */
+  refresh(e: number, dir: number, flags: number, now: number): void {
+    const proto = this.proto[e]!;
+    let timeout: number;
+    if (proto === 6) {
+      const next = tcpNextState(this.tcpState[e]!, dir, flags);
+      this.tcpState[e] = next;
+      timeout = TCP_TIMEOUTS[next]!;
+      if (!(this.status[e]! & CT_STATUS.SEEN_REPLY) && timeout > TCP_TIMEOUT_UNACK) timeout = TCP_TIMEOUT_UNACK;
+    } else if (proto === 17 || proto === 136) {
+      timeout = this.status[e]! & CT_STATUS.SEEN_REPLY ? UDP_TIMEOUT_STREAM : UDP_TIMEOUT;
+    } else if (proto === 1 || proto === 58) timeout = ICMP_TIMEOUT;
+    else timeout = GENERIC_TIMEOUT;
+    this.expires[e] = now + timeout;
+  }
+
+  private heapPush(time: number, e: number, id: number): void {
+    if (this.heapSize === this.heapTime.length) {
+      const n = Math.max(16, this.heapSize * 2);
+      const t = new Float64Array(n);
+      t.set(this.heapTime);
+      const en = new Int32Array(n);
+      en.set(this.heapEntry);
+      const ids = new Uint32Array(n);
+      ids.set(this.heapId);
+      this.heapTime = t;
+      this.heapEntry = en;
+      this.heapId = ids;
+    }
+    const ht = this.heapTime;
+    const he = this.heapEntry;
+    const hi = this.heapId;
+    let i = this.heapSize++;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (ht[parent]! <= time) break;
+      ht[i] = ht[parent]!;
+      he[i] = he[parent]!;
+      hi[i] = hi[parent]!;
+      i = parent;
+    }
+    ht[i] = time;
+    he[i] = e;
+    hi[i] = id;
+  }
+
+  private heapPop(): void {
+    const ht = this.heapTime;
+    const he = this.heapEntry;
+    const hi = this.heapId;
+    const n = --this.heapSize;
+    if (n === 0) return;
+    const time = ht[n]!;
+    const e = he[n]!;
+    const id = hi[n]!;
+    let i = 0;
+    for (;;) {
+      let c = 2 * i + 1;
+      if (c >= n) break;
+      if (c + 1 < n && ht[c + 1]! < ht[c]!) c++;
+      if (ht[c]! >= time) break;
+      ht[i] = ht[c]!;
+      he[i] = he[c]!;
+      hi[i] = hi[c]!;
+      i = c;
+    }
+    ht[i] = time;
+    he[i] = e;
+    hi[i] = id;
+  }
+
+  /**
+   * The timers that fired by `now` (`nf_ct_gc_expired`): those entries leave the table. Returns
+   * how many did. Each timer costs O(log n) once, and once more per re-arm that outlived it.
+   */
+  expire(now: number): number {
+    let n = 0;
+    while (this.heapSize > 0 && this.heapTime[0]! <= now) {
+      const e = this.heapEntry[0]!;
+      const id = this.heapId[0]!;
+      this.heapPop();
+      if (this.state[e] !== CONFIRMED || this.id[e] !== id) continue;
+      const at = this.expires[e]!;
+      if (at > now) this.heapPush(at, e, id);
+      else {
+        this.remove(e);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** Whether a tuple of the (unconfirmed) entry is in the hash already (`__nf_conntrack_confirm`'s check). */
+  clashes(e: number): boolean {
+    const t = this.tuples;
+    const n = this.family[e] === 4 ? 1 : 4;
+    for (let dir = 0; dir < 2; dir++) {
+      const b = e * ENTRY_WORDS + dir * TUPLE_WORDS;
+      const src = n === 1 ? [t[b + T_SRC]!] : [t[b + T_SRC]!, t[b + T_SRC + 1]!, t[b + T_SRC + 2]!, t[b + T_SRC + 3]!];
+      const dst = n === 1 ? [t[b + T_DST]!] : [t[b + T_DST]!, t[b + T_DST + 1]!, t[b + T_DST + 2]!, t[b + T_DST + 3]!];
+      const ref = this.lookup(this.zone[e]!, this.proto[e]!, src, t[b + T_SPORT]!, dst, t[b + T_DPORT]!);
+      if (ref >= 0 && ref >> 1 !== e) return true;
+    }
+    return false;
+  }
+
+  /** The reply tuple, printed. */
+  describeReply(e: number): string {
+    return this.formatTuple(e, IP_CT_DIR_REPLY, this.family[e] as Family);
   }
 
   /** `nf_nat_used_tuple`: whether another connection already answers to this reply tuple. */
@@ -420,6 +620,7 @@ export class ConntrackTable {
     if (this.slots !== EMPTY_SLOTS) this.slots.fill(0);
     this.keys = 0;
     this.confirmedCount = 0;
+    this.heapSize = 0;
   }
 
   /** Number of confirmed entries. */
@@ -446,6 +647,8 @@ export class ConntrackTable {
         reply: this.formatTuple(e, IP_CT_DIR_REPLY, f),
         status: statusNames(this.status[e]!),
         mark: this.mark[e]!,
+        state: this.proto[e] === 6 ? TCP_STATE_NAMES[this.tcpState[e]!]! : null,
+        expires: this.expires[e]!,
       };
     });
   }
@@ -471,6 +674,12 @@ export class ConntrackTable {
     t.mark.set(this.mark);
     t.id.set(this.id);
     t.confirmedAt.set(this.confirmedAt);
+    t.tcpState.set(this.tcpState);
+    t.expires.set(this.expires);
+    t.heapTime = this.heapTime.slice();
+    t.heapEntry = this.heapEntry.slice();
+    t.heapId = this.heapId.slice();
+    t.heapSize = this.heapSize;
     t.used = this.used;
     t.nextId = this.nextId;
     t.confirmSeq = this.confirmSeq;

@@ -21,6 +21,7 @@ import {
   IP_CT_DIR_ORIGINAL,
   IP_CT_DIR_REPLY,
   NF_NAT_MANIP_DST,
+  TCP_CT,
   NF_NAT_MANIP_SRC,
   T_DPORT,
   T_DST,
@@ -49,6 +50,15 @@ export type PathResult =
   | { readonly kind: 'wire'; readonly dev: Iface; readonly p: PacketState }
   | { readonly kind: 'dropped'; readonly p: PacketState; readonly reason: string; readonly reject: string | null };
 
+/** `max_attempts` of `nf_nat_l4proto_unique_tuple`. */
+const NAT_MAX_ATTEMPTS = 128;
+/** A reproducible stand-in for `get_random_u16()`. */
+function natOffset(a: number, b: number): number {
+  let h = Math.imul(a ^ 0x5bd1e995, 0x9e3779b1) ^ Math.imul(b, 0x85ebca6b);
+  h ^= h >>> 15;
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 13)) & 0xffff;
+}
 const STEP_CONNTRACK = -1;
 const STEP_CONFIRM = -2;
 const NAT = TABLE_INDEX.nat;
@@ -128,6 +138,56 @@ export class SocketTable {
     for (const s of old) if (s !== null) this.put(s);
   }
 
+  /** Removes a connection (its close completed, or its timer fired). */
+  removeConnection(s: SocketRecord): void {
+    const slots = this.slots;
+    const mask = this.mask;
+    let i = socketHash(s.family, s.proto, s.local!, s.localPort, s.remote!, s.remotePort) & mask;
+    for (;;) {
+      const o = slots[i]!;
+      if (o === null) return;
+      if (o === s) break;
+      i = (i + 1) & mask;
+    }
+    // Backward-shift deletion, as in the conntrack hash.
+    let hole = i;
+    let j = i;
+    for (;;) {
+      j = (j + 1) & mask;
+      const o = slots[j]!;
+      if (o === null) break;
+      const home = socketHash(o.family, o.proto, o.local!, o.localPort, o.remote!, o.remotePort) & mask;
+      if (hole <= j ? home <= hole || home > j : home <= hole && home > j) {
+        slots[hole] = o;
+        hole = j;
+      }
+    }
+    slots[hole] = null;
+    this.count--;
+  }
+
+  /** Connections in the table (established, closing or in TIME_WAIT). */
+  get connections(): number {
+    return this.count;
+  }
+
+  /** The connection with exactly this 4-tuple (`__inet_check_established`'s walk), or null. */
+  find(family: number, proto: number, local: readonly number[], lport: number, remote: readonly number[], rport: number): SocketRecord | null {
+    let i = socketHash(family, proto, local, lport, remote, rport) & this.mask;
+    for (;;) {
+      const o = this.slots[i]!;
+      if (o === null) return null;
+      if (o.localPort === lport && o.remotePort === rport && o.proto === proto && o.family === family && sameWords(o.local!, local) && sameWords(o.remote!, remote)) return o;
+      i = (i + 1) & this.mask;
+    }
+  }
+
+  /** Whether a listener of `proto` holds the port (its bind bucket refuses connect()'s autobind). */
+  portBound(proto: number, port: number): boolean {
+    for (const l of this.listeners) if (l.proto === proto && l.localPort === port) return true;
+    return false;
+  }
+
   /** `__inet_lookup_established`. */
   established(p: PacketState): SocketRecord | null {
     const local = p.dst;
@@ -190,6 +250,8 @@ export class Kernel implements TargetHost {
    */
   ctEnabled4 = true;
   ctEnabled6 = true;
+  /** The namespace's clock (seconds): conntrack timers are armed from it. */
+  now = 0;
 
   constructor(routing: Routing, conntrack: ConntrackTable, sockets: SocketTable, ev4: TableEvaluator, ev6: TableEvaluator, forwarding: boolean) {
     this.routing = routing;
@@ -216,7 +278,7 @@ export class Kernel implements TargetHost {
         continue;
       }
       if (step === STEP_CONFIRM) {
-        this.confirm(p, tr);
+        if (!this.confirm(p, tr)) return NF_DROP;
         continue;
       }
       if (!ev.hasTable(step)) continue;
@@ -298,7 +360,7 @@ export class Kernel implements TargetHost {
           if (p.family === 4 ? this.ctEnabled4 : this.ctEnabled6) this.conntrackIn(p, tr);
           continue;
         case 'confirm':
-          this.confirm(p, tr);
+          if (!this.confirm(p, tr)) return NF_DROP;
           continue;
         case 'ipt':
           p.table = TABLE_NAME[step.table]!;
@@ -406,7 +468,15 @@ export class Kernel implements TargetHost {
       }
       return true;
     }
-    const ref = table.lookup(p.zone, p.proto, p.src, p.sport, p.dst, p.dport);
+    let ref = table.lookup(p.zone, p.proto, p.src, p.sport, p.dst, p.dport);
+    if (ref >= 0 && p.proto === PROTO.TCP && table.tcpState[ref >> 1] === TCP_CT.TIME_WAIT && (p.tcpFlags & (TCP_FLAGS.SYN | TCP_FLAGS.ACK | TCP_FLAGS.RST)) === TCP_FLAGS.SYN) {
+      // nf_conntrack_tcp_packet: a SYN in TIME_WAIT after a close re-opens the connection: the old
+      // entry is killed and the packet looked up again (-NF_REPEAT), which makes a new one.
+      const old = ref >> 1;
+      if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'reopen', state: 'NEW', direction: (ref & 1) === 0 ? 'ORIGINAL' : 'REPLY', zone: table.zone[old]!, id: table.id[old]! });
+      table.remove(old);
+      ref = -1;
+    }
     if (ref >= 0) {
       const e = ref >> 1;
       const dir = ref & 1;
@@ -420,6 +490,7 @@ export class Kernel implements TargetHost {
         if (state === CT_STATE.ESTABLISHED && p.proto === PROTO.TCP && p.tcpFlags & TCP_FLAGS.ACK) status[e] = status[e]! | CT_STATUS.ASSURED;
         if (state === CT_STATE.ESTABLISHED && p.proto !== PROTO.TCP) status[e] = status[e]! | CT_STATUS.ASSURED;
       }
+      table.refresh(e, dir, p.tcpFlags, this.now);
       p.setConntrack(table, e, dir, state);
       if (tr !== null) {
         tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'found', state: stateName(state), direction: dir === 0 ? 'ORIGINAL' : 'REPLY', zone: table.zone[e]!, id: table.id[e]! });
@@ -441,21 +512,31 @@ export class Kernel implements TargetHost {
       return false;
     }
     const e = table.create(p.family, p.proto, p.zone, p.src, p.sport, p.dst, p.dport);
+    table.refresh(e, IP_CT_DIR_ORIGINAL, p.tcpFlags, this.now);
     this.created.push(e);
     p.setConntrack(table, e, IP_CT_DIR_ORIGINAL, CT_STATE.NEW);
     if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'new', state: 'NEW', direction: 'ORIGINAL', zone: table.zone[e]!, id: table.id[e]! });
     return true;
   }
 
-  /** `nf_conntrack_confirm` at the last priority of INPUT and POSTROUTING. */
-  confirm(p: PacketState, tr: TraceRecorder | null): void {
+  /**
+   * `nf_conntrack_confirm` at the last priority of INPUT and POSTROUTING. False when the entry
+   * cannot be inserted because another connection holds one of its tuples (a NAT binding that
+   * found no free port): the packet is dropped (`insert_failed`).
+   */
+  confirm(p: PacketState, tr: TraceRecorder | null): boolean {
     const e = p.ctEntry;
     // __nf_conntrack_confirm: only a packet of the original direction confirms.
-    if (e < 0 || p.ctDir !== IP_CT_DIR_ORIGINAL) return;
+    if (e < 0 || p.ctDir !== IP_CT_DIR_ORIGINAL) return true;
     const t = p.ctTable!;
-    if (t.status[e]! & CT_STATUS.CONFIRMED) return;
+    if (t.status[e]! & CT_STATUS.CONFIRMED) return true;
+    if (t.clashes(e)) {
+      p.dropReason = `nf_conntrack: insert failed: another connection holds the tuple ${t.describeReply(e)} (no free NAT port)`;
+      return false;
+    }
     t.confirm(e);
     if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'confirm', state: stateName(p.ctState), direction: 'ORIGINAL', zone: t.zone[e]!, id: t.id[e]! });
+    return true;
   }
 
   // ---- NAT -----------------------------------------------------------------------------------
@@ -604,27 +685,40 @@ export class Kernel implements TargetHost {
     else this.nextDport = v;
   }
 
-  /** The port part of `get_unique_tuple`: keep the port when it is in range and unique. */
+  /**
+   * The port part of `get_unique_tuple`: keep the port when it is in range and unique, else
+   * `nf_nat_l4proto_unique_tuple`: at most 128 ports from an offset, then rounds of half as many
+   * from new offsets while the window is 16 or more (the kernel bounds the search so that a full
+   * range cannot stall it). When every try is taken the last one stays; the clash then fails the
+   * entry's insertion at confirm and the packet is dropped, as in the kernel.
+   */
   private uniquePort(table: ConntrackTable, ct: number, src: boolean, ports: PortRange | null): void {
+    const cur = src ? this.nextSport : this.nextDport;
+    let min: number;
+    let size: number;
     if (ports !== null) {
-      const cur = src ? this.nextSport : this.nextDport;
       if (cur >= ports.min && cur <= ports.max && (ports.min === ports.max || !this.taken(table, ct))) return;
-      for (let v = ports.min; v <= ports.max; v++) {
-        this.setPort(src, v);
+      min = ports.min;
+      size = ports.max - ports.min + 1;
+    } else {
+      if (!this.taken(table, ct)) return;
+      // A destination port is never changed without a range.
+      if (!src) return;
+      min = cur < 512 ? 1 : cur < 1024 ? 600 : 1024;
+      size = (cur < 512 ? 511 : cur < 1024 ? 1023 : 65535) - min + 1;
+    }
+    // A source manip starts at a random offset (get_random_u16), a destination one at 0. Ours is
+    // a hash of the connection's id and port: spread as the kernel's, and reproducible.
+    let off = src ? natOffset(table.id[ct]!, cur) : 0;
+    let attempts = Math.min(size, NAT_MAX_ATTEMPTS);
+    for (;;) {
+      for (let i = 0; i < attempts; i++, off++) {
+        this.setPort(src, min + (off % size));
         if (!this.taken(table, ct)) return;
       }
-      this.setPort(src, ports.min);
-      return;
-    }
-    if (!this.taken(table, ct)) return;
-    // nf_nat_l4proto_unique_tuple: a destination port is never changed without a range.
-    if (!src) return;
-    const cur = this.nextSport;
-    const lo = cur < 512 ? 1 : cur < 1024 ? 600 : 1024;
-    const hi = cur < 512 ? 511 : cur < 1024 ? 1023 : 65535;
-    for (let v = cur + 1; v !== cur; v = v >= hi ? lo : v + 1) {
-      this.setPort(src, v);
-      if (!this.taken(table, ct)) return;
+      if (attempts >= size || attempts < 16) return;
+      attempts >>= 1;
+      off = natOffset(off, attempts);
     }
   }
 

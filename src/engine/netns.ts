@@ -19,7 +19,7 @@ import type { NftRuleset } from '../nftables/model.js';
 import { NftEngine } from './nft.js';
 import { LoweredNftEngine } from './nft-lower.js';
 import { PROTO } from './constants.js';
-import { ConntrackTable, IP_CT_DIR_ORIGINAL, T_DPORT, T_DST, T_SRC, addressText, formatEndpoint, sameAddr } from './conntrack.js';
+import { ConntrackTable, IP_CT_DIR_ORIGINAL, TCP_CT, T_DPORT, T_DST, T_SRC, addressText, formatEndpoint, sameAddr } from './conntrack.js';
 import type { ConntrackSnapshot } from './conntrack.js';
 import { LoweredEvaluator } from './evaluate.js';
 import type { RuleCounter, TableEvaluator } from './evaluate.js';
@@ -37,7 +37,7 @@ import { parseEndpoint, parsePacketSpec } from './probe.js';
 import type { Endpoint, PacketSpec } from './probe.js';
 import { defaultRegistry } from './registry.js';
 import type { ExtensionRegistry } from './registry.js';
-import { Routing, parseAnyAddress, parseIfaceAddress } from './routing.js';
+import { Routing, isLoopback, parseAnyAddress, parseIfaceAddress } from './routing.js';
 import type { InterfaceSpec, RouteSpec, RuleSpec } from './routing.js';
 import { TraceRecorder } from './trace-events.js';
 import type { TraceEvent } from './trace-events.js';
@@ -139,6 +139,11 @@ export interface NetnsOptions {
    * naming a set that is not given is refused, as the kernel refuses it (`UNKNOWN_SET`).
    */
   readonly ipsets?: string | readonly Ipset[];
+  /**
+   * `net.ipv4.ip_local_port_range`: the ephemeral ports `connect()` picks source ports from
+   * (default `[32768, 60999]`, the kernel's).
+   */
+  readonly localPortRange?: readonly [number, number];
 }
 
 /**
@@ -222,7 +227,7 @@ export interface ConnectStep {
   readonly event: 'rule' | 'return' | 'policy';
   readonly target: string;
   readonly text: string | null;
-  /** Which packet of the exchange (`SYN`, `SYN-ACK`, `ACK`, `RST`, `UDP`). */
+  /** Which packet of the exchange (`SYN`, `SYN-ACK`, `ACK`, `RST`, `UDP`; `FIN` and `ACK` of a close). */
   readonly packet: string;
 }
 
@@ -243,12 +248,26 @@ export interface ConnectResult {
   readonly traceOmitted?: number;
   /** With {@link Netns.connectAll}: the probability of this branch of `statistic` draws. */
   readonly probability?: number;
+  /**
+   * The errno of a `connect()` that failed before any packet left (`EADDRNOTAVAIL`: no free
+   * source port; `ENETUNREACH`, `EHOSTUNREACH`, `EACCES`, `EINVAL`: the route); absent otherwise.
+   * The outcome is then `refused`.
+   */
+  readonly error?: string;
 }
 
 /** Options of a call. */
 export interface CallOptions {
   /** Record steps and events (default true). */
   readonly trace?: boolean;
+  /**
+   * After an established TCP handshake, close the connection (default false): the client's
+   * FIN-ACK, the server's FIN-ACK and the client's last ACK go through the hooks like any packet;
+   * the server's socket closes, the client's stays in TIME_WAIT for 60 s and the conntrack entry
+   * for 120 s (the kernel's defaults), until {@link Netns.advance} passes them. Ignored by
+   * {@link Netns.connectAll} and {@link Netns.trace}.
+   */
+  readonly close?: boolean;
 }
 
 /**
@@ -260,13 +279,31 @@ export interface CallOptions {
 const KERNEL_SOCKET: SocketView = { uid: 0xffffffff, gid: 0xffffffff, groups: [] };
 
 const DEFAULT_INTERFACES: readonly InterfaceSpec[] = [{ name: 'eth0', addresses: ['10.0.0.2/24', 'fd00::2/64'] }];
-const EPHEMERAL_FIRST = 41000;
+/** `net.ipv4.ip_local_port_range`'s default. */
+const LOCAL_PORT_RANGE: readonly [number, number] = [32768, 60999];
+/**
+ * Slots of the source-port perturbation table of `__inet_hash_connect` (`INET_TABLE_PERTURB_SIZE`:
+ * 256 as introduced in Linux 5.17; later kernels use 65536 — the choice only spreads destinations).
+ */
+const PERTURB_SIZE = 256;
+/** `TCP_TIMEWAIT_LEN`: a socket's TIME_WAIT, in seconds. */
+const TCP_TIMEWAIT_LEN = 60;
+/** Where a remote client's source ports start (its own stack picks them; ours counts up). */
 const REMOTE_FIRST = 40000;
 const MAX_BRANCHES = 4096;
 const PARSE_CACHE_SIZE = 4096;
 
 function bad(code: 'BAD_PROBE' | 'BAD_CONFIG', message: string): never {
   throw new NetfilterSimError(diagnostic(code, message));
+}
+
+/** murmur3's 32-bit finaliser. */
+function fmix32(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
 }
 
 /** mulberry32: small, seedable, good enough for `statistic --mode random`. */
@@ -361,8 +398,20 @@ export class Netns {
   private kernel: Kernel;
   private readonly peers = new Map<string, readonly number[]>();
   private readonly rng: () => number;
-  private nextLocalPort = EPHEMERAL_FIRST;
+  /** `table_perturb` of `__inet_hash_connect`. */
+  private perturb = new Uint32Array(PERTURB_SIZE);
+  /** The secret of the source-port hash (`secure_ipv4_port_ephemeral`'s key), from the seed. */
+  private readonly portSecret: number;
+  private readonly portLow: number;
+  private readonly portHigh: number;
   private nextRemotePort = REMOTE_FIRST;
+  /** Client sockets in TIME_WAIT, oldest first (every one lasts {@link TCP_TIMEWAIT_LEN}). */
+  private timeWait: SocketRecord[] = [];
+  private timeWaitHead = 0;
+  /** The sockets the current call opened, and whether its handshake completed. */
+  private opened: SocketRecord[] = [];
+  private handshakeDone = false;
+  private closing = false;
   /** Enumeration state of `statistic` draws (connectAll). */
   private branch: { script: boolean[]; pos: number; taken: boolean[]; free: boolean[]; p: number } | null = null;
   private readonly host: PacketHost;
@@ -432,6 +481,13 @@ export class Netns {
         ? new ReferenceInterpreter(rs, registry, env)
         : new LoweredEvaluator(options.instrument ? options.instrument(lowerRuleset(rs, names, registry, env)) : lowerRuleset(rs, names, registry, env));
     this.rng = mulberry32(options.seed ?? 1);
+    this.portSecret = mulberry32((options.seed ?? 1) ^ 0x5eed0f00)();
+    const range = options.localPortRange ?? LOCAL_PORT_RANGE;
+    if (!Array.isArray(range) || range.length !== 2 || !range.every((n) => Number.isInteger(n) && n >= 1 && n <= 65535) || range[0]! > range[1]!) {
+      bad('BAD_CONFIG', `localPortRange (ip_local_port_range) must be two ports [low, high] with low <= high, not ${JSON.stringify(range)}`);
+    }
+    this.portLow = range[0]!;
+    this.portHigh = range[1]!;
     this.clock = options.clock ?? 0;
     if (!Number.isFinite(this.clock) || this.clock < 0) bad('BAD_CONFIG', `clock must be a number of seconds since the epoch, not ${String(options.clock)}`);
     this.host = {
@@ -456,6 +512,7 @@ export class Netns {
       ct.max = options.conntrackMax;
     }
     this.kernel = new Kernel(this.routing, ct, sockets, evaluator(this.ruleset4), evaluator(this.ruleset6), options.ipForward ?? false);
+    this.kernel.now = this.clock;
     this.kernel.ipsets = ipsets;
     this.kernel.ctEnabled4 = options.conntrack ?? needsConntrack(this.ruleset4);
     this.kernel.ctEnabled6 = options.conntrack ?? needsConntrack(this.ruleset6);
@@ -489,11 +546,27 @@ export class Netns {
 
   /**
    * Moves the virtual clock on by `seconds` (rate limits refill, `recent` stamps age, `time`
-   * windows open and close).
+   * windows open and close, conntrack entries whose timer fired leave the table and sockets
+   * whose TIME_WAIT ended close).
    */
   advance(seconds: number): void {
     if (!Number.isFinite(seconds) || seconds < 0) bad('BAD_CONFIG', `advance takes a non-negative number of seconds, not ${String(seconds)}`);
     this.clock += seconds;
+    this.kernel.now = this.clock;
+    this.kernel.conntrack.expire(this.clock);
+    const q = this.timeWait;
+    let h = this.timeWaitHead;
+    while (h < q.length && q[h]!.timeWaitUntil! <= this.clock) {
+      const s = q[h]!;
+      // A socket whose tuple connect() reused early has left the table already.
+      if (this.kernel.sockets.find(s.family, s.proto, s.local!, s.localPort, s.remote!, s.remotePort) === s) this.kernel.sockets.removeConnection(s);
+      h++;
+    }
+    if (h > 1024 && h * 2 > q.length) {
+      this.timeWait = q.slice(h);
+      h = 0;
+    }
+    this.timeWaitHead = h;
   }
 
   /** The namespace's `recent` lists: name → addresses with their time stamps. */
@@ -531,6 +604,8 @@ export class Netns {
   flushConntrack(): void {
     this.kernel.conntrack.flush();
     this.kernel.sockets.clearConnections();
+    this.timeWait = [];
+    this.timeWaitHead = 0;
   }
 
   /** Parsed `IP:PORT` texts of recent calls (probes repeat their destinations). */
@@ -583,11 +658,25 @@ export class Netns {
     expectArgument(spec, 'object', 'spec');
     expectArgument(options, 'object', 'options');
     const tr = options.trace === false ? null : new TraceRecorder();
+    this.closing = options.close === true;
     try {
       return this.run(spec, tr);
     } finally {
+      this.closing = false;
+      this.settleSockets();
       this.kernel.releaseUnconfirmed();
     }
+  }
+
+  /**
+   * After a call: the sockets of an attempt that did not complete close (connect() failed or
+   * timed out), as do a UDP socket the caller closed; those of an established connection stay.
+   */
+  private settleSockets(): void {
+    const opened = this.opened;
+    if (!this.handshakeDone) for (let i = 0; i < opened.length; i++) this.kernel.sockets.removeConnection(opened[i]!);
+    opened.length = 0;
+    this.handshakeDone = false;
   }
 
   /**
@@ -600,7 +689,7 @@ export class Netns {
     expectArgument(options, 'object', 'options');
     const out: ConnectResult[] = [];
     const saved = this.kernel;
-    const ports = [this.nextLocalPort, this.nextRemotePort] as const;
+    const ports = [this.perturb.slice(), this.nextRemotePort] as const;
     const recent = this.recent;
     const copyRecent = (): Map<string, Map<string, { stamps: number[]; ttl: number }>> =>
       new Map([...recent].map(([k, t]) => [k, new Map([...t].map(([a, e]) => [a, { stamps: [...e.stamps], ttl: e.ttl }]))]));
@@ -611,11 +700,15 @@ export class Netns {
         this.kernel.ctEnabled4 = saved.ctEnabled4;
         this.kernel.ctEnabled6 = saved.ctEnabled6;
         this.kernel.nft = saved.nft;
-        [this.nextLocalPort, this.nextRemotePort] = ports;
+        this.kernel.now = saved.now;
+        this.perturb = ports[0].slice();
+        this.nextRemotePort = ports[1];
         this.recent = copyRecent();
         this.branch = { script, pos: 0, taken: [], free: [], p: 1 };
         const tr = options.trace === false ? null : new TraceRecorder();
         const r = this.run(spec, tr);
+        this.opened.length = 0;
+        this.handshakeDone = false;
         const b = this.branch;
         out.push({ ...r, probability: b.p });
         let i = b.taken.length - 1;
@@ -627,7 +720,8 @@ export class Netns {
       this.kernel = saved;
       this.recent = recent;
       this.branch = null;
-      [this.nextLocalPort, this.nextRemotePort] = ports;
+      this.perturb = ports[0];
+      this.nextRemotePort = ports[1];
     }
     return out;
   }
@@ -658,7 +752,8 @@ export class Netns {
       const src = spec.src ?? (route.src ? route.src.slice() : family === 4 ? [0] : [0, 0, 0, 0]);
       // 0.0.0.0 and :: are the host itself (route.dst: 127.0.0.1, ::1, or the bound source).
       const to = route.dst ?? spec.dst;
-      const p = this.packet(family, proto, src.slice(), spec.sport ?? this.ephemeral(proto, src, to, spec.dport), to.slice(), spec.dport, spec.flags);
+      const sport = spec.sport ?? this.ephemeral(proto, family, src, to, spec.dport);
+      const p = this.packet(family, proto, src.slice(), sport < 0 ? this.portLow : sport, to.slice(), spec.dport, spec.flags);
       p.route = route;
       p.mark = spec.mark;
       p.socket = owner;
@@ -670,7 +765,8 @@ export class Netns {
     }
     const dev = this.routing.byName.get(spec.iface ?? this.defaultIface(family, spec.src!));
     if (!dev) bad('BAD_PROBE', `no interface "${spec.iface}"`);
-    const p = this.packet(family, proto, spec.src!.slice(), spec.sport ?? this.nextRemote(proto, spec.src!, spec.dst, spec.dport), spec.dst.slice(), spec.dport, spec.flags);
+    const sport = spec.sport ?? this.nextRemote(proto, family, spec.src!, spec.dst, spec.dport);
+    const p = this.packet(family, proto, spec.src!.slice(), sport < 0 ? REMOTE_FIRST : sport, spec.dst.slice(), spec.dport, spec.flags);
     p.mark = spec.mark;
     p.icmpType = spec.icmpType;
     p.icmpCode = spec.icmpCode;
@@ -681,24 +777,82 @@ export class Netns {
 
   // ---- internals -----------------------------------------------------------------------------
 
-  /** `inet_hash_connect`: the next source port whose tuple no connection uses yet. */
-  private ephemeral(proto: number, src: readonly number[], dst: readonly number[], dport: number): number {
-    for (let n = 0; n < 20000; n++) {
-      const p = this.nextLocalPort;
-      this.nextLocalPort = p >= 60999 ? EPHEMERAL_FIRST : p + 1;
-      if (this.kernel.conntrack.lookup(0, proto, src, p, dst, dport) < 0) return p;
+  /**
+   * `__inet_hash_connect`: the source port `connect()` binds. A keyed hash of the addresses and
+   * destination port (`secure_ipv4_port_ephemeral`), plus the perturbation its table slot has
+   * accumulated, gives an offset into `ip_local_port_range`; from there the ports of the range's
+   * parity are tried in steps of two, then the others. A port is skipped when a listener holds it
+   * (its bind bucket) or when a connection with the same 4-tuple exists (`__inet_check_established`),
+   * unless that one is a TIME_WAIT socket `tcp_twsk_unique` lets go (below). At most every port of
+   * the range is tried once: -1 when none is free (`EADDRNOTAVAIL`).
+   */
+  private ephemeral(proto: number, family: Family, src: readonly number[], dst: readonly number[], dport: number): number {
+    const low = this.portLow;
+    const high = this.portHigh + 1;
+    let remaining = high - low;
+    if (remaining > 1) remaining &= ~1;
+    let h = Math.imul(this.portSecret ^ dport, 0x9e3779b1);
+    for (let i = 0; i < src.length; i++) h = Math.imul(h ^ src[i]!, 0x01000193) + 0x7feb352d;
+    for (let i = 0; i < dst.length; i++) h = Math.imul(h ^ dst[i]!, 0x01000193) + 0x68e31da4;
+    const h1 = fmix32(h);
+    const h2 = fmix32(h1 ^ 0x85ebca6b);
+    const index = h1 & (PERTURB_SIZE - 1);
+    let offset = ((this.perturb[index]! + h2) >>> 0) % remaining;
+    // The first pass tries ports of low's parity (bind() prefers the other one).
+    if (remaining > 1) offset &= ~1;
+    const sockets = this.kernel.sockets;
+    const ct = this.kernel.conntrack;
+    const step = remaining > 1 ? 2 : 1;
+    for (;;) {
+      let port = low + offset;
+      for (let i = 0; i < remaining; i += step, port += step) {
+        if (port >= high) port -= remaining;
+        if (sockets.portBound(proto, port)) continue;
+        const s = sockets.find(family, proto, src, port, dst, dport);
+        if (s !== null && !this.timeWaitReusable(s)) continue;
+        // The kernel looks at sockets only. A tuple conntrack still tracks as live (not a closed
+        // TCP connection, which a SYN re-opens) is skipped too: it has no socket here only when
+        // another end of the simulation made it (a transparent proxy reusing a client's
+        // address), and a SYN sent into it would join the other connection.
+        const ref = ct.lookup(0, proto, src, port, dst, dport);
+        if (ref >= 0 && !(proto === PROTO.TCP && (ct.tcpState[ref >> 1] === TCP_CT.TIME_WAIT || ct.tcpState[ref >> 1] === TCP_CT.CLOSE))) continue;
+        if (s !== null) sockets.removeConnection(s);
+        // The next connection to the same slot starts past this one (the kernel adds up to
+        // 7 random steps more on a quiet table; this stays deterministic).
+        this.perturb[index] = (this.perturb[index]! + i + step) >>> 0;
+        return port;
+      }
+      offset++;
+      if (!((offset & 1) && remaining > 1)) return -1;
     }
-    return this.nextLocalPort;
   }
 
-  /** A remote client's source port, likewise unused (a real client's stack picks one). */
-  private nextRemote(proto: number, src: readonly number[], dst: readonly number[], dport: number): number {
-    for (let n = 0; n < 20000; n++) {
+  /**
+   * `tcp_twsk_unique` with `net.ipv4.tcp_tw_reuse = 2` (the default): a TIME_WAIT socket gives its
+   * tuple to a new connection when one of its addresses is loopback and its last timestamp is from
+   * an earlier second.
+   */
+  private timeWaitReusable(s: SocketRecord): boolean {
+    const until = s.timeWaitUntil;
+    if (until === undefined) return false;
+    if (!isLoopback(s.local!, s.family) && !isLoopback(s.remote!, s.family)) return false;
+    return Math.floor(this.clock) > Math.floor(until - TCP_TIMEWAIT_LEN);
+  }
+
+  /**
+   * A remote client's source port: its own stack picks one; ours counts up through 32768–60999,
+   * skipping tuples the namespace still tracks or has a socket for; -1 when every one is.
+   */
+  private nextRemote(proto: number, family: Family, src: readonly number[], dst: readonly number[], dport: number): number {
+    const [low, high] = LOCAL_PORT_RANGE;
+    for (let n = 0; n <= high - low; n++) {
       const p = this.nextRemotePort;
-      this.nextRemotePort = p >= 40999 + 20000 ? REMOTE_FIRST : p + 1;
-      if (this.kernel.conntrack.lookup(0, proto, src, p, dst, dport) < 0) return p;
+      this.nextRemotePort = p >= high ? low : p + 1;
+      if (this.kernel.conntrack.lookup(0, proto, src, p, dst, dport) >= 0) continue;
+      if (this.kernel.sockets.find(family, proto, dst, dport, src, p) !== null) continue;
+      return p;
     }
-    return this.nextRemotePort;
+    return -1;
   }
 
   private defaultIface(family: Family, src: readonly number[]): string {
@@ -738,7 +892,19 @@ export class Netns {
     }
   }
 
-  private result(outcome: ConnectResult['outcome'], addr: readonly number[] | null, port: number | null, family: Family, original: string | null, reason: string, tr: TraceRecorder | null): ConnectResult {
+  /** `connect()` found no free source port: it fails with EADDRNOTAVAIL before any packet. */
+  private noPort(family: Family, src: readonly number[], dst: Endpoint, label: string, tr: TraceRecorder | null): ConnectResult {
+    const range = `${this.portLow}–${this.portHigh}`;
+    const why = `connect(): EADDRNOTAVAIL: no free source port in ${range} from ${addressText(src, family)} to ${formatEndpoint(dst.addr, dst.port, family)}`;
+    if (tr !== null) {
+      tr.packet = 0;
+      tr.label = label;
+      tr.push({ packet: 0, label, type: 'drop', hook: null, reason: why, reject: null });
+    }
+    return this.result('refused', dst.addr, dst.port, family, null, why, tr, 'EADDRNOTAVAIL');
+  }
+
+  private result(outcome: ConnectResult['outcome'], addr: readonly number[] | null, port: number | null, family: Family, original: string | null, reason: string, tr: TraceRecorder | null, error?: string): ConnectResult {
     // As connect --json: address and port only for an accepted (local) or departed (remote) attempt.
     const placed = outcome === 'local' || outcome === 'remote';
     const r: { -readonly [K in keyof ConnectResult]: ConnectResult[K] } = {
@@ -751,6 +917,7 @@ export class Netns {
     };
     if (tr !== null) r.trace = tr.events;
     if (tr !== null && tr.omitted > 0) r.traceOmitted = tr.omitted;
+    if (error !== undefined) r.error = error;
     return r;
   }
 
@@ -790,13 +957,15 @@ export class Netns {
         }
         // connect() fails at once with the route's error (fib_props): the caller sees a refusal.
         const errno = route.type === 'prohibit' ? 'EACCES' : route.type === 'blackhole' ? 'EINVAL' : route.table === 0 || route.type !== 'unreachable' ? 'ENETUNREACH' : 'EHOSTUNREACH';
-        return this.result('refused', dst.addr, dst.port, family, null, `connect(): ${errno}: no route to ${addressText(dst.addr, family)}`, tr);
+        return this.result('refused', dst.addr, dst.port, family, null, `connect(): ${errno}: no route to ${addressText(dst.addr, family)}`, tr, errno);
       }
       // connect() to 0.0.0.0 or :: reaches the host itself: the route says where (127.0.0.1, ::1).
       const to = route.dst ?? dst.addr;
-      const sport = spec.sport ?? this.ephemeral(proto, srcAddr, to, dst.port);
+      const sport = spec.sport ?? this.ephemeral(proto, family, srcAddr, to, dst.port);
+      if (sport < 0) return this.noPort(family, srcAddr, dst, label, tr);
       const sock: SocketRecord = { kind: 'connection', family, proto, local: srcAddr, localPort: sport, remote: to.slice(), remotePort: dst.port, owner, transparent: false, listener: null };
       this.kernel.sockets.addConnection(sock);
+      this.opened.push(sock);
       client = { kind: 'socket', socket: sock };
       const p = this.packet(family, proto, srcAddr.slice(), sport, to.slice(), dst.port, flags);
       p.route = route;
@@ -811,13 +980,18 @@ export class Netns {
       const devName = spec.iface ?? this.defaultIface(family, s.addr);
       const dev = this.routing.byName.get(devName);
       if (!dev) bad('BAD_PROBE', `no interface "${devName}"`);
-      const sport = spec.sport ?? this.nextRemote(proto, s.addr, dst.addr, dst.port);
+      const sport = spec.sport ?? this.nextRemote(proto, family, s.addr, dst.addr, dst.port);
+      if (sport < 0) return this.noPort(family, s.addr, dst, label, tr);
       client = { kind: 'remote', dev: dev.name, family, addr: s.addr, port: sport, dstAddr: dst.addr, dstPort: dst.port };
       const p = this.packet(family, proto, s.addr.slice(), sport, dst.addr.slice(), dst.port, flags);
       this.startPacket(tr, 0, label, p, 'remote', dev.name);
       first = this.kernel.receive(p, dev, false, tr);
     }
-    if (proto === PROTO.UDP) return this.finishUdp(client, first, tr);
+    if (proto === PROTO.UDP) {
+      // A connected UDP socket stays open whatever came of the datagram, until closed.
+      this.handshakeDone = !this.closing;
+      return this.finishUdp(client, first, tr);
+    }
     return this.finishTcp(client, first, tr);
   }
 
@@ -972,6 +1146,7 @@ export class Netns {
           owner: l.owner, transparent: l.transparent, listener: l,
         };
         this.kernel.sockets.addConnection(req);
+        this.opened.push(req);
         server = { kind: 'socket', socket: req };
         origin = origDst(syn);
         break;
@@ -1013,11 +1188,62 @@ export class Netns {
       const r3 = this.sendFrom(client, ack, null, null, 2, 'ACK', tr);
       if (!this.arrived(r3, server)) return this.failure(r3, tr, 'the ACK', client, true, 2);
     }
+    this.handshakeDone = true;
+    const closed = this.closing ? this.close(client, server, family, tr) : '';
     if (server.kind === 'socket') {
       const s = server.socket;
-      return this.result('local', s.local, s.localPort, family, origin, `accepted by ${describe(s.listener ?? s)}`, tr);
+      return this.result('local', s.local, s.localPort, family, origin, `accepted by ${describe(s.listener ?? s)}${closed}`, tr);
     }
-    return this.result('remote', server.addr, server.port, family, null, `connected through ${server.dev}`, tr);
+    return this.result('remote', server.addr, server.port, family, null, `connected through ${server.dev}${closed}`, tr);
+  }
+
+  /**
+   * An active close by the client (`close()` on an established connection): its FIN-ACK, the
+   * server's FIN-ACK (an immediate close on its side) and the client's last ACK, each through
+   * the hooks. Then the server's socket is gone (LAST_ACK → CLOSED) and the client's stays in
+   * TIME_WAIT for 60 s; conntrack has moved the entry to TIME_WAIT (120 s) on the way. When a
+   * packet of the close is lost the sockets are gone all the same (the kernel gives up on an
+   * orphaned socket) and the reason says so. Returns the text added to the reason.
+   */
+  private close(client: ClientEnd, server: ServerEnd, family: Family, tr: TraceRecorder | null): string {
+    const FIN_ACK = TCP_FLAGS.FIN | TCP_FLAGS.ACK;
+    const steps: [ClientEnd | ServerEnd, ClientEnd | ServerEnd, number, string][] = [
+      [client, server, FIN_ACK, 'FIN'],
+      [server, client, FIN_ACK, 'FIN'],
+      [client, server, TCP_FLAGS.ACK, 'ACK'],
+    ];
+    let lost: string | null = null;
+    for (let i = 0; i < steps.length; i++) {
+      const [from, to, flags, label] = steps[i]!;
+      const p = this.endPacket(from, family, flags);
+      const owner = from.kind === 'socket' ? from.socket.owner : null;
+      const r = this.sendFrom(from, p, owner, from.kind === 'socket' ? from.socket : null, 3 + i, label, tr);
+      if (!this.arrived(r, to)) {
+        lost = r.kind === 'dropped' ? `the ${i === 1 ? "server's" : "client's"} ${label}: ${r.reason}` : `the ${i === 1 ? "server's" : "client's"} ${label} did not reach the other end`;
+        break;
+      }
+    }
+    const sockets = this.kernel.sockets;
+    if (server.kind === 'socket') sockets.removeConnection(server.socket);
+    if (client.kind === 'socket') {
+      const c = client.socket;
+      if (lost !== null) sockets.removeConnection(c);
+      else {
+        c.timeWaitUntil = this.clock + TCP_TIMEWAIT_LEN;
+        this.timeWait.push(c);
+      }
+    }
+    return lost === null ? '; closed (client in TIME_WAIT)' : `; the close did not complete: ${lost}`;
+  }
+
+  /** A packet from one end of an established exchange to the other. */
+  private endPacket(end: ClientEnd | ServerEnd, family: Family, flags: number): PacketState {
+    if (end.kind === 'socket') {
+      const s = end.socket;
+      return this.packet(family, PROTO.TCP, s.local!.slice(), s.localPort, s.remote!.slice(), s.remotePort, flags);
+    }
+    if (end.kind === 'remote') return this.packet(family, PROTO.TCP, end.addr.slice(), end.port, end.dstAddr.slice(), end.dstPort, flags);
+    return this.packet(family, PROTO.TCP, end.addr.slice(), end.port, end.clientAddr.slice(), end.clientPort, flags);
   }
 }
 

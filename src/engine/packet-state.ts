@@ -36,6 +36,8 @@ export interface SocketRecord {
   readonly transparent: boolean;
   /** The listener an accepted connection came from. */
   readonly listener: SocketRecord | null;
+  /** In TIME_WAIT after an active close: when it ends (seconds on the namespace's clock). */
+  timeWaitUntil?: number;
 }
 
 /** The packet state the engine threads through the hooks. @internal */

@@ -125,9 +125,11 @@ export interface ConntrackEvent extends TraceEventBase {
   readonly hook: HookName;
   /**
    * `new` entry created, `found` in the table, `attached` (the packet already carries its entry:
-   * loopback re-entry), `untracked` (NOTRACK), `invalid`, `confirm` (inserted into the table).
+   * loopback re-entry), `untracked` (NOTRACK), `invalid`, `confirm` (inserted into the table),
+   * `reopen` (a SYN met the entry of a closed connection in TIME_WAIT: that entry is removed and
+   * a new one made; `id` is the removed entry's).
    */
-  readonly action: 'new' | 'found' | 'attached' | 'untracked' | 'invalid' | 'confirm';
+  readonly action: 'new' | 'found' | 'attached' | 'untracked' | 'invalid' | 'confirm' | 'reopen';
   readonly state: 'NEW' | 'ESTABLISHED' | 'RELATED' | 'INVALID' | 'UNTRACKED';
   readonly direction: 'ORIGINAL' | 'REPLY' | null;
   readonly zone: number;

@@ -36,8 +36,8 @@ export interface ExploreOptions extends Omit<NetnsOptions, 'evaluator' | 'instru
   /** Explore only this family (default: IPv4, then IPv6). */
   readonly family?: Family;
   /**
-   * The probes' source port (default: the first one a new namespace picks, 41000 for local
-   * connections and 40000 for remote clients, as `connect` does).
+   * The probes' source port (default: 41000 for local connections and 40000 for remote clients,
+   * fixed ports of the ephemeral range 32768–60999, so that every probe uses the same one).
    */
   readonly sport?: number;
   /**

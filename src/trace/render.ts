@@ -53,6 +53,8 @@ function describeEvent(e: TraceEvent, c: Colors): string {
           return `already tracked: connection #${e.id} (${e.state})`;
         case 'confirm':
           return `connection #${e.id} confirmed`;
+        case 'reopen':
+          return `connection #${e.id} was in TIME_WAIT: removed, the SYN starts a new one`;
         default:
           return e.state;
       }
@@ -171,7 +173,7 @@ function decidingEvents(trace: readonly TraceEvent[]): Set<number> {
  * @example
  * ```ts
  * console.log(renderTraceTree(ns.connect({ from: 'local', uid: 1000, dst: '10.96.0.10:80' }).trace!));
- * // SYN 10.0.0.2:41000 → 10.96.0.10:80  tcp, uid 1000 gid 1000
+ * // SYN 10.0.0.2:49142 → 10.96.0.10:80  tcp, uid 1000 gid 1000
  * //   OUTPUT      nat      OUTPUT:1 → PROXY_INIT_OUTPUT  "proxy-init/install-proxy-init-output"
  * //                          ★ PROXY_INIT_OUTPUT:4 REDIRECT …
  * ```

@@ -41,7 +41,7 @@ describe('kube-proxy TestTracePacket fixture', () => {
     expect(r.steps.some((s) => s.chain === 'KUBE-MARK-MASQ')).toBe(true);
     expect(r.steps.some((s) => s.chain === 'KUBE-POSTROUTING' && s.target === 'MASQUERADE')).toBe(true);
     const masq = r.trace!.find((e) => e.type === 'nat' && e.action === 'MASQUERADE');
-    expect(masq).toMatchObject({ to: '10.0.0.1:41000' });
+    expect(masq).toMatchObject({ to: '10.0.0.1:58180' });
   });
 
   it('DROP: 203.0.113.2 → 192.168.99.22:80 (no local endpoints) is dropped by KUBE-EXTERNAL-SERVICES', () => {

@@ -150,7 +150,7 @@ describe('conntrack and NAT (nf_nat_core.c)', () => {
     const states = r.trace!.filter((e) => e.type === 'conntrack' && (e.action === 'new' || e.action === 'found')).map((e) => (e.type === 'conntrack' ? `${e.label} ${e.state} ${e.direction}` : ''));
     expect(states).toEqual(['SYN NEW ORIGINAL', 'SYN-ACK ESTABLISHED REPLY', 'ACK ESTABLISHED ORIGINAL']);
     expect(n.conntrack()).toHaveLength(1);
-    expect(n.conntrack()[0]).toMatchObject({ original: '10.0.0.2:41000 > 10.96.0.10:80', reply: '127.0.0.1:4140 > 10.0.0.2:41000' });
+    expect(n.conntrack()[0]).toMatchObject({ original: '10.0.0.2:49142 > 10.96.0.10:80', reply: '127.0.0.1:4140 > 10.0.0.2:49142' });
   });
 
   it('NOTRACK in raw: the packet is UNTRACKED and nat is not applied', () => {

@@ -22,7 +22,7 @@ describe('connect', () => {
   it('prints a readable trace by default', async () => {
     const io = memoryIO(files);
     expect(await runConnect(['--rules', 'linkerd.rules', '--listen', '4140,4143,8080', '--uid', '1000', '--dst', '10.96.0.10:80'], io)).toBe(0);
-    expect(io.out).toMatch(/^SYN 10\.0\.0\.2:41000 → 10\.96\.0\.10:80/);
+    expect(io.out).toMatch(/^SYN 10\.0\.0\.2:49142 → 10\.96\.0\.10:80/);
     expect(io.out).toMatch(/PROXY_INIT_OUTPUT:4 REDIRECT/);
     expect(io.out).toMatch(/delivered to 127\.0\.0\.1:4140 .*SO_ORIGINAL_DST = 10\.96\.0\.10:80/);
   });

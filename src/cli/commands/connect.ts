@@ -56,7 +56,8 @@ The connection:
   --src IP                the remote client's address (or the local socket's bound address)
   --in IFACE              the interface a remote client's packets arrive on (default: the one
                           whose network holds --src, else eth0)
-  --sport N               source port (default 41000)
+  --sport N               source port (default: one of ip_local_port_range 32768-60999,
+                          picked as connect() picks it)
   --dst IP:PORT           destination ([IPv6]:PORT)
   --proto tcp|udp         default tcp
   --mark N, --so-mark N   SO_MARK of the local socket (mark matches and fwmark rules see it)

@@ -34,8 +34,8 @@ The space:
   --from local|remote     probes from a process of the pod, or from a remote client
   --proto tcp|udp         default tcp
   -4 / -6                 one family only (default both)
-  --sport N               the probes' source port (default 41000 local, 40000 remote, the
-                          first a new namespace picks)
+  --sport N               the probes' source port (default 41000 local, 40000 remote: fixed
+                          ports of the ephemeral range)
 
 Output:
   --json                  one object: from, fields, classes (outcome, address, port,

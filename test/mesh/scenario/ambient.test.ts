@@ -49,7 +49,7 @@ describe('ambient ↔ ambient', () => {
       expect(r.hops.map((h) => `${h.pod}: ${h.from} → ${h.to} [${h.receiver}]`)).toEqual([
         'web: web (uid 1000) → 127.0.0.1:15001 [ztunnel outbound (SO_ORIGINAL_DST 10.0.1.5:8080)]',
         'web: ztunnel (uid 0 gid 1337) → 10.0.1.5:15008 [the network (left through eth0)]',
-        'api: 10.0.0.2:41001 (web) → 10.0.1.5:15008 [ztunnel HBONE inbound (HBONE CONNECT 10.0.1.5:8080)]',
+        'api: 10.0.0.2:47690 (web) → 10.0.1.5:15008 [ztunnel HBONE inbound (HBONE CONNECT 10.0.1.5:8080)]',
         'api: ztunnel (uid 0 gid 1337) → 10.0.1.5:8080 [api (uid 1000)]',
       ]);
       expect(r.hops[1]!.why).toContain('HBONE (mTLS) to 10.0.1.5:15008, CONNECT 10.0.1.5:8080, socket mark 0x539');
@@ -182,8 +182,8 @@ describe('kubelet probes', () => {
       expect(r.verdict).toBe('plaintext');
       expect(r.origin).toBe('kubelet (uid 0) on the node');
       expect(r.hops.map((h) => `${h.pod}: ${h.from} → ${h.to} [${h.receiver}]`)).toEqual([
-        'node: kubelet (uid 0) on the node → 10.0.1.5:8080 [the network (from 169.254.7.127:41000)]',
-        'api: 169.254.7.127:41000 (kubelet) → 10.0.1.5:8080 [api (uid 1000)]',
+        'node: kubelet (uid 0) on the node → 10.0.1.5:8080 [the network (from 169.254.7.127:54878)]',
+        'api: 169.254.7.127:54878 (kubelet) → 10.0.1.5:8080 [api (uid 1000)]',
       ]);
       expect(diagnosisText(r)).toContain('rewrote the probe\'s source to 169.254.7.127');
     }

@@ -16,7 +16,7 @@ describe('Istio: meshed', () => {
     expect(hopLines(r)).toEqual([
       "client: web (uid 1000) → 127.0.0.1:15001 | ISTIO_OUTPUT rule 9 → ISTIO_REDIRECT rule 1 REDIRECT (outbound capture: Envoy's outbound listener)",
       "client: istio-proxy (uid 1337) → 10.0.1.5:8080 | SO_ORIGINAL_DST 10.0.1.5:8080, no Service there: connects to it as is; ISTIO_OUTPUT rule 4 RETURN (loop prevention: the proxy's own traffic is never redirected back to it)",
-      "server: 10.0.0.2:41001 (client) → 10.0.1.5:15006 | ISTIO_INBOUND rule 5 → ISTIO_IN_REDIRECT rule 1 REDIRECT (inbound capture: Envoy's inbound listener (also used for app → own service via Envoy))",
+      "server: 10.0.0.2:52120 (client) → 10.0.1.5:15006 | ISTIO_INBOUND rule 5 → ISTIO_IN_REDIRECT rule 1 REDIRECT (inbound capture: Envoy's inbound listener (also used for app → own service via Envoy))",
       "server: istio-proxy (uid 1337) → 10.0.1.5:8080 | inbound passthrough from 127.0.0.6 to 10.0.1.5:8080; ISTIO_OUTPUT rule 1 RETURN (Envoy's inbound passthrough connections to the app (source 127.0.0.6 / ::6) must not loop back into Envoy)",
     ]);
     expect(r.diagnosis).toEqual([]);

@@ -17,7 +17,7 @@ describe('Linkerd: meshed', () => {
     expect(hopLines(r)).toEqual([
       'client: web (uid 1000) → 127.0.0.1:4140 | PROXY_INIT_OUTPUT rule 4 REDIRECT "proxy-init/redirect-all-outgoing-to-proxy-port"',
       'client: linkerd-proxy (uid 2102) → 10.0.1.5:8080 | SO_ORIGINAL_DST 10.0.1.5:8080, no Service there: connects to it as is; PROXY_INIT_OUTPUT rule 1 RETURN "proxy-init/ignore-proxy-user-id"',
-      'server: 10.0.0.2:41001 (client) → 10.0.1.5:4143 | PROXY_INIT_REDIRECT rule 2 REDIRECT "proxy-init/redirect-all-incoming-to-proxy-port"',
+      'server: 10.0.0.2:52120 (client) → 10.0.1.5:4143 | PROXY_INIT_REDIRECT rule 2 REDIRECT "proxy-init/redirect-all-incoming-to-proxy-port"',
       'server: linkerd-proxy (uid 2102) → 10.0.1.5:8080 | forwards to the original destination 10.0.1.5:8080; PROXY_INIT_OUTPUT rule 1 RETURN "proxy-init/ignore-proxy-user-id"',
     ]);
     expect(r.hops.map((h) => h.receiver)).toEqual([
@@ -230,7 +230,7 @@ describe('Linkerd: loops and families', () => {
     expect(v6.verdict).toBe('plaintext');
     expect(hopLines(v6)).toEqual([
       'web: web (uid 1000) → [fd00::1:5]:8080 | no IPv6 rules in the pod',
-      'api: [fd00::2]:41000 (web) → [fd00::1:5]:8080 | no IPv6 rules in the pod',
+      'api: [fd00::2]:58130 (web) → [fd00::1:5]:8080 | no IPv6 rules in the pod',
     ]);
     const d = diagnosisText(v6);
     expect(d).toContain('client: pod web has no IPv6 rules (linkerd-init ran with --ipv6=false, which the injector passes while the chart value disableIPv6 is true, its default)');

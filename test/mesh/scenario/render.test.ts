@@ -26,7 +26,7 @@ describe('text', () => {
       '   PROXY_INIT_OUTPUT rule 4 REDIRECT "proxy-init/redirect-all-outgoing-to-proxy-port"',
       '   └─ client: linkerd-proxy (uid 2102) → 10.0.1.5:8080  [the network (left through eth0)]',
       '      SO_ORIGINAL_DST 10.0.1.5:8080, no Service there: connects to it as is; PROXY_INIT_OUTPUT rule 1 RETURN "proxy-init/ignore-proxy-user-id"',
-      '      └─ server: 10.0.0.2:41001 (client) → 10.0.1.5:4143  [linkerd-proxy inbound (SO_ORIGINAL_DST 10.0.1.5:8080)]',
+      '      └─ server: 10.0.0.2:52120 (client) → 10.0.1.5:4143  [linkerd-proxy inbound (SO_ORIGINAL_DST 10.0.1.5:8080)]',
       '         PROXY_INIT_REDIRECT rule 2 REDIRECT "proxy-init/redirect-all-incoming-to-proxy-port"',
       '         └─ server: linkerd-proxy (uid 2102) → 10.0.1.5:8080  [api (uid 1000)]',
       '            forwards to the original destination 10.0.1.5:8080; PROXY_INIT_OUTPUT rule 1 RETURN "proxy-init/ignore-proxy-user-id"',
