@@ -14,7 +14,10 @@ import { expectArgument } from '../guard.js';
 
 /** Options of a batch. */
 export interface BatchOptions {
-  /** Record steps and events, as {@link Netns.connect} (default true). */
+  /**
+   * Record steps and events, as {@link Netns.connect}. Default false: a batch is for many
+   * probes, and a traced result costs more to bring back from a worker than to compute.
+   */
   readonly trace?: boolean;
 }
 
@@ -219,7 +222,7 @@ export class NetnsPool {
 
   /** Runs the probes (see the class for how they are shared out); results in probe order. */
   connectBatch(probes: readonly ConnectSpec[], options: BatchOptions = {}): Promise<ConnectResult[]> {
-    const trace = options.trace !== false;
+    const trace = options.trace === true;
     return this.busyWith(async () => {
       const cut = bounds(probes.length, this.threads.length);
       // Each share goes in messages of a few hundred probes, so a worker starts on the first
@@ -264,7 +267,7 @@ export async function connectBatch(options: NetnsOptions, probes: readonly Conne
   expectArgument(probes, 'array', 'probes');
   expectArgument(batch, 'object', 'batch options');
   const workers = batch.workers ?? 1;
-  const trace = batch.trace !== false;
+  const trace = batch.trace === true;
   if (workers === 1) {
     const ns = new Netns(options);
     return probes.map((p) => ns.connect(p, { trace }));

@@ -38,11 +38,20 @@ function inShares(probes: readonly ConnectSpec[], shares: number, trace: boolean
 
 describe('connectBatch', () => {
   it('with one worker (this thread): one namespace, probes in order', async () => {
-    expect(await connectBatch(OPTIONS, PROBES)).toEqual(inShares(PROBES, 1, true));
+    expect(await connectBatch(OPTIONS, PROBES, { trace: true })).toEqual(inShares(PROBES, 1, true));
   });
 
   it('with two workers: each half in its own namespace, results in probe order, with traces', async () => {
-    expect(await connectBatch(OPTIONS, PROBES, { workers: 2 })).toEqual(inShares(PROBES, 2, true));
+    expect(await connectBatch(OPTIONS, PROBES, { workers: 2, trace: true })).toEqual(inShares(PROBES, 2, true));
+  });
+
+  it('without traces unless asked for, in this thread and in workers', async () => {
+    expect(await connectBatch(OPTIONS, PROBES)).toEqual(inShares(PROBES, 1, false));
+    const got = await connectBatch(OPTIONS, PROBES, { workers: 2 });
+    expect(got).toEqual(inShares(PROBES, 2, false));
+    expect(got.every((r) => r.steps.length === 0)).toBe(true);
+    // With traces asked for, the same probes do record steps.
+    expect((await connectBatch(OPTIONS, PROBES, { workers: 2, trace: true })).some((r) => r.steps.length > 0)).toBe(true);
   });
 
   it('without traces: the same results as Netns.connect(p, { trace: false })', async () => {
