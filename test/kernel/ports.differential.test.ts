@@ -20,6 +20,15 @@ interface KernelRun {
   readonly range: readonly string[];
   readonly tw_reuse: number;
   readonly results: readonly Attempt[];
+  /** reuse/noreuse: whether the closes and the third attempt fell in one second, as the case needs. */
+  readonly window?: boolean;
+}
+
+/** A case whose timing window can be missed on a busy machine is run again, up to 5 times. */
+async function kernelCaseInWindow(name: string): Promise<KernelRun> {
+  let run = await kernelCase(name);
+  for (let i = 1; i < 5 && run.window === false; i++) run = await kernelCase(name);
+  return run;
 }
 
 function kernelCase(name: string): Promise<KernelRun> {
@@ -53,7 +62,7 @@ describeKernel('source ports and TIME_WAIT against the kernel', () => {
   const runs = new Map<string, KernelRun>();
   beforeAll(async () => {
     const names = ['fill', 'fresh', 'reuse', 'noreuse', 'snat'];
-    const results = await Promise.all(names.map(kernelCase));
+    const results = await Promise.all(names.map(kernelCaseInWindow));
     names.forEach((n, i) => runs.set(n, results[i]!));
   }, 60_000);
 
@@ -94,6 +103,7 @@ describeKernel('source ports and TIME_WAIT against the kernel', () => {
       ns.advance(1.1);
       const last = ns.connect(spec);
       ours.push(attempt(last));
+      expect(runs.get(name)!.window, 'the kernel run kept missing its one-second window').toBe(true);
       expect(ours).toEqual(runs.get(name)!.results);
       if (name === 'reuse') {
         // The SYN met the first connection's conntrack entry in TIME_WAIT and re-opened it.
