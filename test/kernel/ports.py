@@ -61,18 +61,22 @@ elif case in ('reuse', 'noreuse'):
     subprocess.run(['iptables-restore'], input=f'*nat\n-A OUTPUT -d {addr}/32 -p tcp -m tcp --dport 80 -j REDIRECT --to-ports 8080\nCOMMIT\n', text=True, check=True)
     set_range('40000 40001')
     l = listener('0.0.0.0', 8080)
-    # Start early in a second, so that the closes and the third attempt share it.
-    while time.time() % 1 > 0.3:
+    # Loopback reuse compares the kernel's monotonic seconds (ktime_get_seconds), so the timing
+    # below follows CLOCK_MONOTONIC, not the wall clock. Start early in a second, so that the
+    # closes and the third attempt share it.
+    while time.monotonic() % 1 > 0.3:
         time.sleep(0.02)
-    first = int(time.time())
+    first = int(time.monotonic())
     rs = [attempt((addr, 80), l, True) for _ in range(2)]
     # The third attempt must fall in the same second as the two closes (loopback reuse waits for
     # the next second); a loaded machine can miss that window, which the caller then retries.
-    out['window'] = int(time.time()) == first
+    out['window'] = int(time.monotonic()) == first
     rs.append(attempt((addr, 80), l, True))
-    out['window'] = out['window'] and int(time.time()) == first
-    t = time.time()
-    time.sleep(1 - t % 1 + 0.2)
+    out['window'] = out['window'] and int(time.monotonic()) == first
+    t = time.monotonic()
+    time.sleep(1 - t % 1 + 0.4)
+    # The fourth attempt must come in a later second than the closes.
+    out['window'] = out['window'] and int(time.monotonic()) > first
     rs.append(attempt((addr, 80), l, False))
     out['results'] = strip(rs)
 elif case == 'snat':
