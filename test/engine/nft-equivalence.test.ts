@@ -9,6 +9,7 @@ import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { Netns } from '../../src/engine/netns.js';
 import type { ConnectSpec, NetnsOptions } from '../../src/engine/netns.js';
+import { mulberry32 } from '../kernel/generate.js';
 import { generateNftConnectCase, generateNftText } from '../kernel/nft-generate.js';
 import { kubeProxyNftRules, kubeProxyNode, kubeProxyProbes, kubeProxyServices } from '../../bench/kube-proxy.js';
 
@@ -66,17 +67,6 @@ function probesFor(text: string, rng: () => number, n: number): Probe[] {
     }
   }
   return out;
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
 }
 
 const LISTEN = [15001, 15006, 15008, 15053, 4140, 4143, 8080, 9090, 80, 53];
