@@ -207,7 +207,8 @@ if (missing !== null && kernelRequired()) {
     it(`runs ${goldenCases.length} golden and ${RANDOM_CASES} random configurations (seed ${SEED})`, async () => {
       expect(randomCases.length).toBeGreaterThanOrEqual(100);
       expect((await kernel()).length).toBe(all.length);
-    });
+      // 152 kernel loads: about 20 s on a quiet machine; a loaded one took more than 60 s.
+    }, 300_000);
 
     it('this machine prints the goldens as kernel-save/ recorded them', async () => {
       const saves = await kernel();
