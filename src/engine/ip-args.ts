@@ -159,6 +159,10 @@ export function parseIpRoute(text: string): RouteSpec {
   if (ts[0] === 'to') ts.shift();
   const p = ts.shift();
   if (p === undefined) fail(what, text, 'needs a destination prefix (or default)');
+  const isDefault = p === 'default' || p === 'all' || p === 'any';
+  // An address prefix sets the family before the attributes are read, as iproute2 reads argv in order.
+  let d = isDefault ? undefined : prefixText(p, family, what, text);
+  family ??= d?.family;
   let via: string | undefined;
   let dev: string | undefined;
   let table: number | undefined;
@@ -214,7 +218,7 @@ export function parseIpRoute(text: string): RouteSpec {
         fail(what, text, `unknown token "${t}"`, t);
     }
   }
-  const d = prefixText(p, family, what, text);
+  d ??= prefixText(p, family, what, text);
   for (const { v, t } of later) {
     if (parseAnyAddress(v)!.family !== d.family) fail(what, text, `${t} ${v} is not an IPv${d.family} address`, v);
   }

@@ -48,6 +48,15 @@ const CASES: Case[] = [
     listeners: [{ port: 8080, uid: 1337 }, { port: 8081, uid: 1000 }, { port: 8082 }],
     probes: [local(1000, '10.0.0.2:8080'), local(1000, '10.0.0.2:8081'), local(0, '127.0.0.1:8082'), remote('10.0.0.2:8080'), remote('10.0.0.2:8081')],
   },
+  {
+    name: 'recent across the probes of one namespace: the third SYN within 60 s is dropped',
+    rules4: '*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n'
+      + '-A INPUT -p tcp -m tcp --dport 22 --tcp-flags FIN,SYN,RST,ACK SYN -m recent --update --seconds 60 --hitcount 2 --name ssh --mask 255.255.255.255 --rsource -j DROP\n'
+      + '-A INPUT -p tcp -m tcp --dport 22 --tcp-flags FIN,SYN,RST,ACK SYN -m recent --set --name ssh --mask 255.255.255.255 --rsource\nCOMMIT\n',
+    rules: [], routes: [],
+    listeners: [{ port: 22 }],
+    probes: [remote('10.0.0.2:22'), remote('10.0.0.2:22'), remote('10.0.0.2:22'), local(0, '10.0.0.2:22')],
+  },
 ];
 
 /** The listener as a `--listen` value. */
