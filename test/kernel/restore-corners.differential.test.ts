@@ -31,6 +31,8 @@ const CORNERS: readonly Corner[] = [
   { name: 'CRLF from the chain lines on', text: `*filter\n${crlf(`${F}-A INPUT -j ACCEPT\nCOMMIT\n`)}` },
   { name: 'CRLF on a chain line without counters', text: '*filter\n:INPUT ACCEPT\r\n-A INPUT -j ACCEPT\nCOMMIT\n' },
   { name: 'a policy that is not one', text: '*filter\n:INPUT ACCEPT [0:0]\n:FORWARD BLAH [0:0]\nCOMMIT\n' },
+  { name: '-m ipvs, which this kernel has no module for', text: `*filter\n${F}-A INPUT -j ACCEPT\n-A INPUT -m ipvs --ipvs -j ACCEPT\nCOMMIT\n` },
+  { name: '-j LED, which this kernel has no module for', text: `*filter\n${F}-A INPUT -j ACCEPT\n-A INPUT -j LED --led-trigger-id ssh\nCOMMIT\n` },
   { name: 'RETURN as a built-in chain\'s policy', text: '*filter\n:INPUT RETURN [0:0]\nCOMMIT\n' },
   { name: 'a user chain with a policy that is not one (ignored)', text: '*filter\n:FOO BLAH [0:0]\n-A FOO -j ACCEPT\nCOMMIT\n' },
   { name: 'a user chain with ACCEPT as its policy (ignored)', text: '*filter\n:FOO ACCEPT [3:4]\nCOMMIT\n' },
