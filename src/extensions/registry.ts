@@ -65,6 +65,7 @@ import { hashlimit } from './match/hashlimit.js';
 import { dccp } from './match/dccp.js';
 import { srh } from './match/srh.js';
 import { osf } from './match/osf.js';
+import { bpf } from './match/bpf.js';
 import { CONNMARK } from './target/CONNMARK.js';
 import { CT } from './target/CT.js';
 import { DNAT } from './target/DNAT.js';
@@ -103,7 +104,7 @@ const MATCH_LIST: readonly MatchExtension[] = [
   addrtype, comment, connmark, conntrack, icmp, icmp6, iprange, limit, mac, mark, multiport, nfacct,
   owner, policy, recent, rpfilter, sctp, set, socket, state, statistic, tcp, udp,
   length, ttl, hl, tos, dscp, pkttype, helper, realm, devgroup, cpu, quota, connlimit, esp, ah, ipcomp, ecn, tcpmss, physdev, cgroup, connbytes, connlabel, cluster, string, u32, time,
-  rt, frag, hbh, dst, ipv6header, eui64, mh, hashlimit, dccp, srh, osf,
+  rt, frag, hbh, dst, ipv6header, eui64, mh, hashlimit, dccp, srh, osf, bpf,
 ];
 
 const TARGET_LIST: readonly TargetExtension[] = [
