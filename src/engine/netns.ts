@@ -1342,7 +1342,8 @@ function parseListener(l: number | string | ListenerSpec): SocketRecord[] {
   return out;
 }
 
-function listenerFromString(text: string): ListenerSpec {
+/** A listener string (`4140`, `127.0.0.1:15001`, `[::1]:53/udp`) as a {@link ListenerSpec}. @internal */
+export function listenerFromString(text: string): ListenerSpec {
   let t = text.trim();
   let proto: 'tcp' | 'udp' | undefined;
   const m = /\/(tcp|udp)$/i.exec(t);

@@ -30,7 +30,8 @@ import { statistic } from './match/statistic.js';
 import { tcp } from './match/tcp.js';
 import { udp } from './match/udp.js';
 import { length } from './match/length.js';
-import { ttl, hl } from './match/ttl.js';
+import { ttl } from './match/ttl.js';
+import { hl } from './match/hl.js';
 import { tos } from './match/tos.js';
 import { dscp } from './match/dscp.js';
 import { pkttype } from './match/pkttype.js';
@@ -40,7 +41,9 @@ import { devgroup } from './match/devgroup.js';
 import { cpu } from './match/cpu.js';
 import { quota } from './match/quota.js';
 import { connlimit } from './match/connlimit.js';
-import { esp, ah, ipcomp } from './match/spi.js';
+import { esp } from './match/esp.js';
+import { ah } from './match/ah.js';
+import { ipcomp } from './match/ipcomp.js';
 import { ecn } from './match/ecn.js';
 import { tcpmss } from './match/tcpmss.js';
 import { physdev } from './match/physdev.js';
@@ -60,6 +63,9 @@ import { eui64 } from './match/eui64.js';
 import { mh } from './match/mh.js';
 import { hashlimit } from './match/hashlimit.js';
 import { dccp } from './match/dccp.js';
+import { srh } from './match/srh.js';
+import { osf } from './match/osf.js';
+import { bpf } from './match/bpf.js';
 import { CONNMARK } from './target/CONNMARK.js';
 import { CT } from './target/CT.js';
 import { DNAT } from './target/DNAT.js';
@@ -81,7 +87,8 @@ import { CONNSECMARK } from './target/CONNSECMARK.js';
 import { SECMARK } from './target/SECMARK.js';
 import { DSCP } from './target/DSCP.js';
 import { TOS } from './target/TOS.js';
-import { TTL, HL } from './target/TTL.js';
+import { TTL } from './target/TTL.js';
+import { HL } from './target/HL.js';
 import { NFQUEUE } from './target/NFQUEUE.js';
 import { TEE } from './target/TEE.js';
 import { SYNPROXY } from './target/SYNPROXY.js';
@@ -97,7 +104,7 @@ const MATCH_LIST: readonly MatchExtension[] = [
   addrtype, comment, connmark, conntrack, icmp, icmp6, iprange, limit, mac, mark, multiport, nfacct,
   owner, policy, recent, rpfilter, sctp, set, socket, state, statistic, tcp, udp,
   length, ttl, hl, tos, dscp, pkttype, helper, realm, devgroup, cpu, quota, connlimit, esp, ah, ipcomp, ecn, tcpmss, physdev, cgroup, connbytes, connlabel, cluster, string, u32, time,
-  rt, frag, hbh, dst, ipv6header, eui64, mh, hashlimit, dccp,
+  rt, frag, hbh, dst, ipv6header, eui64, mh, hashlimit, dccp, srh, osf, bpf,
 ];
 
 const TARGET_LIST: readonly TargetExtension[] = [

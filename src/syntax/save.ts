@@ -7,6 +7,7 @@
  */
 import { diagnostic, NetfilterSimError, type Diagnostic } from '../errors.js';
 import type { Counters, Family, Ruleset, Span, TableName } from '../model/types.js';
+import { BUILTIN_CHAINS } from '../model/types.js';
 import { RulesetBuilder, isTableName } from './builder.js';
 import { STANDARD_TARGET_NAMES, checkChainName, parseCommandTokens } from './command.js';
 import { tokenizeLine } from './lexer.js';
@@ -275,8 +276,12 @@ function parseChainLine(line: string, lineNo: number, lineOffset: number, table:
   // xtables-restore: xtables_find_target(chain, XTF_DONT_LOAD) sees only the standard target here.
   if (STANDARD_TARGET_NAMES.has(name.text)) return diagnostic('BAD_CHAIN_NAME', `chain name "${name.text}" may not clash with a target name`, span(name), name.text);
   if (!policy) return diagnostic('BAD_CHAIN_LINE', `chain "${name.text}" has no policy`, span(name), name.text);
-  if (policy.text !== 'ACCEPT' && policy.text !== 'DROP' && policy.text !== '-') {
-    return diagnostic('BAD_POLICY', `policy "${policy.text}" invalid (ACCEPT, DROP or -)`, span(policy), policy.text);
+  // xtables-restore reads the policy word of a built-in chain only: on a user chain any word is
+  // taken and ignored (iptables-save prints `-`). A bad one on a built-in chain passes --test and
+  // fails the load ("Bad policy name"), which is where this refuses it.
+  const builtin = (BUILTIN_CHAINS[table] as readonly string[]).includes(name.text);
+  if (builtin && policy.text !== 'ACCEPT' && policy.text !== 'DROP' && policy.text !== '-') {
+    return diagnostic('BAD_POLICY', `policy "${policy.text}" invalid for built-in chain ${name.text} (ACCEPT, DROP or -; iptables-restore --test takes it, the load refuses it: "Bad policy name")`, span(policy), policy.text);
   }
   let counters: Counters | undefined;
   if (ctrs) {
@@ -289,7 +294,7 @@ function parseChainLine(line: string, lineNo: number, lineOffset: number, table:
       counters = { packets: Number(cm[1]), bytes: Number(cm[2]) };
     }
   }
-  return builder.declareChain(table, name.text, policy.text, counters, span(name));
+  return builder.declareChain(table, name.text, builtin ? policy.text : '-', counters, span(name));
 }
 
 /**

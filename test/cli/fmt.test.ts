@@ -37,3 +37,23 @@ describe('netfilter-sim fmt', () => {
     expect(io.out).toContain('Examples:');
   });
 });
+
+describe('fmt: chain policies as iptables-restore reads them', () => {
+  it('refuses a bad policy on a built-in chain (the load says "Bad policy name"), at its token', async () => {
+    for (const [text, col] of [['*filter\n:FORWARD BLAH [0:0]\nCOMMIT\n', 10], ['*filter\n:INPUT RETURN [0:0]\nCOMMIT\n', 8]] as const) {
+      const io = memoryIO({}, text);
+      expect(await run(['fmt', '-'], io)).toBe(1);
+      expect(io.err).toMatch(new RegExp(`^<stdin>:2:${col}: policy "(BLAH|RETURN)" invalid for built-in chain`));
+      expect(io.out).toBe('');
+    }
+  });
+
+  it('ignores the policy word of a user chain, as iptables-restore does, strict or lenient', async () => {
+    for (const args of [['fmt', '-'], ['fmt', '--lenient', '-']]) {
+      const io = memoryIO({}, '*filter\n:FOO BLAH [0:0]\n:PREROUTING ACCEPT [0:0]\n-A FOO -j ACCEPT\nCOMMIT\n');
+      expect(await run(args, io)).toBe(0);
+      expect(io.err).toBe('');
+      expect(io.out).toBe('*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:FOO - [0:0]\n:PREROUTING - [0:0]\n-A FOO -j ACCEPT\nCOMMIT\n');
+    }
+  });
+});

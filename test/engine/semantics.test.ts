@@ -446,6 +446,18 @@ describe('matches the engine cannot decide exactly', () => {
   });
 });
 
+describe('osf, which reads OS fingerprints the namespace does not have', () => {
+  it('never matches, and the trace says it was assumed', () => {
+    const rules = '*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A INPUT -p tcp -m osf --genre Linux -j DROP\n-A INPUT -p tcp -m osf ! --genre Linux -j DROP\nCOMMIT\n';
+    const r = ns(rules, { listen: [8080] }).connect({ from: 'remote', src: '10.0.0.5', dst: '10.0.0.2:8080' });
+    expect(r.outcome).toBe('local');
+    const assumed = r.trace!.filter((e) => e.type === 'assumed');
+    expect(assumed.length).toBeGreaterThanOrEqual(2);
+    expect(assumed[0]).toMatchObject({ match: 'osf', hook: 'INPUT', table: 'filter', chain: 'INPUT', rule: 1 });
+    expect(JSON.stringify(assumed[0])).toContain('no fingerprint is loaded');
+  });
+});
+
 describe('UDP', () => {
   it('one datagram: delivered, or refused (ICMP port unreachable) without a socket', () => {
     const n = ns('', { listen: ['53/udp'] });

@@ -228,7 +228,7 @@ describe('addrtype, iprange', () => {
 describe('matches we cannot evaluate say so', () => {
   const assumed = [...new Set(MATCHES.values())].filter((m: MatchExtension) => m.evaluates === 'assumed').map((m) => m.name).sort();
   it('the assumed ones', () => {
-    expect(assumed).toEqual(['cgroup', 'cluster', 'connbytes', 'cpu', 'eui64', 'helper', 'mac', 'policy', 'rpfilter', 'socket', 'string', 'u32']);
+    expect(assumed).toEqual(['bpf', 'cgroup', 'cluster', 'connbytes', 'cpu', 'eui64', 'helper', 'mac', 'osf', 'policy', 'rpfilter', 'socket', 'string', 'u32']);
   });
   it('follow their documented rule', () => {
     expect(lowerRule('-m mac --mac-source 00:11:22:33:44:55')(packet())).toBe(false);
@@ -242,6 +242,9 @@ describe('matches we cannot evaluate say so', () => {
     expect(lowerRule('-m rpfilter')(packet())).toBe(true);
     expect(lowerRule('-m rpfilter --invert')(packet())).toBe(false);
     expect(lowerRule('-m socket')(packet())).toBe(false);
+    expect(lowerRule('-p tcp -m osf --genre Linux')(packet())).toBe(false);
+    expect(lowerRule('-p tcp -m osf ! --genre Linux')(packet())).toBe(false);
+    expect(lowerRule('-m srh ! --srh-tag 5 ! --srh-next-hdr 6', 6)(packet())).toBe(false);
     for (const name of assumed) {
       const ext = MATCHES.get(name)!;
       expect(ext.assumption, name).toBeTypeOf('function');

@@ -334,6 +334,8 @@ export interface KernelListener {
   readonly port: number;
   /** The listening socket is created with this uid/gid (owner matches see it on SYN-ACKs). */
   readonly uid?: number;
+  /** `IP_TRANSPARENT` (`IPV6_TRANSPARENT`) on the listening socket, as a TPROXY proxy sets it. */
+  readonly transparent?: boolean;
 }
 
 /** One connection attempt. `dst` is `10.96.0.10:80` or `[fd00::2]:8080`. */
@@ -365,6 +367,8 @@ export interface KernelCase {
   readonly ipsets?: string;
   /** `ip -batch` lines run in the pod before the rules (`rule add fwmark …`, `route add …`). */
   readonly ipBatch?: readonly string[];
+  /** `ip -batch` lines run in the world (the remote side), e.g. a route to the pod for an address it does not own. */
+  readonly worldBatch?: readonly string[];
 }
 
 /** The DESIGN `connect --json` object, minus `steps`, as the kernel decided it. */
@@ -427,6 +431,7 @@ export async function kernelConnectReport(c: KernelCase, options: KernelConnectO
     probes: c.probes,
     ...(c.ipsets === undefined ? {} : { ipsets: c.ipsets }),
     ...(c.ipBatch === undefined ? {} : { ipBatch: c.ipBatch }),
+    ...(c.worldBatch === undefined ? {} : { worldBatch: c.worldBatch }),
     connectTimeoutMs,
     acceptWaitMs,
   };

@@ -171,6 +171,8 @@ class Case:
             'addr add fd00::1/64 dev eth0 nodad',
             'link set eth0 up',
         ]
+        # Optional: more of the world's routing (a route to the pod for an address it does not own).
+        world_cmds.extend(self.req.get('worldBatch', []))
         for a in remote_srcs:
             if ':' in a:
                 world_cmds.append('addr add %s/128 dev lo nodad' % a)
@@ -221,7 +223,7 @@ class Case:
             addrs = [l['address']] if l.get('address') else ['0.0.0.0', '::']
             for a in addrs:
                 fam = _family_of(a)
-                self.pod_listeners.append((self._listen(fam, a, l['port'], l.get('uid')), fam))
+                self.pod_listeners.append((self._listen(fam, a, l['port'], l.get('uid'), l.get('transparent', False)), fam))
 
     def _no_dad(self):
         for k in ('all', 'default'):
@@ -247,10 +249,16 @@ class Case:
         if errors:
             raise errors[0]
 
-    def _listen(self, family, addr, port, uid):
+    def _listen(self, family, addr, port, uid, transparent=False):
         with Creds(uid, uid, []):
             s = socket.socket(family, socket.SOCK_STREAM)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if transparent:
+            # IP_TRANSPARENT (19) / IPV6_TRANSPARENT (75): needs CAP_NET_ADMIN, which root keeps here.
+            if family == socket.AF_INET6:
+                s.setsockopt(socket.IPPROTO_IPV6, 75, 1)
+            else:
+                s.setsockopt(socket.IPPROTO_IP, 19, 1)
         if family == socket.AF_INET6:
             s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
         s.bind((addr, port))

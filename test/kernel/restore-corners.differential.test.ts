@@ -5,6 +5,7 @@
 import { beforeAll, expect, it } from 'vitest';
 import { describeKernel, kernelRestoreTestMany, kernelSaveMany, type KernelRestoreTestResult, type KernelSaveResult } from './harness.js';
 import { parseIptablesSave } from '../../src/syntax/save.js';
+import { formatIptablesSave } from '../../src/fmt.js';
 
 interface Corner {
   readonly name: string;
@@ -30,6 +31,12 @@ const CORNERS: readonly Corner[] = [
   { name: 'CRLF from the chain lines on', text: `*filter\n${crlf(`${F}-A INPUT -j ACCEPT\nCOMMIT\n`)}` },
   { name: 'CRLF on a chain line without counters', text: '*filter\n:INPUT ACCEPT\r\n-A INPUT -j ACCEPT\nCOMMIT\n' },
   { name: 'a policy that is not one', text: '*filter\n:INPUT ACCEPT [0:0]\n:FORWARD BLAH [0:0]\nCOMMIT\n' },
+  { name: '-m ipvs, which this kernel has no module for', text: `*filter\n${F}-A INPUT -j ACCEPT\n-A INPUT -m ipvs --ipvs -j ACCEPT\nCOMMIT\n` },
+  { name: '-j LED, which this kernel has no module for', text: `*filter\n${F}-A INPUT -j ACCEPT\n-A INPUT -j LED --led-trigger-id ssh\nCOMMIT\n` },
+  { name: 'RETURN as a built-in chain\'s policy', text: '*filter\n:INPUT RETURN [0:0]\nCOMMIT\n' },
+  { name: 'a user chain with a policy that is not one (ignored)', text: '*filter\n:FOO BLAH [0:0]\n-A FOO -j ACCEPT\nCOMMIT\n' },
+  { name: 'a user chain with ACCEPT as its policy (ignored)', text: '*filter\n:FOO ACCEPT [3:4]\nCOMMIT\n' },
+  { name: 'PREROUTING is a user chain in filter: any policy word', text: '*filter\n:PREROUTING BLAH [0:0]\nCOMMIT\n' },
   { name: 'CRLF from the rules on', text: `*filter\n${F}${crlf('-A INPUT -j ACCEPT\nCOMMIT\n')}` },
   { name: 'CRLF on COMMIT only', text: `*filter\n${F}-A INPUT -j ACCEPT\nCOMMIT\r\n` },
   { name: 'CRLF on a rule with a quoted comment', text: `*filter\n${F}-A INPUT -m comment --comment "x y" -j ACCEPT\r\nCOMMIT\n` },
@@ -70,6 +77,8 @@ describeKernel('restore text corners: our reading vs iptables-restore', () => {
       expect(error!.span?.line, context).toBe(kernelLine(k.stderr));
     } else if (loaded.ok) {
       expect(error, context).toBeUndefined();
+      // ... and prints what iptables-save prints after the load.
+      expect(formatIptablesSave(c.text, { family, strict: true }), context).toBe(loaded.save);
     } else if (error !== undefined) {
       // --test takes it (it never commits), the load refuses it: refused here at the load's line.
       expect(error.span?.line, `${context}

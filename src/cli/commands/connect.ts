@@ -6,11 +6,14 @@
 import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
 import { check } from '../../check/index.js';
-import { formatDiagnostic, NetfilterSimError, type Diagnostic } from '../../errors.js';
+import { diagnostic, formatDiagnostic, NetfilterSimError, type Diagnostic } from '../../errors.js';
+import { parseEndpoint } from '../../engine/probe.js';
+import { parseAnyAddress } from '../../engine/routing.js';
 import type { Ipset } from '../../model/ipset.js';
 import { parseIpsetArgument, parseIpsetSave } from '../../syntax/ipset.js';
-import { Netns } from '../../engine/netns.js';
-import type { ConnectResult, ConnectSpec, NetnsOptions } from '../../engine/netns.js';
+import { Netns, listenerFromString } from '../../engine/netns.js';
+import type { ConnectResult, ConnectSpec, ListenerSpec, NetnsOptions } from '../../engine/netns.js';
+import { parseIpRoute, parseIpRule } from '../../engine/ip-args.js';
 import type { Family, Ruleset } from '../../model/types.js';
 import { parseIptablesSave } from '../../syntax/save.js';
 import { detectRulesSyntax, nftLoadErrors } from '../../nftables/index.js';
@@ -36,10 +39,16 @@ Rules and namespace:
   --strict                read the rules as iptables-restore does (default: leniently, as
                           generators write them; what iptables would refuse is a warning)
   --listen LIST           listening sockets: 4140,4143,8080 (0.0.0.0 and [::]),
-                          127.0.0.1:15001, [::1]:15001, 53/udp; repeatable
+                          127.0.0.1:15001, [::1]:15001, 53/udp; repeatable; the words
+                          transparent (IP_TRANSPARENT), uid=N, gid=N (the owner) apply to
+                          every socket of the same --listen: '0.0.0.0:15006,transparent'
   --iface NAME=ADDRS      interface addresses, e.g. eth0=10.0.0.2/24,fd00::2/64; repeatable
                           (default eth0=10.0.0.2/24,fd00::2/64; lo always has 127.0.0.1/8, ::1/128)
   --gateway IP            default gateway (default 10.0.0.1 and fd00::1); repeatable
+  --rule 'ARGS'           a policy routing rule, as ip rule add takes it: 'fwmark 1 lookup 100',
+                          '-6 fwmark 0x1/0x1 pref 100 lookup 100' (IPv4 unless -6); repeatable
+  --route 'ARGS'          a route, as ip route add takes it: 'local default dev lo table 100',
+                          '10.96.0.0/12 via 10.0.0.1 dev eth0'; repeatable
   --route-localnet        net.ipv4.conf.all.route_localnet=1
   --ip-forward            net.ipv4.ip_forward=1 (forward packets not addressed to the pod)
   --peer IP=PORTS         a remote host that listens only on PORTS (others accept everything)
@@ -61,10 +70,15 @@ The connection:
   --dst IP:PORT           destination ([IPv6]:PORT)
   --proto tcp|udp         default tcp
   --mark N, --so-mark N   SO_MARK of the local socket (mark matches and fwmark rules see it)
+  --probes FILE|-         several connections in order in one namespace, one a line in the
+                          syntax of the flags above (--uid 1000 --dst 10.96.0.10:80), plus
+                          --close (closed after the handshake) and --after SECONDS (the clock
+                          moves on first); # starts a comment. One result a line
 
 Output:
   --json                  one JSON object: outcome, address, port, originalDestination, steps,
-                          reason (with --enumerate: an array of them, each with probability)
+                          reason (with --enumerate: an array of them, each with probability;
+                          with --probes: one object a line)
   --format FMT            text | tree | json | mermaid | dot (the trace; default tree)
   --enumerate             follow every branch of statistic --mode random (one result each)
   --seed N                seed of statistic --mode random (default 1)
@@ -87,6 +101,8 @@ export const NETNS_OPTIONS = {
   syntax: { type: 'string' },
   strict: { type: 'boolean' },
   listen: { type: 'string', multiple: true },
+  rule: { type: 'string', multiple: true },
+  route: { type: 'string', multiple: true },
   iface: { type: 'string', multiple: true },
   gateway: { type: 'string', multiple: true },
   'route-localnet': { type: 'boolean' },
@@ -164,7 +180,9 @@ export function netnsOptions(values: Values, io: CliIO): { options: NetnsOptions
   const syntax = str(values, 'syntax');
   if (syntax !== undefined && syntax !== 'iptables' && syntax !== 'nft') throw new UsageError(`--syntax must be iptables or nft, not "${syntax}"`);
   const strict = values['strict'] === true;
-  const listen = list(values, 'listen').flatMap((l) => splitList(l));
+  const listen = list(values, 'listen').flatMap((l) => listenerSpecs(l));
+  const ipRules = list(values, 'rule').map((r) => parseIpRule(r));
+  const routes = list(values, 'route').map((r) => parseIpRoute(r));
   let interfaces: Record<string, string[]> | undefined;
   for (const spec of list(values, 'iface')) {
     const eq = spec.indexOf('=');
@@ -214,6 +232,8 @@ export function netnsOptions(values: Values, io: CliIO): { options: NetnsOptions
   if (nft) options.nft = nft;
   if (rules6File !== undefined) options.rules6 = loadRulesFile(io, rules6File, 6, strict, sources);
   if (interfaces) options.interfaces = interfaces;
+  if (ipRules.length > 0) options.ipRules = ipRules;
+  if (routes.length > 0) options.routes = routes;
   if (gateways.length > 0) options.gateway = gateways;
   if (peers) options.peers = peers;
   if (evaluator) options.evaluator = evaluator;
@@ -239,6 +259,37 @@ export function netnsOptions(values: Values, io: CliIO): { options: NetnsOptions
   for (const spec of list(values, 'ipset')) ipsets.push(parseIpsetArgument(spec));
   if (ipsets.length > 0) options.ipsets = ipsets;
   return { options, sources };
+}
+
+/**
+ * One `--listen` value: endpoints (`4140`, `127.0.0.1:15001`, `[::1]:53/udp`) and attributes that
+ * apply to every endpoint of the same value: `transparent` (IP_TRANSPARENT), `uid=N`, `gid=N`
+ * (the owner; gid defaults to uid).
+ */
+function listenerSpecs(value: string): (string | ListenerSpec)[] {
+  let transparent = false;
+  let uid: number | undefined;
+  let gid: number | undefined;
+  const endpoints: string[] = [];
+  for (const item of splitList(value)) {
+    const owner = /^(uid|gid)=(.*)$/.exec(item);
+    if (item === 'transparent') transparent = true;
+    else if (owner) {
+      if (!/^\d+$/.test(owner[2]!) || Number(owner[2]) > 0xffffffff) throw new UsageError(`--listen ${value}: ${owner[1]} needs a number from 0 to 4294967295, not "${owner[2]!}"`);
+      if (owner[1] === 'uid') uid = Number(owner[2]);
+      else gid = Number(owner[2]);
+    } else if (/^[a-z]+(=.*)?$/i.test(item) && !/^(tcp|udp)$/i.test(item)) {
+      throw new UsageError(`--listen ${value}: unknown attribute "${item}" (transparent, uid=N, gid=N)`);
+    } else endpoints.push(item);
+  }
+  if (endpoints.length === 0) throw new UsageError(`--listen ${value}: no address or port`);
+  if (!transparent && uid === undefined && gid === undefined) return endpoints;
+  return endpoints.map((e) => ({
+    ...listenerFromString(e),
+    ...(transparent ? { transparent } : {}),
+    ...(uid !== undefined ? { uid } : {}),
+    ...(gid !== undefined ? { gid } : {}),
+  }));
 }
 
 function splitList(s: string): string[] {
@@ -313,6 +364,110 @@ function connectSpec(values: Values): ConnectSpec {
   };
 }
 
+/** The options a line of a `--probes` file takes. */
+const PROBE_OPTIONS = {
+  from: { type: 'string' },
+  uid: { type: 'string' },
+  gid: { type: 'string' },
+  groups: { type: 'string' },
+  src: { type: 'string' },
+  sport: { type: 'string' },
+  dst: { type: 'string' },
+  proto: { type: 'string' },
+  mark: { type: 'string' },
+  'so-mark': { type: 'string' },
+  in: { type: 'string' },
+  close: { type: 'boolean' },
+  after: { type: 'string' },
+} as const satisfies ParseArgsConfig['options'];
+
+/** One probe of a `--probes` file: its line, the connection, and what to do around it. */
+interface Probe {
+  readonly line: number;
+  readonly spec: ConnectSpec;
+  readonly close: boolean;
+  readonly after: number;
+}
+
+/**
+ * Reads a `--probes` file: one probe a line in the flags' own syntax (`--uid 1000 --dst
+ * 10.96.0.10:80`, `--from remote --src 10.1.0.5 --dst 10.0.0.2:8080`), plus `--close` (the
+ * connection is closed after its handshake) and `--after SECONDS` (the namespace's clock moves on
+ * that much first). Blank lines and lines starting with `#` are skipped. Every line is checked
+ * before any probe runs; an error names FILE:LINE:COLUMN.
+ */
+function readProbes(file: string, text: string): Probe[] {
+  const probes: Probe[] = [];
+  const lines = text.split('\n');
+  let offset = 0;
+  lines.forEach((raw, i) => {
+    const lineOffset = offset;
+    offset += raw.length + 1;
+    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+    const trimmed = line.trim();
+    if (trimmed === '' || trimmed.startsWith('#')) return;
+    const at = (token: string | undefined, message: string): SourceError => {
+      const found = token === undefined ? -1 : line.search(new RegExp(`(^|\\s)${token.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(\\s|$)`));
+      const col = found < 0 ? line.length - line.trimStart().length : found + (found > 0 || /^\s/.test(line) ? 1 : 0);
+      const span = { line: i + 1, column: col + 1, offset: lineOffset + col, length: token?.length ?? trimmed.length };
+      return new SourceError(file, text, [diagnostic('BAD_CONFIG', `probe: ${message}`, span, token)]);
+    };
+    const args = trimmed.split(/\s+/);
+    let values: Values;
+    try {
+      values = parseArgs({ args, options: PROBE_OPTIONS, allowPositionals: false, strict: true }).values;
+    } catch (e) {
+      const m = e instanceof Error ? e.message : String(e);
+      throw at(quotedArg(m, args), m.split('\n')[0]!.replace(/\. To specify a positional argument.*$/, ''));
+    }
+    let spec: ConnectSpec;
+    try {
+      spec = connectSpec(values);
+      parseEndpoint(spec.dst, true);
+      if (spec.src !== undefined && !parseAnyAddress(spec.src)) throw new UsageError(`bad address "${spec.src}" in --src`);
+    } catch (e) {
+      if (e instanceof UsageError || e instanceof NetfilterSimError) {
+        throw at(quotedArg(e.message, args), e.message);
+      }
+      throw e;
+    }
+    const after = str(values, 'after');
+    if (after !== undefined && (!/^\d+(\.\d+)?$/.test(after) || !Number.isFinite(Number(after)))) throw at(after, `--after needs a number of seconds, not "${after}"`);
+    probes.push({ line: i + 1, spec, close: values['close'] === true, after: after === undefined ? 0 : Number(after) });
+  });
+  if (probes.length === 0) throw new SourceError(file, text, [diagnostic('BAD_CONFIG', `no probes in ${file === '-' ? '<stdin>' : file} (one a line: --uid N --dst IP:PORT, or --from remote --src IP --dst IP:PORT)`)]);
+  return probes;
+}
+
+/** The argument a message quotes (`'--dts'`, `"10.0.0.300"` inside `10.0.0.300:80`), if any. */
+function quotedArg(message: string, args: readonly string[]): string | undefined {
+  for (const m of message.matchAll(/'([^' ]+)|"([^"]+)"/g)) {
+    const q = m[1] ?? m[2]!;
+    const hit = args.find((a) => a === q) ?? args.find((a) => a.includes(q));
+    if (hit !== undefined) return hit;
+  }
+  return undefined;
+}
+
+/** Runs the probes of a file in order in one namespace; one result a line. */
+function runProbes(ns: Netns, file: string, text: string, probes: readonly Probe[], json: boolean, color: boolean, io: CliIO): void {
+  for (const p of probes) {
+    let r: ConnectResult;
+    try {
+      if (p.after > 0) ns.advance(p.after);
+      r = ns.connect(p.spec, { close: p.close, trace: json });
+    } catch (e) {
+      if (e instanceof NetfilterSimError) {
+        const d = e.diagnostics[0]!;
+        throw new SourceError(file, text, [{ ...d, message: `probe: ${d.message}`, span: { line: p.line, column: 1, offset: 0, length: 0 } }]);
+      }
+      throw e;
+    }
+    if (json) io.stdout(JSON.stringify(jsonResult(r)) + '\n');
+    else io.stdout(`${p.line}: ${renderOutcome(r, { color })}`);
+  }
+}
+
 function jsonResult(r: ConnectResult): Omit<ConnectResult, 'trace'> {
   const { trace: _trace, ...rest } = r;
   return rest;
@@ -347,6 +502,7 @@ export async function runConnect(args: string[], io: CliIO): Promise<number> {
         'so-mark': { type: 'string' },
         in: { type: 'string' },
         enumerate: { type: 'boolean' },
+        probes: { type: 'string' },
       },
       allowPositionals: false,
       strict: true,
@@ -356,12 +512,33 @@ export async function runConnect(args: string[], io: CliIO): Promise<number> {
       return EXIT_OK;
     }
     const format = traceFormat(values, 'tree');
-    const spec = connectSpec(values);
+    const probesFile = values.probes;
+    if (probesFile !== undefined) {
+      for (const k of Object.keys(PROBE_OPTIONS)) if (values[k as keyof typeof values] !== undefined) throw new UsageError(`--${k} goes on the lines of the --probes file, not beside it`);
+      if (values.enumerate) throw new UsageError('--enumerate and --probes cannot be combined');
+      if (values.format !== undefined) throw new UsageError('--probes prints one result a line: no --format (use --json for the steps)');
+    }
+    const spec = probesFile === undefined ? connectSpec(values) : null;
     files = { rules: values.rules?.[0], rules6: values.rules6 };
+    if (probesFile !== undefined && (probesFile === '-' && (files.rules === '-' || files.rules6 === '-'))) throw new UsageError('only one of --rules, --rules6 and --probes can read standard input');
+    let probeText = '';
+    let probes: Probe[] = [];
+    if (probesFile !== undefined) {
+      try {
+        probeText = io.readFile(probesFile);
+      } catch (e) {
+        throw e instanceof FileReadError ? e : new FileReadError(probesFile, e);
+      }
+      probes = readProbes(probesFile, probeText);
+    }
     const built = netnsOptions(values, io);
     sources = built.sources;
     const ns = new Netns(built.options);
     const color = useColor(values, io);
+    if (spec === null) {
+      runProbes(ns, probesFile!, probeText, probes, values.json === true, color, io);
+      return EXIT_OK;
+    }
     const results = values.enumerate ? ns.connectAll(spec) : [ns.connect(spec)];
     const omitted = results.reduce((sum, r) => sum + (r.traceOmitted ?? 0), 0);
     if (omitted > 0) io.stderr(`netfilter-sim connect: warning: traces keep the first 65536 rule events per call; ${omitted} more were left out\n`);

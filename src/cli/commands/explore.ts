@@ -90,6 +90,7 @@ export async function runExplore(args: string[], io: CliIO): Promise<number> {
     if (proto !== undefined && proto !== 'tcp' && proto !== 'udp') throw new UsageError(`--proto is tcp or udp, not "${proto}"`);
     if (values['4'] && values['6']) throw new UsageError('-4 and -6 exclude each other (give neither for both)');
     if (values.format !== undefined) throw new UsageError('explore has no --format; --json prints the classes as data');
+    if (values.rule !== undefined || values.route !== undefined) throw new UsageError('explore does not take --rule or --route (policy routing is for connect and trace)');
     let sport: number | undefined;
     if (values.sport !== undefined) {
       if (!/^\d+$/.test(values.sport) || Number(values.sport) < 1 || Number(values.sport) > 65535) throw new UsageError(`--sport needs a port 1-65535, not "${values.sport}"`);

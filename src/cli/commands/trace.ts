@@ -23,7 +23,8 @@ source); one without a source, or with uid, is sent by a local process.
 
 Options:
   --rules FILE|- (repeatable; nft files too)  --rules6 FILE|-  --syntax iptables|nft  --strict  --listen LIST  --iface NAME=ADDRS  --gateway IP
-  --route-localnet  --ip-forward  --peer IP=PORTS  --conntrack-max N   (as for connect)
+  --route-localnet  --ip-forward  --peer IP=PORTS  --conntrack-max N
+  --rule 'ARGS'  --route 'ARGS'   (as for connect)
   --format FMT    text (kernel TRACE lines) | tree (default) | json (the events) | mermaid | dot
   --json          the result object: outcome, address, port, originalDestination, steps,
                   reason, and trace (the full event list)

@@ -1,6 +1,6 @@
 /**
- * `-m ttl` (`libipt_ttl.c`, kernel `ipt_ttl.c`) and `-m hl` (`libip6t_hl.c`, `ip6t_hl.c`): the
- * IPv4 TTL or IPv6 hop limit compared with a value: `--ttl-eq` (or `--ttl`), `! --ttl-eq`,
+ * `-m ttl` (`libipt_ttl.c`, kernel `ipt_ttl.c`): the IPv4 TTL compared with a value (`-m hl`, in
+ * hl.ts, is its IPv6 twin and shares this parser): `--ttl-eq` (or `--ttl`), `! --ttl-eq`,
  * `--ttl-lt`, `--ttl-gt`; one of them. The engine's packets carry TTL 64 where they are made
  * (Linux's default), one less after each forwarding hop.
  *
@@ -15,7 +15,8 @@ export interface TtlOptions {
   readonly value: number;
 }
 
-function build(prefix: 'ttl' | 'hl') {
+/** The parser of `-m ttl` and `-m hl` (they differ only in the options' prefix). @internal */
+export function build(prefix: 'ttl' | 'hl') {
   const names = [`${prefix}-eq`, `${prefix}-lt`, `${prefix}-gt`, prefix];
   return (occurrences: readonly OptionOccurrence[], ctx: ExtensionContext): TtlOptions => {
     exclusive(occurrences, names);
@@ -36,11 +37,13 @@ function build(prefix: 'ttl' | 'hl') {
   };
 }
 
-function save(prefix: string) {
+/** The printer of `-m ttl` and `-m hl`. @internal */
+export function save(prefix: string) {
   return (o: TtlOptions): string => `${o.mode === 'ne' ? '! ' : ''}--${prefix}-${o.mode === 'ne' ? 'eq' : o.mode} ${o.value}`;
 }
 
-function lower(o: TtlOptions) {
+/** The test of `-m ttl` and `-m hl` on the engine's packets. @internal */
+export function lower(o: TtlOptions) {
   const { mode, value } = o;
   return (p: { readonly ttl?: number }): boolean => {
     const t = p.ttl ?? 64;
@@ -61,21 +64,5 @@ export const ttl: MatchExtension<TtlOptions> = {
   ],
   parse: build('ttl'),
   save: save('ttl'),
-  lower,
-};
-
-/** `-m hl` (IPv6). */
-export const hl: MatchExtension<TtlOptions> = {
-  kind: 'match',
-  name: 'hl',
-  family: 6,
-  options: [
-    { name: 'hl-eq', arg: true, negatable: true },
-    { name: 'hl-lt', arg: true },
-    { name: 'hl-gt', arg: true },
-    { name: 'hl', arg: true },
-  ],
-  parse: build('hl'),
-  save: save('hl'),
   lower,
 };

@@ -1,5 +1,5 @@
 /**
- * `-j TTL` (`libipt_TTL.c`, kernel `xt_HL.c` `ttl_tg`) and `-j HL` (`libip6t_HL.c`, `hl_tg6`):
+ * `-j TTL` (`libipt_TTL.c`, kernel `xt_HL.c` `ttl_tg`; its IPv6 twin `-j HL` is in HL.ts):
  * set (`--ttl-set`), decrement (`--ttl-dec`, at least 1) or increment (`--ttl-inc`) the IPv4 TTL
  * or IPv6 hop limit, saturating at 0 and 255. mangle table. The engine's packets carry the new
  * value (the `ttl`/`hl` matches read it).
@@ -15,7 +15,8 @@ export interface TtlTargetOptions {
   readonly value: number;
 }
 
-function build(prefix: 'ttl' | 'hl', ext: string) {
+/** The parser of `-j TTL` and `-j HL`. @internal */
+export function build(prefix: 'ttl' | 'hl', ext: string) {
   return (occurrences: readonly OptionOccurrence[], ctx: ExtensionContext): TtlTargetOptions => {
     exclusive(occurrences, [`${prefix}-set`, `${prefix}-dec`, `${prefix}-inc`]);
     let r: TtlTargetOptions | undefined;
@@ -44,20 +45,4 @@ export const TTL: TargetExtension<TtlTargetOptions> = {
   placement: { tables: ['mangle'] },
   parse: build('ttl', 'TTL'),
   save: (o) => `--ttl-${o.mode} ${o.value}`,
-};
-
-/** `-j HL` (IPv6). */
-export const HL: TargetExtension<TtlTargetOptions> = {
-  kind: 'target',
-  name: 'HL',
-  family: 6,
-  terminal: false,
-  options: [
-    { name: 'hl-set', arg: true },
-    { name: 'hl-dec', arg: true },
-    { name: 'hl-inc', arg: true },
-  ],
-  placement: { tables: ['mangle'] },
-  parse: build('hl', 'HL'),
-  save: (o) => `--hl-${o.mode} ${o.value}`,
 };

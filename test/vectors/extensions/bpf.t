@@ -1,0 +1,21 @@
+:INPUT,FORWARD,OUTPUT
+*filter
+-m bpf --bytecode "4,48 0 0 9,21 0 1 6,6 0 0 1,6 0 0 0";=;OK
+-m bpf --bytecode "1,6 0 0 1,";-m bpf --bytecode "1,6 0 0 1";OK
+-m bpf --bytecode "1, 6  0 0 1";-m bpf --bytecode "1,6 0 0 1";OK
+-m bpf --bytecode "1,6 0 0 4294967295";=;OK
+-m bpf --bytecode "3,2 0 0 3,96 0 0 3,22 0 0 0";=;OK
+-m bpf --bytecode "4,5 0 0 1,2 0 0 3,96 0 0 3,22 0 0 0";;FAIL
+-m bpf --bytecode "2,52 0 0 0,22 0 0 0";;FAIL
+-m bpf --bytecode "2,0 0 0 0,5 0 0 0";;FAIL
+-m bpf ! --bytecode "1,6 0 0 1";;FAIL
+-m bpf --bytecode "2,6 0 0 1";;FAIL
+-m bpf --bytecode "1,6 0 0 1,6 0 0 0";;FAIL
+-m bpf --bytecode "1,48 0 0 9";;FAIL
+-m bpf --bytecode "1,0x6 0 0 1";;FAIL
+-m bpf --bytecode "0";;FAIL
+-m bpf --bytecode "2,21 0 5 6,6 0 0 1";;FAIL
+-m bpf --bytecode "2,6 0 0 1,99 0 0 0";;FAIL
+-m bpf --bytecode "1,6 0 0 1" --bytecode "1,6 0 0 0";;FAIL
+-m bpf --object-pinned /sys/fs/bpf/x;;FAIL
+-m bpf;;FAIL
