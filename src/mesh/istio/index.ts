@@ -6,6 +6,8 @@
 export { parseIstioIptablesArgs, parseIstioIptablesCommandLine, formatIstioIptablesArgs, ISTIO_IPTABLES_FLAGS } from './args.js';
 export type { IstioCommandLine } from './args.js';
 export { IptablesRuleBuilder, IP_VERSION_SPECIFIC } from './builder.js';
+export { NftablesRuleBuilder } from './nft-transaction.js';
+export type { NftBuilderRule, NftChainSpec, NftRuleSpec } from './nft-transaction.js';
 export type { BuilderRule, IstioRuleNote } from './builder.js';
 export { compileIstioCni } from './cni.js';
 export type { IstioCniInput, IstioCniResult, IstioRedirect } from './cni.js';
