@@ -61,7 +61,7 @@ Options:
                           commands: the recorded commands, as upstream's goldens lay them out
                           json: the loaded rule set(s)
   --json                  the same as --format json
-  --upstream-version V    reproduce a release's rules (1.0 to 1.31, e.g. 1.24, 1.17; newer
+  --upstream-version V    reproduce a release's rules (1.12 to 1.31, e.g. 1.24, 1.17; older and newer
                           versions are refused, not guessed)
   -h, --help              this help
 

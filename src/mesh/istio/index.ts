@@ -48,5 +48,5 @@ export {
 } from './ambient.js';
 export type { AmbientCompileResult, AmbientConfig, AmbientInput, AmbientPodOverrides } from './ambient.js';
 export { formatIstioAmbientResult } from './format.js';
-export { ISTIO_LATEST_RELEASE, istioReleaseFeatures } from './version.js';
+export { ISTIO_LATEST_RELEASE, ISTIO_OLDEST_RELEASE, istioReleaseFeatures } from './version.js';
 export type { IstioReleaseFeatures } from './version.js';

@@ -89,7 +89,8 @@ describe('netfilter-sim compile istio', () => {
     [['-x', '*'], /invalid value for OUTBOUND_IP_RANGES_EXCLUDE/],
     [['--env', 'ISTIO_OUTBOUND_IPV4_LOOPBACK_CIDR=10.0.0.1/32'], /IPv4 loopback/],
     [['--native-nftables', '--upstream-version', '1.26'], /native-nftables exists from Istio 1.27/],
-    [['--redirect-dns', '--capture-all-dns', '--upstream-version', '1.23'], /not documented/],
+    [['--drop-invalid', '--upstream-version', '1.12'], /unknown flag: --drop-invalid \(added in Istio 1.13/],
+    [['--upstream-version', '1.11'], /oldest release known here is 1.12/],
     [['--resolv-conf', '/nonexistent/resolv.conf'], /cannot read/],
   ])('%j is an error (exit 1)', async (args, message) => {
     const r = await istio(args);
