@@ -202,7 +202,8 @@ if (missing !== null && kernelRequired()) {
     it(`runs ${goldenCases.length} golden and ${RANDOM_CASES} random configurations (seed ${SEED})`, async () => {
       expect(randomCases.length).toBeGreaterThanOrEqual(100);
       expect((await kernel()).length).toBe(all.length);
-    });
+      // All the namespaces are loaded here: minutes on a busy 2-core machine, as a hook would take.
+    }, 600_000);
 
     it('this machine prints the goldens as kernel-save/ recorded them', async () => {
       const saves = await kernel();
