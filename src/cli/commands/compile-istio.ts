@@ -158,7 +158,7 @@ export async function runCompileIstio(args: string[], io: CliIO): Promise<number
         throw e;
       }
       const injected = istioInitArgsForPod(pod, values);
-      if (injected === null) return { skipped: 'netfilter-sim compile istio: the sidecar injector adds no istio-init to this pod (interception mode NONE)\n' };
+      if (injected === null) return { skipped: 'netfilter-sim compile istio: the sidecar injector adds no istio-init to this pod: interception mode NONE\n' };
       argv = injected;
       podIPs = pod.podIPs;
     }

@@ -111,7 +111,8 @@ Prints what the linkerd-cni plugin writes into a pod's network namespace at CNI 
   -h, --help
 
 A pod with a linkerd-init init container, or without a linkerd-proxy container, is left
-alone: the reason goes to stderr and the exit status is 0.
+alone: nothing on stdout, "linkerd-cni does not program this pod: REASON" on stderr and
+exit status 0, as compile istio-cni.
 
 Examples:
   netfilter-sim compile linkerd-cni --conf /etc/cni/net.d/10-calico.conflist --pod web.yaml
@@ -269,7 +270,7 @@ export async function runCompileLinkerd(args: string[], io: CliIO): Promise<numb
       for (const w of inj.warnings) io.stderr(`netfilter-sim compile linkerd: warning: ${w}\n`);
       if (inj.args === null) {
         // As a pod the CNI plugins skip: nothing written, the reason on stderr, success.
-        io.stderr(`netfilter-sim compile linkerd: the proxy injector adds no linkerd-init to this pod (cniEnabled: ${inj.container} only)\n`);
+        io.stderr(`netfilter-sim compile linkerd: the proxy injector adds no linkerd-init to this pod: cniEnabled (${inj.container} only)\n`);
         return EXIT_OK;
       }
       io.stderr(`# injector${linkerdVersion !== undefined ? ` (Linkerd ${linkerdVersion})` : ''}: linkerd-proxy runs ${inj.nativeSidecar ? 'as a native sidecar' : 'as a regular container'}; linkerd-init ${inj.args.join(' ')}\n`);
@@ -354,7 +355,12 @@ export async function runCompileLinkerdCni(args: string[], io: CliIO): Promise<n
       ...(existing6 !== undefined ? { existing6 } : {}),
       ...(upstreamVersion !== undefined ? { upstreamVersion } : {}),
     });
-    if (result.skipped) io.stderr(`${result.skipped.message}\n`);
+    // The same shape as compile istio-cni for a pod the plugin leaves alone (exit 0, nothing on stdout).
+    if (result.skipped) {
+      const why = result.skipped.message.replace(/^linkerd-cni: /, '').replace(/, skipping\.$/, '');
+      io.stderr(`netfilter-sim compile linkerd-cni: linkerd-cni does not program this pod: ${why}\n`);
+      return EXIT_OK;
+    }
     return finish(io, result, format, 'linkerd-cni');
   });
 }

@@ -102,15 +102,17 @@ describe('compile linkerd-cni', () => {
     const io = memoryIO(cniFiles(c));
     const code = await runCompileLinkerdCni([...cniArgs(c), '--format', 'commands'], io);
     expect(code).toBe(c.expectedError ? 1 : 0);
-    expect(io.out).toBe(expectedCommands(c));
-    if (c.cniSkipped) expect(io.err).toBe(`${c.cniSkipped}\n`);
+    expect(io.out).toBe(c.cniSkipped ? '' : expectedCommands(c));
+    // The shape of compile istio-cni's skipped pod: "netfilter-sim compile X: X does not program this pod: REASON".
+    if (c.cniSkipped) expect(io.err).toBe(`netfilter-sim compile linkerd-cni: linkerd-cni does not program this pod: ${c.cniSkipped.replace(/^linkerd-cni: /, '').replace(/, skipping\.$/, '')}\n`);
     if (c.expectedError) expect(io.err).toBe(`linkerd-cni: ${c.expectedError.message}\n`);
   });
 
   it.each(cniCases.filter((c) => !c.expectedError).map((c) => [c.name, c] as const))('%s: save', async (_name, c) => {
     const io = memoryIO(cniFiles(c));
     expect(await runCompileLinkerdCni(cniArgs(c), io)).toBe(0);
-    expect(io.out).toBe(expectedSave(c));
+    // A pod the plugin leaves alone prints nothing (the reason goes to stderr), as compile istio-cni.
+    expect(io.out).toBe(c.cniSkipped ? '' : expectedSave(c));
   });
 
   it('needs --conf and --pod', async () => {
@@ -188,5 +190,14 @@ describe('compile linkerd --pod (the proxy injector), --set and --linkerd-versio
     const r = await run(args, { 'pod.json': manifest() });
     expect(r.code).toBe(2);
     expect(r.err).toMatch(message);
+  });
+});
+
+describe('a skipped pod exits as in compile istio-cni', () => {
+  it('exit 0, nothing on stdout, "netfilter-sim compile linkerd-cni: linkerd-cni does not program this pod: REASON" on stderr', async () => {
+    const c = cniCases.find((x) => x.cniSkipped?.includes('linkerd-init'))!;
+    const io = memoryIO(cniFiles(c));
+    const code = await runCompileLinkerdCni(cniArgs(c), io);
+    expect([code, io.out, io.err]).toEqual([0, '', 'netfilter-sim compile linkerd-cni: linkerd-cni does not program this pod: linkerd-init initContainer is present\n']);
   });
 });
