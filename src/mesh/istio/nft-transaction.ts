@@ -7,6 +7,7 @@
  * @module
  */
 import { fail } from '../../errors.js';
+import { expectArgument } from '../../guard.js';
 
 /** A chain to declare: a base chain (type, hook, numeric priority) or a regular chain. @internal */
 export interface NftChainSpec {
@@ -94,6 +95,7 @@ export class NftablesRuleBuilder {
   why = '';
 
   constructor(options: { readonly enableIPv6: boolean }) {
+    expectArgument(options, 'object', 'options');
     this.enableIPv6 = options.enableIPv6;
   }
 
