@@ -1,7 +1,7 @@
 // The Istio ambient and native-nftables rule sets as compiled here, loaded into real network
 // namespaces: the iptables ones with iptables-restore/ip6tables-restore --noflush (ipsets created
 // first, as the vectors' setup says) and listed with iptables-save/ip6tables-save; the nft ones
-// with nft -f (sets created first) and listed with nft list ruleset. What the kernel lists must be
+// with nft -f (sets created first) and listed with nft list ruleset (the builder goldens' dumps too). What the kernel lists must be
 // what `--format save` prints (iptables), and the vectors' recorded kernel listing (nft).
 import { spawn } from 'node:child_process';
 import { beforeAll, expect, it } from 'vitest';
@@ -10,6 +10,8 @@ import { compileIstio } from '../../src/mesh/istio/compile.js';
 import { formatIstioAmbientResult } from '../../src/mesh/istio/format.js';
 import { ambientCases, ambientInput, stripSaveComments } from '../mesh/istio/ambient-vectors.js';
 import { toIstioConfig } from '../mesh/istio/vectors.js';
+import { BUILDER_CASES, CH, T } from '../mesh/istio/nft-builder-cases.js';
+import { NftablesRuleBuilder } from '../../src/mesh/istio/nft-transaction.js';
 import { describeKernel, mapLimit } from './harness.js';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -69,6 +71,12 @@ for (const [key, c] of Object.entries(nftCases)) {
   if (!key.startsWith('capture-nft/')) continue;
   const r = compileIstio({ ...toIstioConfig({ ...BASE, ...c.overrides }), nativeNftables: true });
   jobs.push({ name: `sidecar ${key}`, script: `set -e; printf %s ${quote(r.nft ?? '')} | nft -f -; nft list ruleset`, expected: c.kernel?.list ?? '', ours: '', kernelAccepted: c.kernel?.accepted ?? false });
+}
+for (const [name, calls] of BUILDER_CASES) {
+  const b = new NftablesRuleBuilder({ enableIPv6: true });
+  calls(b);
+  const c = nftCases[`builder-nft/${name}`];
+  jobs.push({ name: `builder ${name}`, script: `set -e; printf %s ${quote(b.dump(T, [{ name: CH }]))} | nft -f -; nft list ruleset`, expected: c?.kernel?.list ?? '', ours: '', kernelAccepted: c?.kernel?.accepted ?? false });
 }
 
 describeKernel('Istio ambient and native nftables rule sets in a real namespace', () => {

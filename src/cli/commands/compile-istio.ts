@@ -11,6 +11,8 @@ import { detectEnableIPv6, type IstioConfig, parseResolvConf, splitDnsServers } 
 import { formatIstioAmbientResult, formatIstioResult, ISTIO_OUTPUT_FORMATS, type IstioOutputFormat } from '../../mesh/istio/format.js';
 import { readNamespace, readPod } from '../../mesh/pod.js';
 import { istioReleaseFeatures } from '../../mesh/istio/version.js';
+import { istioInitArgsForPod } from '../../mesh/istio/inject.js';
+import { istioValuesFromSet } from '../chart-values.js';
 import { type AmbientConfig, type AmbientPodOverrides, ambientEnrolment, ambientPodOverrides, compileIstioAmbient } from '../../mesh/istio/ambient.js';
 import { type CliIO, EXIT_OK, SourceError, UsageError, reportCliError } from '../io.js';
 import { pushAll } from '../../limits.js';
@@ -55,13 +57,20 @@ What istio-iptables reads from the pod instead of flags:
   --pod-ips LIST          decide IPv6 from the pod's addresses, as upstream (see --dual-stack)
   --env NAME=VALUE        an environment variable, e.g. ISTIO_OUTBOUND_OWNER_GROUPS=java,202
 
+Or, instead of istio-iptables flags, the pod as written:
+  --pod FILE              the istio-init args the sidecar injector writes for this Pod manifest
+                          (its traffic.sidecar.istio.io/* annotations over the chart values;
+                          IPv6 from status.podIPs)
+  --set KEY=VALUE         with --pod: an istiod chart value, as helm --set (global.nativeNftables=true,
+                          global.proxy.excludeIPRanges=10.0.0.0/8, pilot.cni.enabled=true, ...); repeatable
+
 Options:
   --format FMT            save (default): what iptables-save prints afterwards (IPv4, then IPv6)
                           restore: the exact iptables-restore --noflush input(s)
                           commands: the recorded commands, as upstream's goldens lay them out
                           json: the loaded rule set(s)
   --json                  the same as --format json
-  --upstream-version V    reproduce a release's rules (1.0 to 1.31, e.g. 1.24, 1.17; newer
+  --upstream-version V    reproduce a release's rules (1.12 to 1.31, e.g. 1.24, 1.17; older and newer
                           versions are refused, not guessed)
   -h, --help              this help
 
@@ -74,6 +83,7 @@ Examples:
   netfilter-sim compile istio -b '*' -i '*' --redirect-dns --dns-servers 10.96.0.10 --format restore
   netfilter-sim compile istio -m TPROXY -b '*' -i '*' --ipv6 --format commands
   netfilter-sim compile istio -b '*' -i '*' --upstream-version 1.17
+  netfilter-sim compile istio --pod web.yaml --set global.nativeNftables=true --format commands
 `;
 
 /**
@@ -122,7 +132,7 @@ Examples:
  */
 export async function runCompileIstio(args: string[], io: CliIO): Promise<number> {
   return run(io, 'compile istio', () => {
-    const own = extractOwnOptions(args, ['format', 'dns-servers', 'resolv-conf', 'pod-ips', 'upstream-version', 'env'], ['ipv6', 'help', 'json']);
+    const own = extractOwnOptions(args, ['format', 'dns-servers', 'resolv-conf', 'pod-ips', 'upstream-version', 'env', 'pod', 'set'], ['ipv6', 'help', 'json']);
     if (own.flags.has('help')) return { help: COMPILE_ISTIO_HELP };
     const format = checkFormat(own.values.get('format'), own.flags.has('json'));
     const env = envPairs(own.values.get('env') ?? []);
@@ -131,9 +141,30 @@ export async function runCompileIstio(args: string[], io: CliIO): Promise<number
     const rest = istioReleaseFeatures(version).iptablesTraceLogging
       ? own.rest.filter((a) => a !== '--iptables-trace-logging' && !a.startsWith('--iptables-trace-logging='))
       : own.rest;
+    const podFile = last(own.values.get('pod'));
+    let argv = rest;
+    let podIPs: readonly string[] = [];
+    if (podFile === undefined) {
+      if (own.values.has('set')) throw new UsageError('--set goes with --pod');
+    } else {
+      if (rest.length > 0) throw new UsageError(`istio-iptables flags and --pod cannot be used together (with --pod the injector writes them): "${rest[0]}"`);
+      const values = istioValuesFromSet(own.values.get('set') ?? []);
+      const podText = io.readFile(podFile);
+      let pod;
+      try {
+        pod = readPod(podText);
+      } catch (e) {
+        if (e instanceof NetfilterSimError) throw new SourceError(podFile, podText, e.diagnostics);
+        throw e;
+      }
+      const injected = istioInitArgsForPod(pod, values);
+      if (injected === null) return { skipped: 'netfilter-sim compile istio: the sidecar injector adds no istio-init to this pod: interception mode NONE\n' };
+      argv = injected;
+      podIPs = pod.podIPs;
+    }
     let line;
     try {
-      line = parseIstioIptablesCommandLine(rest, env);
+      line = parseIstioIptablesCommandLine(argv, env);
     } catch (e) {
       if (e instanceof NetfilterSimError) throw new UsageError(e.message);
       throw e;
@@ -148,8 +179,9 @@ export async function runCompileIstio(args: string[], io: CliIO): Promise<number
       pushAll(servers, r.dnsServersV6);
     }
     if (servers.length > 0) Object.assign(fields, splitDnsServers(servers));
-    const podIPs = own.values.get('pod-ips');
-    if (podIPs) fields.enableIPv6 = detectEnableIPv6(podIPs.join(',').split(',').filter((s) => s !== ''), line.config.dualStack);
+    const podIPsFlag = own.values.get('pod-ips');
+    if (podIPsFlag) fields.enableIPv6 = detectEnableIPv6(podIPsFlag.join(',').split(',').filter((s) => s !== ''), line.config.dualStack);
+    else if (podIPs.length > 0) fields.enableIPv6 = detectEnableIPv6(podIPs, line.config.dualStack);
     if (own.flags.has('ipv6')) fields.enableIPv6 = true;
     const result = compileIstio({ ...line.config, ...fields }, version === undefined ? {} : { upstreamVersion: version });
     return { result, format, warnings };

@@ -9,6 +9,8 @@ import { readNamespace, readPod, readService } from '../../mesh/pod.js';
 import { PROXY_INIT_FLAGS, parseProxyInitArgs } from '../../mesh/linkerd/config.js';
 import { compileLinkerdCni, type LinkerdCniResult } from '../../mesh/linkerd/cni.js';
 import { compileProxyInit, type ProxyInitResult } from '../../mesh/linkerd/proxy-init.js';
+import { injectProxyInitArgs } from '../../mesh/linkerd/injector.js';
+import { linkerdValuesFromSet } from '../chart-values.js';
 import type { LinkerdOutputFormat } from '../../mesh/linkerd/output.js';
 import { EXIT_INPUT, EXIT_OK, SourceError, UsageError, type CliIO, reportCliError } from '../io.js';
 import { pushAll } from '../../limits.js';
@@ -60,6 +62,15 @@ Options:
       --existing6 FILE            the same for the IPv6 pass
       --upstream-version V        reproduce an older proxy-init (v1.3.12 ... v2.4.9)
       --timestamp N               comment suffix of releases before v2.4.0 (default: now)
+      --pod FILE                  instead of proxy-init flags: the linkerd-init args the proxy
+                                  injector writes for this Pod manifest (its config.linkerd.io/*
+                                  annotations over the chart values)
+      --namespace FILE            with --pod: its Namespace, whose annotations the pod lacks apply
+      --set KEY=VALUE             with --pod: a linkerd-control-plane chart value, as helm --set
+                                  (proxyInit.ignoreOutboundPorts=3306, disableIPv6=false,
+                                  proxy.uid=2103, proxy.nativeSidecar=false, ...); repeatable
+      --linkerd-version V         with --pod: the Linkerd release whose injector to reproduce
+                                  (2.18, 2.19, 2.20; also stable-2.19.3); others are refused
   -h, --help
 
 When proxy-init would fail, its error goes to stderr (the failing iptables command's
@@ -71,6 +82,7 @@ Examples:
       --inbound-ports-to-ignore 4190,4191,4567,4568 --outbound-ports-to-ignore 4567,4568
   netfilter-sim compile linkerd -p 4143 -o 4140 -u 2102 --format commands
   netfilter-sim compile linkerd -p 8080 -o 8080 -u 2102 --ipv6=false --existing nat-before.txt
+  netfilter-sim compile linkerd --pod web.yaml --set proxyInit.ignoreOutboundPorts=3306 --linkerd-version 2.19
 `;
 
 /**
@@ -99,7 +111,8 @@ Prints what the linkerd-cni plugin writes into a pod's network namespace at CNI 
   -h, --help
 
 A pod with a linkerd-init init container, or without a linkerd-proxy container, is left
-alone: the reason goes to stderr and the exit status is 0.
+alone: nothing on stdout, "linkerd-cni does not program this pod: REASON" on stderr and
+exit status 0, as compile istio-cni.
 
 Examples:
   netfilter-sim compile linkerd-cni --conf /etc/cni/net.d/10-calico.conflist --pod web.yaml
@@ -108,6 +121,8 @@ Examples:
 
 interface OwnFlags {
   readonly values: Map<string, string>;
+  /** Every `--set` given, in order. */
+  readonly sets: string[];
   readonly help: boolean;
   readonly json: boolean;
   readonly rest: string[];
@@ -119,6 +134,7 @@ function takeOwnFlags(args: readonly string[], own: readonly string[], passValue
   const rest: string[] = [];
   let help = false;
   let json = false;
+  const sets: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     if (a === '--') {
@@ -141,14 +157,15 @@ function takeOwnFlags(args: readonly string[], own: readonly string[], passValue
         if (i + 1 >= args.length) throw new UsageError(`flag needs an argument: --${name}`);
         value = args[++i]!;
       }
-      values.set(name, value);
+      if (name === 'set') sets.push(value);
+      else values.set(name, value);
       continue;
     }
     rest.push(a);
     if (m && m[2] === undefined && passValueFlags.has(m[1]!) && i + 1 < args.length) rest.push(args[++i]!);
     else if (/^-[A-Za-z]+$/.test(a) && passShorts.has(a[a.length - 1]!) && i + 1 < args.length) rest.push(args[++i]!);
   }
-  return { values, help, json, rest };
+  return { values, sets, help, json, rest };
 }
 
 function parseFormat(v: string | undefined, json = false): LinkerdOutputFormat {
@@ -222,7 +239,7 @@ export async function runCompileLinkerd(args: string[], io: CliIO): Promise<numb
   return guard(io, 'compile linkerd', async () => {
     const valueFlags = new Set(PROXY_INIT_FLAGS.filter((f) => f.kind !== 'bool').map((f) => f.name));
     const shorts = new Set(PROXY_INIT_FLAGS.filter((f) => f.kind !== 'bool' && f.shorthand).map((f) => f.shorthand!));
-    const own = takeOwnFlags(args, ['format', 'existing', 'existing6', 'upstream-version', 'timestamp'], valueFlags, shorts);
+    const own = takeOwnFlags(args, ['format', 'existing', 'existing6', 'upstream-version', 'timestamp', 'pod', 'namespace', 'set', 'linkerd-version'], valueFlags, shorts);
     if (own.help) {
       io.stdout(COMPILE_LINKERD_HELP);
       return EXIT_OK;
@@ -231,7 +248,35 @@ export async function runCompileLinkerd(args: string[], io: CliIO): Promise<numb
     const upstreamVersion = own.values.get('upstream-version');
     const timestampText = own.values.get('timestamp');
     if (timestampText !== undefined && !/^\d+$/.test(timestampText)) throw new UsageError(`--timestamp must be unix seconds, got ${JSON.stringify(timestampText)}`);
-    const parsed = parseProxyInitArgs(own.rest, upstreamVersion !== undefined ? { upstreamVersion } : {});
+    const podPath = own.values.get('pod');
+    const linkerdVersion = own.values.get('linkerd-version');
+    let argv = own.rest;
+    if (podPath === undefined) {
+      if (own.sets.length > 0 || linkerdVersion !== undefined || own.values.has('namespace')) throw new UsageError('--set, --namespace and --linkerd-version go with --pod');
+    } else {
+      if (own.rest.length > 0) throw new UsageError(`proxy-init flags and --pod cannot be used together (with --pod the injector writes them): ${JSON.stringify(own.rest[0])}`);
+      const values = linkerdValuesFromSet(own.sets);
+      const nsPath = own.values.get('namespace');
+      const inj = injectProxyInitArgs({
+        pod: readManifestFile(io, podPath, readPod),
+        ...(nsPath !== undefined ? { namespace: readManifestFile(io, nsPath, readNamespace) } : {}),
+        values,
+        ...(linkerdVersion !== undefined ? { linkerdVersion } : {}),
+      });
+      if (inj.error !== undefined) {
+        io.stderr(`netfilter-sim compile linkerd: the proxy injector fails for this pod: ${inj.error}\n`);
+        return EXIT_INPUT;
+      }
+      for (const w of inj.warnings) io.stderr(`netfilter-sim compile linkerd: warning: ${w}\n`);
+      if (inj.args === null) {
+        // As a pod the CNI plugins skip: nothing written, the reason on stderr, success.
+        io.stderr(`netfilter-sim compile linkerd: the proxy injector adds no linkerd-init to this pod: cniEnabled (${inj.container} only)\n`);
+        return EXIT_OK;
+      }
+      io.stderr(`# injector${linkerdVersion !== undefined ? ` (Linkerd ${linkerdVersion})` : ''}: linkerd-proxy runs ${inj.nativeSidecar ? 'as a native sidecar' : 'as a regular container'}; linkerd-init ${inj.args.join(' ')}\n`);
+      argv = [...inj.args];
+    }
+    const parsed = parseProxyInitArgs(argv, upstreamVersion !== undefined ? { upstreamVersion } : {});
     if (!parsed.ok) throw new UsageError(parsed.error);
     if (parsed.help) {
       io.stdout(COMPILE_LINKERD_HELP);
@@ -310,7 +355,12 @@ export async function runCompileLinkerdCni(args: string[], io: CliIO): Promise<n
       ...(existing6 !== undefined ? { existing6 } : {}),
       ...(upstreamVersion !== undefined ? { upstreamVersion } : {}),
     });
-    if (result.skipped) io.stderr(`${result.skipped.message}\n`);
+    // The same shape as compile istio-cni for a pod the plugin leaves alone (exit 0, nothing on stdout).
+    if (result.skipped) {
+      const why = result.skipped.message.replace(/^linkerd-cni: /, '').replace(/, skipping\.$/, '');
+      io.stderr(`netfilter-sim compile linkerd-cni: linkerd-cni does not program this pod: ${why}\n`);
+      return EXIT_OK;
+    }
     return finish(io, result, format, 'linkerd-cni');
   });
 }

@@ -18,7 +18,7 @@ import {
 } from './defaults.js';
 import { formatGoPrefix, isGo4, isGoLoopback, parseGoPrefix } from './netip.js';
 import { compileIstioNftables } from './compile-nft.js';
-import { type IstioReleaseFeatures, type IstioShape, istioReleaseFeatures, istioShape, parseIstioVersion, unsupportedShape } from './version.js';
+import { type IstioReleaseFeatures, type IstioShape, istioReleaseFeatures, istioShape, parseIstioVersion } from './version.js';
 import { pushAll } from '../../limits.js';
 import { expectArgument } from '../../guard.js';
 
@@ -230,11 +230,10 @@ function generateRules(cfg: IstioConfig, shape: IstioShape, release: IstioReleas
   const [ipv4RangesInclude, ipv6RangesInclude] = separateV4V6(cfg.outboundIPRangesInclude, warnings, release.badCidrFatal);
 
   let redirectDNS = cfg.redirectDNS;
-  if (redirectDNS && !cfg.captureAllDNS && cfg.dnsServersV4.length === 0 && cfg.dnsServersV6.length === 0) {
+  if (redirectDNS && shape.dnsNeedsServers && !cfg.captureAllDNS && cfg.dnsServersV4.length === 0 && cfg.dnsServersV6.length === 0) {
     warnings.push('REDIRECT_DNS is set, but CAPTURE_ALL_DNS is false, and no DNS servers provided. DNS capture disabled.');
     redirectDNS = false;
   }
-  if (redirectDNS && shape.dns === 'unknown') unsupportedShape(shape.version, 'DNS capture (--redirect-dns)');
   const lo4 = cfg.hostIPv4LoopbackCidr;
   const tproxy = cfg.inboundInterceptionMode === 'TPROXY';
 
@@ -257,7 +256,8 @@ function generateRules(cfg: IstioConfig, shape: IstioShape, release: IstioReleas
   }
 
   if (cfg.dropInvalid) {
-    if (shape.dropInvalid === 'unknown') unsupportedShape(shape.version, '--drop-invalid');
+    // run.go of 1.12 has no DropInvalid: the flag (and INVALID_DROP) came with 1.13.
+    if (shape.dropInvalid === 'absent') fail('BAD_CONFIG', `unknown flag: --drop-invalid (added in Istio 1.13; asked for ${release.name})`, undefined, '--drop-invalid');
     const n = note('conntrack-INVALID packets (out of window) are dropped instead of answered with a reset', '--drop-invalid (INVALID_DROP)');
     if (shape.dropInvalid === 'chain') {
       b.appendRule('PREROUTING', 'mangle', ['-m', 'conntrack', '--ctstate', 'INVALID', '-j', ISTIO_DROP], n);
@@ -332,7 +332,7 @@ function generateRules(cfg: IstioConfig, shape: IstioShape, release: IstioReleas
   }
 
   if (redirectDNS && shape.dns === 'chains') setupDNSRedir(cfg, b);
-  if (redirectDNS && shape.dns === 'builtin') legacyDNSTcp(cfg, b);
+  if (redirectDNS && shape.dns !== 'chains') legacyDNSTcp(cfg, b);
 
   b.appendVersionedRule(lo4, IPV6_LOOPBACK_CIDR, ISTIO_OUTPUT, 'nat', ['-d', V, '-j', 'RETURN'],
     note('traffic that explicitly targets localhost (Envoy-aware apps, container to container) is never captured', 'ISTIO_OUTBOUND_IPV4_LOOPBACK_CIDR'));
@@ -348,10 +348,10 @@ function generateRules(cfg: IstioConfig, shape: IstioShape, release: IstioReleas
       note(`outbound TCP port ${port} is always captured`, '-q/--istio-outbound-ports'));
   }
 
-  handleOutboundIncludeRules(cfg, ipv4RangesInclude, 4, b);
-  handleOutboundIncludeRules(cfg, ipv6RangesInclude, 6, b);
+  handleOutboundIncludeRules(cfg, shape, ipv4RangesInclude, 4, b);
+  handleOutboundIncludeRules(cfg, shape, ipv6RangesInclude, 6, b);
 
-  if (redirectDNS && shape.dns === 'builtin') legacyDNSUdp(cfg, ownerGroups, b);
+  if (redirectDNS && shape.dns !== 'chains') legacyDNSUdp(cfg, shape, ownerGroups, b);
 
   if (tproxy) {
     const mark = cfg.inboundTProxyMark;
@@ -431,7 +431,7 @@ function handleInboundPortsInclude(cfg: IstioConfig, shape: IstioShape, b: Iptab
 }
 
 /** `handleOutboundIncludeRules` in `run.go`, for one family. */
-function handleOutboundIncludeRules(cfg: IstioConfig, range: NetworkRange, family: 4 | 6, b: IptablesRuleBuilder): void {
+function handleOutboundIncludeRules(cfg: IstioConfig, shape: IstioShape, range: NetworkRange, family: 4 | 6, b: IptablesRuleBuilder): void {
   const append = family === 4 ? b.appendRuleV4.bind(b) : b.appendRuleV6.bind(b);
   const insert = family === 4 ? b.insertRuleV4.bind(b) : b.insertRuleV6.bind(b);
   const virt = splitIstioList(cfg.rerouteVirtualInterfaces);
@@ -447,6 +447,9 @@ function handleOutboundIncludeRules(cfg: IstioConfig, range: NetworkRange, famil
           note(`traffic from VM interface ${ifc} to ${cidr} is captured as outbound`, '-k/--kube-virt-interfaces'));
       }
       append(ISTIO_OUTPUT, 'nat', ['-d', cidr, '-j', ISTIO_REDIRECT], note(`traffic to ${cidr} goes to the outbound listener`, '-i/--istio-service-cidr'));
+    }
+    if (shape.outboundIncludeReturn && range.cidrs.length > 0) {
+      append(ISTIO_OUTPUT, 'nat', ['-j', 'RETURN'], note('all other traffic is not redirected (Istio ≤ 1.22)', '-i/--istio-service-cidr'));
     }
   }
 }
@@ -488,15 +491,22 @@ function setupDNSRedir(cfg: IstioConfig, b: IptablesRuleBuilder): void {
     for (const s of cfg.dnsServersV4) b.appendRuleV4(ISTIO_OUTPUT_DNS, 'nat', ['-p', 'udp', '--dport', '53', '-d', `${s}/32`, '-j', 'REDIRECT', '--to-port', port], udpNote);
     for (const s of cfg.dnsServersV6) b.appendRuleV6(ISTIO_OUTPUT_DNS, 'nat', ['-p', 'udp', '--dport', '53', '-d', `${s}/128`, '-j', 'REDIRECT', '--to-port', port], udpNote);
   }
-  addDNSConntrackZones(cfg, b, ISTIO_OUTPUT_DNS, ISTIO_INBOUND, true);
+  addDNSConntrackZones(cfg, b, ISTIO_OUTPUT_DNS, ISTIO_INBOUND, { jumps: true, responseSource: true });
 }
 
 /**
- * `addDNSConntrackZones` (1.25+, chains `ISTIO_OUTPUT_DNS`/`ISTIO_INBOUND` in raw) and its
- * ≤ 1.22 form `addConntrackZoneDNSUDP` (rules directly in raw OUTPUT/PREROUTING, and the
- * response rule matching `-d` where `-s` was meant).
+ * `addDNSConntrackZones` (1.25+, chains `ISTIO_OUTPUT_DNS`/`ISTIO_INBOUND` in raw, entered by
+ * jumps) and its ≤ 1.24 form `addConntrackZoneDNSUDP` (rules in raw OUTPUT — 1.23–1.24: raw
+ * ISTIO_OUTPUT — and PREROUTING; ≤ 1.19 the response rule matched `-d` where `-s` was meant).
  */
-function addDNSConntrackZones(cfg: IstioConfig, b: IptablesRuleBuilder, out: string, pre: string, current: boolean): void {
+function addDNSConntrackZones(
+  cfg: IstioConfig,
+  b: IptablesRuleBuilder,
+  out: string,
+  pre: string,
+  shape: { readonly jumps: boolean; readonly responseSource: boolean },
+): void {
+  const current = shape.jumps;
   const zone1 = note('DNS: the proxy\'s queries to upstream resolvers use conntrack zone 1', '--redirect-dns');
   const zone2 = note('DNS: the agent\'s answers to applications use conntrack zone 2', '--redirect-dns');
   for (const [ownerOpt, ids] of [['--uid-owner', cfg.proxyUID], ['--gid-owner', cfg.proxyGID]] as const) {
@@ -507,7 +517,7 @@ function addDNSConntrackZones(cfg: IstioConfig, b: IptablesRuleBuilder, out: str
   }
   const appZone = note('DNS: application queries to the resolver use conntrack zone 2', '--redirect-dns');
   const respZone = note('DNS: resolver responses use conntrack zone 1', '--redirect-dns');
-  const respAddr = current ? '-s' : '-d';
+  const respAddr = shape.responseSource ? '-s' : '-d';
   if (cfg.captureAllDNS) {
     if (current) b.appendRule('PREROUTING', 'raw', ['-j', pre], note('DNS: conntrack zones for DNS responses', '--redirect-dns'));
     b.appendRule(out, 'raw', ['-p', 'udp', '--dport', '53', '-j', 'CT', '--zone', '2'], appZone);
@@ -526,7 +536,7 @@ function addDNSConntrackZones(cfg: IstioConfig, b: IptablesRuleBuilder, out: str
   }
 }
 
-/** ≤ 1.22: TCP DNS redirect directly in ISTIO_OUTPUT. */
+/** ≤ 1.24: TCP DNS redirect directly in ISTIO_OUTPUT. */
 function legacyDNSTcp(cfg: IstioConfig, b: IptablesRuleBuilder): void {
   const port = ISTIO_AGENT_DNS_LISTENER_PORT;
   const n = note('DNS over TCP goes to the istio-agent DNS proxy on 15053', '--redirect-dns');
@@ -538,26 +548,36 @@ function legacyDNSTcp(cfg: IstioConfig, b: IptablesRuleBuilder): void {
   for (const s of cfg.dnsServersV6) b.appendRuleV6(ISTIO_OUTPUT, 'nat', ['-p', 'tcp', '--dport', '53', '-d', `${s}/128`, '-j', 'REDIRECT', '--to-ports', port], n);
 }
 
-/** ≤ 1.22: `HandleDNSUDP`, UDP DNS rules directly in nat OUTPUT, then raw zones. */
-function legacyDNSUdp(cfg: IstioConfig, groups: InterceptFilter, b: IptablesRuleBuilder): void {
+/**
+ * ≤ 1.24: `HandleDNSUDP`, the UDP DNS rules, then the raw zones. ≤ 1.22 they sit directly in
+ * nat/raw OUTPUT; 1.23–1.24 in ISTIO_OUTPUT of nat and raw, which OUTPUT reaches through
+ * `-p udp -j ISTIO_OUTPUT` (#50915).
+ */
+function legacyDNSUdp(cfg: IstioConfig, shape: IstioShape, groups: InterceptFilter, b: IptablesRuleBuilder): void {
   const port = ISTIO_AGENT_DNS_LISTENER_PORT;
+  const chain = shape.dns === 'output' ? ISTIO_OUTPUT : 'OUTPUT';
+  if (shape.dns === 'output') {
+    const jump = note('UDP reaches ISTIO_OUTPUT for DNS capture (Istio 1.23–1.24)', '--redirect-dns');
+    b.appendRule('OUTPUT', 'nat', ['-p', 'udp', '-j', ISTIO_OUTPUT], jump);
+    b.appendRule('OUTPUT', 'raw', ['-p', 'udp', '-j', ISTIO_OUTPUT], jump);
+  }
   const ret = note("DNS: the proxy's own UDP DNS is not captured", '--redirect-dns');
-  for (const uid of splitIstioList(cfg.proxyUID)) b.appendRule('OUTPUT', 'nat', ['-p', 'udp', '--dport', '53', '-m', 'owner', '--uid-owner', uid, '-j', 'RETURN'], ret);
-  for (const gid of splitIstioList(cfg.proxyGID)) b.appendRule('OUTPUT', 'nat', ['-p', 'udp', '--dport', '53', '-m', 'owner', '--gid-owner', gid, '-j', 'RETURN'], ret);
+  for (const uid of splitIstioList(cfg.proxyUID)) b.appendRule(chain, 'nat', ['-p', 'udp', '--dport', '53', '-m', 'owner', '--uid-owner', uid, '-j', 'RETURN'], ret);
+  for (const gid of splitIstioList(cfg.proxyGID)) b.appendRule(chain, 'nat', ['-p', 'udp', '--dport', '53', '-m', 'owner', '--gid-owner', gid, '-j', 'RETURN'], ret);
   if (groups.except) {
-    for (const g of groups.values) b.appendRule('OUTPUT', 'nat', ['-p', 'udp', '--dport', '53', '-m', 'owner', '--gid-owner', g, '-j', 'RETURN'], ret);
+    for (const g of groups.values) b.appendRule(chain, 'nat', ['-p', 'udp', '--dport', '53', '-m', 'owner', '--gid-owner', g, '-j', 'RETURN'], ret);
   } else {
     const matchers = groups.values.flatMap((g) => ['-m', 'owner', '!', '--gid-owner', g]);
-    b.appendRule('OUTPUT', 'nat', ['-p', 'udp', '--dport', '53', ...matchers, '-j', 'RETURN'], ret);
+    b.appendRule(chain, 'nat', ['-p', 'udp', '--dport', '53', ...matchers, '-j', 'RETURN'], ret);
   }
   const n = note('DNS over UDP goes to the istio-agent DNS proxy on 15053', '--redirect-dns');
   if (cfg.captureAllDNS) {
-    b.appendRule('OUTPUT', 'nat', ['-p', 'udp', '--dport', '53', '-j', 'REDIRECT', '--to-port', port], n);
+    b.appendRule(chain, 'nat', ['-p', 'udp', '--dport', '53', '-j', 'REDIRECT', '--to-port', port], n);
   } else {
-    for (const s of cfg.dnsServersV4) b.appendRuleV4('OUTPUT', 'nat', ['-p', 'udp', '--dport', '53', '-d', `${s}/32`, '-j', 'REDIRECT', '--to-port', port], n);
-    for (const s of cfg.dnsServersV6) b.appendRuleV6('OUTPUT', 'nat', ['-p', 'udp', '--dport', '53', '-d', `${s}/128`, '-j', 'REDIRECT', '--to-port', port], n);
+    for (const s of cfg.dnsServersV4) b.appendRuleV4(chain, 'nat', ['-p', 'udp', '--dport', '53', '-d', `${s}/32`, '-j', 'REDIRECT', '--to-port', port], n);
+    for (const s of cfg.dnsServersV6) b.appendRuleV6(chain, 'nat', ['-p', 'udp', '--dport', '53', '-d', `${s}/128`, '-j', 'REDIRECT', '--to-port', port], n);
   }
-  addDNSConntrackZones(cfg, b, 'OUTPUT', 'PREROUTING', false);
+  addDNSConntrackZones(cfg, b, chain, 'PREROUTING', { jumps: false, responseSource: shape.dnsResponseSource });
 }
 
 /**

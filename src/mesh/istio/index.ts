@@ -6,6 +6,8 @@
 export { parseIstioIptablesArgs, parseIstioIptablesCommandLine, formatIstioIptablesArgs, ISTIO_IPTABLES_FLAGS } from './args.js';
 export type { IstioCommandLine } from './args.js';
 export { IptablesRuleBuilder, IP_VERSION_SPECIFIC } from './builder.js';
+export { NftablesRuleBuilder } from './nft-transaction.js';
+export type { NftBuilderRule, NftChainSpec, NftRuleSpec } from './nft-transaction.js';
 export type { BuilderRule, IstioRuleNote } from './builder.js';
 export { compileIstioCni } from './cni.js';
 export type { IstioCniInput, IstioCniResult, IstioRedirect } from './cni.js';
@@ -46,5 +48,5 @@ export {
 } from './ambient.js';
 export type { AmbientCompileResult, AmbientConfig, AmbientInput, AmbientPodOverrides } from './ambient.js';
 export { formatIstioAmbientResult } from './format.js';
-export { ISTIO_LATEST_RELEASE, istioReleaseFeatures } from './version.js';
+export { ISTIO_LATEST_RELEASE, ISTIO_OLDEST_RELEASE, istioReleaseFeatures } from './version.js';
 export type { IstioReleaseFeatures } from './version.js';

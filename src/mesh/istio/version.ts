@@ -1,8 +1,8 @@
 /**
  * Which Istio release's rule shapes to reproduce. The goldens describe 1.25 and later; older
- * releases wrote a few rules differently (reference §10, and the upstream `run.go` of those
- * releases). Only differences that are documented are modelled; a combination whose old shape is
- * not known is refused with an `UNSUPPORTED` error rather than guessed.
+ * releases wrote a few rules differently (reference §10, and `tools/istio-iptables/pkg/capture/run.go`
+ * at each release tag, which exists from 1.12 on). Releases before 1.12 and after the newest known
+ * one are refused with a `BAD_VALUE` error rather than guessed.
  *
  * @module
  */
@@ -36,6 +36,17 @@ export interface IstioVersion {
 export const ISTIO_LATEST_RELEASE: IstioVersion = { major: 1, minor: 31 };
 
 /**
+ * The oldest Istio release whose rules are reproduced (`tools/istio-iptables/pkg/capture/run.go`
+ * as of 1.12); an older version is refused rather than treated as this one.
+ *
+ * @example
+ * ```ts
+ * ISTIO_OLDEST_RELEASE; // { major: 1, minor: 12 }
+ * ```
+ */
+export const ISTIO_OLDEST_RELEASE: IstioVersion = { major: 1, minor: 12 };
+
+/**
  * The newest rule shape: what every release from 1.25 on writes.
  *
  * @example
@@ -65,6 +76,9 @@ export function parseIstioVersion(text: string): IstioVersion {
   if (minor > ISTIO_LATEST_RELEASE.minor) {
     fail('BAD_VALUE', `unknown Istio version "${text}": the newest release known here is 1.${ISTIO_LATEST_RELEASE.minor}; its rules are not guessed`, undefined, text);
   }
+  if (minor < ISTIO_OLDEST_RELEASE.minor) {
+    fail('BAD_VALUE', `unknown Istio version "${text}": the oldest release known here is 1.${ISTIO_OLDEST_RELEASE.minor}; its rules are not guessed`, undefined, text);
+  }
   const patch = /^v?\d+\.\d+\.(\d+)/.exec(text);
   return patch ? { major, minor, patch: Number(patch[1]) } : { major, minor };
 }
@@ -87,10 +101,23 @@ export interface IstioShape {
   readonly loopbackRedirectSkipsTunnel: boolean;
   /** ≤ 1.12: `-A ISTIO_INBOUND -p tcp --dport 22 -j RETURN` first ("makes sure SSH is not redirected"). */
   readonly excludeSsh: boolean;
-  /** DNS rules: `chains` (1.25+ ISTIO_OUTPUT_DNS), `builtin` (≤ 1.22, UDP rules in nat/raw OUTPUT and PREROUTING), or unknown. */
-  readonly dns: 'chains' | 'builtin' | 'unknown';
-  /** `--drop-invalid`: `chain` (1.25+ ISTIO_DROP), `direct` (≤ 1.17, `-j DROP` in mangle PREROUTING), or unknown. */
-  readonly dropInvalid: 'chain' | 'direct' | 'unknown';
+  /**
+   * DNS rules: `chains` (1.25+: ISTIO_OUTPUT_DNS in nat and raw), `output` (1.23–1.24: UDP DNS
+   * rules in ISTIO_OUTPUT, reached by `-A OUTPUT -p udp -j ISTIO_OUTPUT` in nat and in raw) or
+   * `builtin` (≤ 1.22: UDP DNS rules directly in nat and raw OUTPUT).
+   */
+  readonly dns: 'chains' | 'output' | 'builtin';
+  /** 1.25+: `--redirect-dns` without `--capture-all-dns` and without resolv.conf servers captures no DNS (with a warning); before, the rules that need no server were still written. */
+  readonly dnsNeedsServers: boolean;
+  /** 1.20+: the raw PREROUTING zone-1 rule for a resolver's answers matches `-s SERVER`; ≤ 1.19 it matched `-d SERVER`. */
+  readonly dnsResponseSource: boolean;
+  /**
+   * `--drop-invalid`: `chain` (1.24+: `-j ISTIO_DROP`, and ISTIO_DROP drops), `direct` (1.13–1.23:
+   * `-j DROP` in mangle PREROUTING) or `absent` (1.12: the flag does not exist).
+   */
+  readonly dropInvalid: 'chain' | 'direct' | 'absent';
+  /** ≤ 1.22: with `-i CIDRS`, ISTIO_OUTPUT ends with `-j RETURN` after the CIDR redirects (per family with CIDRs). */
+  readonly outboundIncludeReturn: boolean;
   /** 1.24+: `iptables-save`/`ip6tables-save` run first to check whether the rules are already there. */
   readonly stateCheck: boolean;
 }
@@ -112,18 +139,13 @@ export function istioShape(v: IstioVersion): IstioShape {
     outboundExcludeUdp: at(25),
     loopbackRedirectSkipsTunnel: at(18),
     excludeSsh: !at(13),
-    dns: at(25) ? 'chains' : at(23) ? 'unknown' : 'builtin',
-    dropInvalid: at(25) ? 'chain' : at(18) ? 'unknown' : 'direct',
+    dns: at(25) ? 'chains' : at(23) ? 'output' : 'builtin',
+    dnsNeedsServers: at(25),
+    dnsResponseSource: at(20),
+    dropInvalid: at(24) ? 'chain' : at(13) ? 'direct' : 'absent',
+    outboundIncludeReturn: !at(23),
     stateCheck: at(24),
   };
-}
-
-/** Refuses a feature whose rules in the given release are not documented. @internal */
-export function unsupportedShape(v: IstioVersion, feature: string): never {
-  fail(
-    'UNSUPPORTED',
-    `the rules Istio ${v.major}.${v.minor} writes for ${feature} are not documented, so they are not reproduced; use 1.25 or later, or drop ${feature}`,
-  );
 }
 
 /**

@@ -89,7 +89,8 @@ describe('netfilter-sim compile istio', () => {
     [['-x', '*'], /invalid value for OUTBOUND_IP_RANGES_EXCLUDE/],
     [['--env', 'ISTIO_OUTBOUND_IPV4_LOOPBACK_CIDR=10.0.0.1/32'], /IPv4 loopback/],
     [['--native-nftables', '--upstream-version', '1.26'], /native-nftables exists from Istio 1.27/],
-    [['--redirect-dns', '--capture-all-dns', '--upstream-version', '1.23'], /not documented/],
+    [['--drop-invalid', '--upstream-version', '1.12'], /unknown flag: --drop-invalid \(added in Istio 1.13/],
+    [['--upstream-version', '1.11'], /oldest release known here is 1.12/],
     [['--resolv-conf', '/nonexistent/resolv.conf'], /cannot read/],
   ])('%j is an error (exit 1)', async (args, message) => {
     const r = await istio(args);
@@ -122,5 +123,54 @@ describe('netfilter-sim compile istio-cni', () => {
     expect(r.err).toMatch(/interceptionMode invalid: NONE/);
     expect((await cni([])).code).toBe(2);
     expect((await cni(['--help'])).out).toMatch(/Usage: netfilter-sim compile istio-cni --pod FILE/);
+  });
+});
+
+describe('netfilter-sim compile istio --pod (the injector) and --set (chart values)', () => {
+  const pod = JSON.stringify({
+    apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default', annotations: { 'traffic.sidecar.istio.io/excludeOutboundIPRanges': '10.9.0.0/16' } },
+    spec: { containers: [{ name: 'web' }, { name: 'istio-proxy', securityContext: { runAsUser: 1337 } }] },
+    status: { podIPs: [{ ip: '10.0.0.2' }] },
+  });
+
+  it('compiles the istio-init args the injector writes, the pod annotations over the chart values', async () => {
+    const r = await istio(['--pod', 'pod.json', '--format', 'restore'], { 'pod.json': pod });
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('-A ISTIO_OUTPUT -d 10.9.0.0/16 -j RETURN\n');
+    const withSet = await istio(['--pod', 'pod.json', '--set', 'global.proxy.excludeOutboundPorts=3306', '--format', 'restore'], { 'pod.json': pod });
+    expect(withSet.out).toContain('-A ISTIO_OUTPUT -p tcp --dport 3306 -j RETURN\n-A ISTIO_OUTPUT -p udp --dport 3306 -j RETURN\n');
+  });
+
+  it('--set global.nativeNftables=true gives the native nftables rules', async () => {
+    const r = await istio(['--pod', 'pod.json', '--set', 'global.nativeNftables=true', '--format', 'commands'], { 'pod.json': pod });
+    expect(r.code).toBe(0);
+    expect(r.out.split('\n')[0]).toBe('add table inet istio-proxy-nat');
+    expect(r.out).toContain('ip daddr 10.9.0.0/16 counter return');
+  });
+
+  it('--set pilot.cni.enabled=true: the init container only validates, nothing is written', async () => {
+    const r = await istio(['--pod', 'pod.json', '--set', 'pilot.cni.enabled=true', '--format', 'restore'], { 'pod.json': pod });
+    expect(r.code).toBe(0);
+    expect(r.out).toBe('');
+  });
+
+  it('interception mode NONE: no istio-init, exits 0 with the reason on stderr as a skipped pod', async () => {
+    const none = JSON.parse(pod) as { metadata: { annotations: Record<string, string> } };
+    none.metadata.annotations['sidecar.istio.io/interceptionMode'] = 'NONE';
+    const r = await istio(['--pod', 'pod.json'], { 'pod.json': JSON.stringify(none) });
+    expect(r).toMatchObject({ code: 0, out: '' });
+    expect(r.err).toMatch(/adds no istio-init to this pod/);
+  });
+
+  it.each([
+    [['--pod', 'pod.json', '--set', 'global.nope=1'], /unknown istiod chart value "global.nope" \(known: meshConfig/],
+    [['--pod', 'pod.json', '--set', 'global.nativeNftables=yes'], /expected true or false/],
+    [['--pod', 'pod.json', '--set', 'novalue'], /KEY=VALUE/],
+    [['--set', 'global.nativeNftables=true'], /--set goes with --pod/],
+    [['--pod', 'pod.json', '-b', '*'], /cannot be used together/],
+  ])('%j is a usage error (exit 2)', async (args, message) => {
+    const r = await istio(args, { 'pod.json': pod });
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(message);
   });
 });

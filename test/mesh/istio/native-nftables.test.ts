@@ -1,9 +1,12 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { compileIstio } from '../../../src/mesh/istio/compile.js';
 import { formatIstioResult } from '../../../src/mesh/istio/format.js';
+import { NftablesRuleBuilder } from '../../../src/mesh/istio/nft-transaction.js';
+import { NetfilterSimError } from '../../../src/errors.js';
+import { BUILDER_CASES, CH, T } from './nft-builder-cases.js';
 import { toIstioConfig } from './vectors.js';
 
 const DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'istio-nftables');
@@ -33,5 +36,47 @@ describe('istio-iptables --native-nftables: the capture goldens', () => {
 
   it('refuses releases before 1.27', () => {
     expect(() => compileIstio({ nativeNftables: true }, { upstreamVersion: '1.26' })).toThrow(/from Istio 1.27/);
+  });
+});
+
+describe('the nftables rule builder: the builder goldens', () => {
+  const goldens = readdirSync(join(DIR, 'builder-nft')).filter((f) => f.endsWith('.golden')).map((f) => f.slice(0, -'.golden'.length));
+
+  it('has a case for each of the 9 builder goldens', () => {
+    expect(goldens).toHaveLength(9);
+    expect(BUILDER_CASES.map(([n]) => n).sort()).toEqual([...goldens].sort());
+  });
+
+  it.each(BUILDER_CASES)('%s: the knftables fake dump, byte for byte', (name, calls) => {
+    const b = new NftablesRuleBuilder({ enableIPv6: true });
+    calls(b);
+    expect(b.dump(T, [{ name: CH }])).toBe(read(`builder-nft/${name}.golden`));
+  });
+
+  it('adds no IPv6 rule unless IPv6 is enabled', () => {
+    const b = new NftablesRuleBuilder({ enableIPv6: false });
+    b.appendV6RuleIfSupported(CH, T, 'ip6', 'daddr', '::1', 'return').insertV6RuleIfSupported(CH, T, 0, 'ip6', 'daddr', '::2', 'return');
+    expect(b.rulesOf(T)).toEqual([]);
+    expect(b.dump(T, [{ name: CH }])).toBe(read('builder-nft/add-table-chain.golden'));
+  });
+
+  it('writes base chains with their hook, chains in name order', () => {
+    const b = new NftablesRuleBuilder({ enableIPv6: false });
+    b.appendRule('output', T, 'counter', 'jump', 'istio-output');
+    b.appendRule('istio-output', T, 'counter', 'return');
+    expect(b.dump(T, [{ name: 'output', type: 'nat', hook: 'output', priority: -100 }, { name: 'istio-output' }])).toBe(
+      'add table inet inet-table\n' +
+        'add chain inet inet-table istio-output\n' +
+        'add rule inet inet-table istio-output counter return\n' +
+        'add chain inet inet-table output { type nat hook output priority -100 ; }\n' +
+        'add rule inet inet-table output counter jump istio-output\n',
+    );
+  });
+
+  it('refuses a rule in, or a jump to, a chain that does not exist', () => {
+    const inMissing = new NftablesRuleBuilder({ enableIPv6: false }).appendRule('nope', T, 'return');
+    expect(() => inMissing.dump(T, [{ name: CH }])).toThrow(NetfilterSimError);
+    const jump = new NftablesRuleBuilder({ enableIPv6: false }).appendRule(CH, T, 'jump', 'nope');
+    expect(() => jump.dump(T, [{ name: CH }])).toThrow(/no such chain "nope"/);
   });
 });

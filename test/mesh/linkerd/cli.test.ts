@@ -102,15 +102,17 @@ describe('compile linkerd-cni', () => {
     const io = memoryIO(cniFiles(c));
     const code = await runCompileLinkerdCni([...cniArgs(c), '--format', 'commands'], io);
     expect(code).toBe(c.expectedError ? 1 : 0);
-    expect(io.out).toBe(expectedCommands(c));
-    if (c.cniSkipped) expect(io.err).toBe(`${c.cniSkipped}\n`);
+    expect(io.out).toBe(c.cniSkipped ? '' : expectedCommands(c));
+    // The shape of compile istio-cni's skipped pod: "netfilter-sim compile X: X does not program this pod: REASON".
+    if (c.cniSkipped) expect(io.err).toBe(`netfilter-sim compile linkerd-cni: linkerd-cni does not program this pod: ${c.cniSkipped.replace(/^linkerd-cni: /, '').replace(/, skipping\.$/, '')}\n`);
     if (c.expectedError) expect(io.err).toBe(`linkerd-cni: ${c.expectedError.message}\n`);
   });
 
   it.each(cniCases.filter((c) => !c.expectedError).map((c) => [c.name, c] as const))('%s: save', async (_name, c) => {
     const io = memoryIO(cniFiles(c));
     expect(await runCompileLinkerdCni(cniArgs(c), io)).toBe(0);
-    expect(io.out).toBe(expectedSave(c));
+    // A pod the plugin leaves alone prints nothing (the reason goes to stderr), as compile istio-cni.
+    expect(io.out).toBe(c.cniSkipped ? '' : expectedSave(c));
   });
 
   it('needs --conf and --pod', async () => {
@@ -129,5 +131,73 @@ describe('compile linkerd-cni', () => {
     const io = memoryIO();
     expect(await runCompileLinkerdCni(['-h'], io)).toBe(0);
     expect(io.out).toMatch(/^Usage: netfilter-sim compile linkerd-cni/);
+  });
+});
+
+describe('compile linkerd --pod (the proxy injector), --set and --linkerd-version', () => {
+  const manifest = (annotations: Record<string, string> = {}): string =>
+    JSON.stringify({
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default', annotations: { 'linkerd.io/inject': 'enabled', ...annotations } },
+      spec: { containers: [{ name: 'web' }] },
+    });
+  const run = async (args: string[], files: Record<string, string>): Promise<{ code: number; out: string; err: string }> => {
+    const io = memoryIO(files);
+    const code = await runCompileLinkerd(args, io);
+    return { code, out: io.out, err: io.err };
+  };
+
+  it('compiles the linkerd-init args the injector writes for the pod', async () => {
+    const fromPod = await run(['--pod', 'pod.json', '--format', 'commands'], { 'pod.json': manifest() });
+    const fromFlags = await run(['--firewall-bin-path', 'iptables-nft', '--firewall-save-bin-path', 'iptables-nft-save', '--ipv6=false',
+      '--incoming-proxy-port', '4143', '--outgoing-proxy-port', '4140', '--proxy-uid', '2102',
+      '--inbound-ports-to-ignore', '4190,4191,4567,4568', '--outbound-ports-to-ignore', '4567,4568', '--format', 'commands'], {});
+    expect(fromPod.code).toBe(0);
+    expect(fromPod.out).toBe(fromFlags.out);
+    expect(fromPod.err).toMatch(/^# injector: linkerd-proxy runs as a native sidecar; linkerd-init --firewall-bin-path iptables-nft /);
+  });
+
+  it('--set changes the chart values; the pod annotations still win', async () => {
+    const r = await run(['--pod', 'pod.json', '--set', 'proxyInit.ignoreOutboundPorts=3306', '--set', 'proxy.uid=2103', '--format', 'restore'], { 'pod.json': manifest() });
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('--dports 3306 ');
+    expect(r.out).toContain('--uid-owner 2103');
+    const ann = await run(['--pod', 'pod.json', '--set', 'proxyInit.ignoreOutboundPorts=3306', '--format', 'restore'], { 'pod.json': manifest({ 'config.linkerd.io/skip-outbound-ports': '5432' }) });
+    expect(ann.out).toContain('--dports 5432 ');
+    expect(ann.out).not.toContain('3306');
+  });
+
+  it('--set cniEnabled=true: no linkerd-init, exits 0 with the reason on stderr', async () => {
+    const r = await run(['--pod', 'pod.json', '--set', 'cniEnabled=true'], { 'pod.json': manifest() });
+    expect(r).toMatchObject({ code: 0, out: '' });
+    expect(r.err).toMatch(/adds no linkerd-init to this pod/);
+  });
+
+  it('--linkerd-version: the beta native-sidecar annotation counts from 2.19; unknown releases are refused', async () => {
+    const files = { 'pod.json': manifest({ 'config.beta.linkerd.io/proxy-enable-native-sidecar': 'false' }) };
+    expect((await run(['--pod', 'pod.json', '--linkerd-version', '2.19'], files)).err).toMatch(/\(Linkerd 2.19\): linkerd-proxy runs as a regular container/);
+    expect((await run(['--pod', 'pod.json', '--linkerd-version', 'stable-2.18.1'], files)).err).toMatch(/linkerd-proxy runs as a native sidecar/);
+    const bad = await run(['--pod', 'pod.json', '--linkerd-version', '2.17'], files);
+    expect(bad).toMatchObject({ code: 1, out: '' });
+    expect(bad.err).toMatch(/unknown Linkerd release "2.17" \(known: 2.18, 2.19, 2.20\)/);
+  });
+
+  it.each([
+    [['--pod', 'pod.json', '--set', 'proxy.nope=1'], /unknown linkerd-control-plane chart value "proxy.nope"/],
+    [['--pod', 'pod.json', '--set', 'proxy.uid=abc'], /expected an integer/],
+    [['--set', 'proxy.uid=1', '-p', '4143', '-o', '4140'], /go with --pod/],
+    [['--pod', 'pod.json', '-p', '4143'], /cannot be used together/],
+  ])('%j is a usage error (exit 2)', async (args, message) => {
+    const r = await run(args, { 'pod.json': manifest() });
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(message);
+  });
+});
+
+describe('a skipped pod exits as in compile istio-cni', () => {
+  it('exit 0, nothing on stdout, "netfilter-sim compile linkerd-cni: linkerd-cni does not program this pod: REASON" on stderr', async () => {
+    const c = cniCases.find((x) => x.cniSkipped?.includes('linkerd-init'))!;
+    const io = memoryIO(cniFiles(c));
+    const code = await runCompileLinkerdCni(cniArgs(c), io);
+    expect([code, io.out, io.err]).toEqual([0, '', 'netfilter-sim compile linkerd-cni: linkerd-cni does not program this pod: linkerd-init initContainer is present\n']);
   });
 });
