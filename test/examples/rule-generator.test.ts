@@ -24,7 +24,8 @@ describe('examples/rule-generator', () => {
         console.log(`${(e as Error).message}\n\nCaused by: ${((e as Error).cause as Error | undefined)?.message ?? ''}`);
       }
     }
-  });
+    // Finding and shrinking the counterexample: 31 s under a machine load of 18, more at 20.
+  }, 180_000);
 
   it('passes once the list is split into rules of 15 ports', () => {
     fc.assert(captureLawsHold(outboundRulesFixed), { seed: 42, numRuns: 300 });
