@@ -104,7 +104,8 @@ interface FieldDef {
   readonly name: 'uid' | 'gid' | 'src' | 'dst' | 'dport' | 'iface';
   readonly kind: FieldKind;
   readonly domain: IntervalSet;
-  readonly cuts: readonly bigint[];
+  /** The ranges the namespace tells values apart by (routes, special ranges, listeners, …). */
+  readonly sets: readonly (readonly [bigint, bigint])[];
   readonly constants: IntervalSet;
 }
 
@@ -164,14 +165,14 @@ function targetConstants(rulesets: readonly Ruleset[], family: Family): { addrs:
 /** The fields of the space, their domains, where the namespace cuts them, and its constants. */
 function fieldDefs(ns: Netns, options: ExploreOptions, family: Family, sport: number): FieldDef[] {
   const routing = ns.routing;
-  const addrCuts: bigint[] = [];
+  const addrCuts: [bigint, bigint][] = [];
   const addrConst: [bigint, bigint][] = [[0n, 0n]];
-  const cutRange = ([a, b]: [bigint, bigint]): void => {
-    addrCuts.push(a, b + 1n);
+  const cutRange = (r: [bigint, bigint]): void => {
+    addrCuts.push(r);
   };
   const point = (w: readonly number[]): void => {
     const v = wordsToBig(w);
-    addrCuts.push(v, v + 1n);
+    addrCuts.push([v, v]);
     addrConst.push([v, v]);
   };
   for (const r of specialRanges(family)) cutRange(r);
@@ -202,14 +203,14 @@ function fieldDefs(ns: Netns, options: ExploreOptions, family: Family, sport: nu
   for (const [a, b] of tc.addrs) {
     addrConst.push([a, b]);
   }
-  const portCuts: bigint[] = [];
+  const portCuts: [bigint, bigint][] = [];
   const portConst: [bigint, bigint][] = [[0n, 0n], [BigInt(sport), BigInt(sport)], ...tc.ports];
   const uidConst: [bigint, bigint][] = [[0n, 0n], [U32, U32]];
   const gidConst: [bigint, bigint][] = [[0n, 0n], [U32, U32]];
   for (const l of options.listen ?? []) {
     const spec = typeof l === 'number' ? { port: l } : typeof l === 'string' ? { port: Number(/(\d+)(?:\/(?:tcp|udp))?$/i.exec(l)?.[1] ?? 0) } : l;
     const p = BigInt(spec.port);
-    portCuts.push(p, p + 1n);
+    portCuts.push([p, p]);
     portConst.push([p, p]);
     if (typeof l === 'object') {
       if (l.uid !== undefined) uidConst.push([BigInt(l.uid), BigInt(l.uid)]);
@@ -218,16 +219,16 @@ function fieldDefs(ns: Netns, options: ExploreOptions, family: Family, sport: nu
     }
   }
   for (const ports of Object.values(options.peers ?? {})) for (const p of ports) {
-    portCuts.push(BigInt(p), BigInt(p) + 1n);
+    portCuts.push([BigInt(p), BigInt(p)]);
     portConst.push([BigInt(p), BigInt(p)]);
   }
   const addrMax = family === 4 ? U32 : (1n << 128n) - 1n;
-  const addrDef = (name: 'src' | 'dst'): FieldDef => ({ name, kind: 'addr', domain: range(0n, addrMax), cuts: addrCuts, constants: normalize(addrConst) });
-  const dport: FieldDef = { name: 'dport', kind: 'port', domain: range(1n, 65535n), cuts: portCuts, constants: normalize(portConst) };
+  const addrDef = (name: 'src' | 'dst'): FieldDef => ({ name, kind: 'addr', domain: range(0n, addrMax), sets: addrCuts, constants: normalize(addrConst) });
+  const dport: FieldDef = { name: 'dport', kind: 'port', domain: range(1n, 65535n), sets: portCuts, constants: normalize(portConst) };
   if (options.from === 'local') {
     return [
-      { name: 'uid', kind: 'uid', domain: range(0n, U32), cuts: [], constants: normalize(uidConst) },
-      { name: 'gid', kind: 'gid', domain: range(0n, U32), cuts: [], constants: normalize(gidConst) },
+      { name: 'uid', kind: 'uid', domain: range(0n, U32), sets: [], constants: normalize(uidConst) },
+      { name: 'gid', kind: 'gid', domain: range(0n, U32), sets: [], constants: normalize(gidConst) },
       addrDef('dst'),
       dport,
     ];
@@ -239,8 +240,52 @@ function fieldDefs(ns: Netns, options: ExploreOptions, family: Family, sport: nu
     addrDef('src'),
     addrDef('dst'),
     dport,
-    { name: 'iface', kind: 'iface', domain: ifaceSet, cuts: ifaces.flatMap((i) => [i, i + 1n]), constants: EMPTY },
+    { name: 'iface', kind: 'iface', domain: ifaceSet, sets: ifaces.map((i) => [i, i] as const), constants: EMPTY },
   ];
+}
+
+/**
+ * The field's values grouped by the namespace's sets that hold them: values in exactly the same
+ * sets are told apart by nothing the namespace decides outside the rules (a longest-prefix match,
+ * a local or special address, a listener, a peer), so they need not be cut apart up front. Each
+ * group is one set (a union of ranges), ascending by its least value.
+ */
+function fieldClasses(def: FieldDef): IntervalSet[] {
+  const starts = new Map<bigint, number[]>();
+  const ends = new Map<bigint, number[]>();
+  const cuts: bigint[] = [];
+  def.sets.forEach(([a, b], id) => {
+    let l = starts.get(a);
+    if (!l) starts.set(a, (l = []));
+    l.push(id);
+    let e = ends.get(b + 1n);
+    if (!e) ends.set(b + 1n, (e = []));
+    e.push(id);
+    cuts.push(a, b + 1n);
+  });
+  const active = new Map<number, number>();
+  const groups = new Map<string, [bigint, bigint][]>();
+  const sorted = [...new Set(cuts)].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+  let k = 0;
+  for (const piece of splitAt(def.domain, cuts)) {
+    const lo = piece[0]!;
+    // Every boundary at or below the piece's start has been passed.
+    while (k < sorted.length && sorted[k]! <= lo) {
+      const c = sorted[k]!;
+      for (const id of ends.get(c) ?? []) active.set(id, (active.get(id) ?? 1) - 1);
+      for (const id of starts.get(c) ?? []) active.set(id, (active.get(id) ?? 0) + 1);
+      k++;
+    }
+    const ids: number[] = [];
+    for (const [id, n] of active) if (n > 0) ids.push(id);
+    ids.sort((a, b) => a - b);
+    // Sets of equal ranges (one route in two tables, a point named twice) tell nothing more.
+    const key = def.kind === 'iface' ? String(lo) : ids.map((id) => `${def.sets[id]![0]}-${def.sets[id]![1]}`).join(',');
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = []));
+    for (let i = 0; i < piece.length; i += 2) g.push([piece[i]!, piece[i + 1]!]);
+  }
+  return [...groups.values()].map((g) => normalize(g));
 }
 
 /** The representative of each field: the least value no constant and no other field's representative takes. */
@@ -368,7 +413,7 @@ export function explore(options: ExploreOptions): ExploreResult {
     // The namespace's own cuts, field by field.
     let work: Region[] = [[]];
     for (const def of fields) {
-      const pieces = splitAt(def.domain, def.cuts).flatMap((s) => (def.kind === 'iface' ? pairs(s).map(([a, b]) => range(a, b)) : [s]));
+      const pieces = fieldClasses(def);
       work = work.flatMap((r) => pieces.map((p) => [...r, p]));
     }
     // A stack: the lowest regions first, so that a class's example is its first probe found.

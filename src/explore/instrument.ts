@@ -7,15 +7,16 @@
  * no fact: they come out the same for every probe of the region.
  *
  * The instrumented form is the engine's own {@link LoweredRuleset} with the base address and
- * port tests moved into closures (the dispatch index is dropped: a skipped rule would record
- * nothing). A front end that lowers into that form is explored the same way.
+ * port tests moved into closures; the dispatch index stays, and each skip it makes records what
+ * it established about the skipped rules' keys. A front end that lowers into that form is
+ * explored the same way.
  *
  * @module
  */
 import { NetfilterSimError, diagnostic } from '../errors.js';
 import type { PacketView } from '../model/packet.js';
 import type { Family, Rule } from '../model/types.js';
-import type { LoweredRule, LoweredRuleset, LoweredTable } from '../engine/lower.js';
+import type { DispatchRun, LoweredRule, LoweredRuleset, LoweredTable } from '../engine/lower.js';
 import type { ExtensionRegistry } from '../engine/registry.js';
 import { isAssumed } from '../engine/registry.js';
 import type { MultiportOptions } from '../extensions/match/multiport.js';
@@ -350,8 +351,65 @@ function instrumentRule(r: LoweredRule, table: string, chain: string, family: Fa
 }
 
 /**
- * The lowered program with every probe-dependent test recording into `rec`, and without the
- * dispatch index. Throws `UNSUPPORTED`, naming the rule, for a match explore cannot split
+ * A dispatch run's skip as facts. Every rule of the run tests `-p PROTO [-d ADDR/max] --dport
+ * PORT`; skipping rules `from`..`to - 1` means none of their keys is the packet's. When the
+ * destination is none of the run's addresses, "the destination is outside all of them" says it
+ * for every port at once (one fact for the whole run: kube-proxy's `KUBE-SERVICES`); else the
+ * destination is that address and the port none of the skipped rules' ports for it.
+ */
+function skipRecorder(rules: readonly LoweredRule[], run: DispatchRun, family: Family, rec: FactRecorder): (from: number, to: number, p: PacketView) => void {
+  const v4 = family === 4;
+  const keyOf = (w: ArrayLike<number>): string => (v4 ? String(w[0]! >>> 0) : `${w[0]! >>> 0}:${w[1]! >>> 0}:${w[2]! >>> 0}:${w[3]! >>> 0}`);
+  const byAddr = new Map<string, number[]>();
+  const addrs: [bigint, bigint][] = [];
+  const ports: [bigint, bigint][] = [];
+  for (let i = run.start; i < run.end; i++) {
+    const r = rules[i]!;
+    ports.push([BigInt(r.dpMin), BigInt(r.dpMin)]);
+    if (!run.byDst) continue;
+    const w = v4 ? [r.dst0 >>> 0] : [...r.dst];
+    const k = keyOf(w);
+    let list = byAddr.get(k);
+    if (list === undefined) {
+      byAddr.set(k, (list = []));
+      const v = wordsToBig(w);
+      addrs.push([v, v]);
+    }
+    list.push(i);
+  }
+  const addrSet = normalize(addrs);
+  const portSetAll = normalize(ports);
+  const skippedPorts = (list: readonly number[] | null, from: number, to: number, proto: number): IntervalSet => {
+    const out: [bigint, bigint][] = [];
+    if (list === null) {
+      for (let i = from; i < to; i++) if (rules[i]!.l4 === proto) out.push([BigInt(rules[i]!.dpMin), BigInt(rules[i]!.dpMin)]);
+    } else {
+      for (const i of list) if (i >= from && i < to && rules[i]!.l4 === proto) out.push([BigInt(rules[i]!.dpMin), BigInt(rules[i]!.dpMin)]);
+    }
+    return normalize(out);
+  };
+  if (!run.byDst) {
+    return (from, to, p) => {
+      if (!inSet(portSetAll, p.dport)) rec.num('port', p.dport, portSetAll, false);
+      else rec.num('port', p.dport, skippedPorts(null, from, to, p.proto), false);
+    };
+  }
+  return (from, to, p) => {
+    const list = byAddr.get(keyOf(p.dst));
+    if (list === undefined) {
+      rec.addr(p.dst, addrSet, false);
+      return;
+    }
+    const v = wordsToBig(p.dst);
+    rec.addr(p.dst, range(v, v), true);
+    const skipped = skippedPorts(list, from, to, p.proto);
+    if (skipped.length > 0) rec.num('port', p.dport, skipped, false);
+  };
+}
+
+/**
+ * The lowered program with every probe-dependent test recording into `rec`, and with the
+ * dispatch index recording what each skip established. Throws `UNSUPPORTED`, naming the rule, for a match explore cannot split
  * exactly (`recent`, `statistic --mode nth`, conntrack tuple tests, non-prefix masks).
  * @internal
  */
@@ -363,8 +421,7 @@ export function instrumentProgram(program: LoweredRuleset, registry: ExtensionRe
       chains: t.chains.map((c) => ({
         ...c,
         rules: c.rules.map((r) => instrumentRule(r, t.name, c.name, program.family, registry, rec)),
-        runAt: null,
-        runs: [],
+        runs: c.runs.map((run) => ({ ...run, skipped: skipRecorder(c.rules, run, program.family, rec) })),
       })),
       jumpStack: new Int32Array(t.jumpStack.length),
     };
