@@ -19,10 +19,11 @@ import { defaultRegistry } from '../engine/registry.js';
 import { addressText } from '../engine/conntrack.js';
 import { parseAnyAddress } from '../engine/routing.js';
 import type { Family, Ruleset } from '../model/types.js';
+import type { LoweredChain, LoweredRuleset } from '../engine/lower.js';
 import type { NatRange, PortRange } from '../extensions/target-options.js';
 import { FactRecorder, bigToWords, instrumentProgram, wordsToBig } from './instrument.js';
 import type { FieldKind } from './instrument.js';
-import { EMPTY, contains, intersect, isSingleton, normalize, range, splitAt, subtract } from './intervals.js';
+import { EMPTY, contains, intersect, isSingleton, leastFree, normalize, range, splitAt, subtract } from './intervals.js';
 import type { IntervalSet } from './intervals.js';
 
 /** Where explored probes come from. */
@@ -297,17 +298,8 @@ function representatives(fields: readonly FieldDef[], region: Region): { reps: b
     const set = region[f]!;
     const taken: bigint[] = [];
     for (let g = 0; g < f; g++) if (fields[g]!.kind === def.kind) taken.push(reps[g]!);
-    const free = subtract(set, def.constants);
-    // The least free value that no other field of the kind took.
-    let rep: bigint | null = null;
-    for (let i = 0; i < free.length && rep === null; i += 2) {
-      for (let v = free[i]!; v <= free[i + 1]!; v++) {
-        if (!taken.includes(v)) {
-          rep = v;
-          break;
-        }
-      }
-    }
+    // The least value outside the constants that no other field of the kind took.
+    const rep = leastFree(set, def.constants, taken);
     if (rep !== null) {
       reps.push(rep);
       pinned.push(false);
@@ -394,15 +386,22 @@ export function explore(options: ExploreOptions): ExploreResult {
   const rec = new FactRecorder();
   const registry = options.registry ?? defaultRegistry();
   const { from: _f, proto: _p, family: _fam, sport: _s, maxRegions: _m, ...nsOptions } = options;
-  const ns = new Netns({ ...nsOptions, registry, evaluator: 'lowered', instrument: (program) => instrumentProgram(program, registry, rec) });
+  // Built-in chains whose policy is DROP: a run that moved one's counter was dropped by it.
+  const dropPolicies: { chain: LoweredChain; text: string; seen: number }[] = [];
+  const instrument = (program: LoweredRuleset): LoweredRuleset => {
+    const out = instrumentProgram(program, registry, rec);
+    for (const t of out.tables) {
+      if (t === null) continue;
+      for (const c of t.chains) if (c.builtin && c.policyName === 'DROP') dropPolicies.push({ chain: c, text: `-P ${c.name} DROP (${t.name})`, seen: 0 });
+    }
+    return out;
+  };
+  const ns = new Netns({ ...nsOptions, registry, evaluator: 'lowered', instrument });
   // Native nft chains run outside the lowered program that records the facts: exploring them
   // would silently leave their rules out of the partition.
   if (ns.nftRuleset.tables.length > 0) {
     throw new NetfilterSimError(diagnostic('UNSUPPORTED', 'explore: native nftables rule sets are not explored yet (their chains are evaluated outside the lowered program); give iptables-save rules'));
   }
-  // Without random draws one run per region suffices (connectAll would copy the tables each time).
-  let random = false;
-  for (const rs of [ns.ruleset4, ns.ruleset6]) for (const t of rs.tables) for (const c of t.chains) for (const r of c.rules) if (r.matches.some((m) => m.name === 'statistic')) random = true;
   const maxRegions = options.maxRegions ?? 2_000_000;
   let explored = 0;
   const classes: ExploreClass[] = [];
@@ -434,32 +433,28 @@ export function explore(options: ExploreOptions): ExploreResult {
       const live = region.map((s) => !isSingleton(s));
       rec.begin(kinds, reps.map((v, f) => (kinds[f] === 'addr' ? bigToWords(v, family) : [Number(v)])), live);
       const { spec, example } = probeSpec(fields, reps, family, from, proto, sport, ifaceName);
-      let results: readonly ConnectResult[];
-      if (random) results = ns.connectAll(spec, { trace: false });
-      else {
-        results = [ns.connect(spec, { trace: false })];
-        ns.flushConntrack();
+      for (const d of dropPolicies) d.seen = d.chain.policyPackets;
+      let results: readonly ConnectResult[] = [ns.connect(spec, { trace: false })];
+      ns.flushConntrack();
+      if (rec.random) {
+        // A `statistic --mode random` draw was on the path: every branch, as connect --enumerate.
+        rec.begin(kinds, rec.reps, live);
+        for (const d of dropPolicies) d.seen = d.chain.policyPackets;
+        results = ns.connectAll(spec, { trace: false });
       }
-      // Policies that dropped are named from a trace (rules name themselves as they fire).
-      let policies: string[] = [];
-      if (results.some((x) => x.outcome === 'dropped' || x.outcome === 'refused')) {
-        const fired = rec.fired.slice();
-        const traced = random ? ns.connectAll(spec) : [ns.connect(spec)];
-        if (!random) ns.flushConntrack();
-        rec.fired.length = 0;
-        rec.fired.push(...fired);
-        policies = traced.flatMap((x) => x.steps.filter((st) => st.event === 'policy' && st.target === 'DROP').map((st) => `-P ${st.chain} DROP (${st.table})`));
-      }
+      // Policies that dropped (rules name themselves as they fire), in the program's order.
+      const policies: string[] = [];
+      for (const d of dropPolicies) if (d.chain.policyPackets !== d.seen) policies.push(d.text);
       // The facts, per field: every set the value was in, none it was not in.
       const inside: IntervalSet[] = region.slice();
-      const outside: [bigint, bigint][][] = fields.map(() => []);
+      const outside: IntervalSet[][] = fields.map(() => []);
       for (let k = 0; k < rec.fields.length; k++) {
         const f = rec.fields[k]!;
         const set = rec.sets[k]!;
         if (rec.holds[k]) inside[f] = intersect(inside[f]!, set);
-        else outside[f]!.push(...pairs(set));
+        else if (!outside[f]!.includes(set)) outside[f]!.push(set);
       }
-      const same: Region = inside.map((s, f) => (outside[f]!.length > 0 ? subtract(s, normalize(outside[f]!)) : s));
+      const same: Region = inside.map((s, f) => outside[f]!.reduce((acc, o) => subtract(acc, o), s));
       for (let f = 0; f < fields.length; f++) {
         if (!contains(same[f]!, reps[f]!)) {
           throw new NetfilterSimError(diagnostic('UNSUPPORTED', `explore: internal inconsistency on field ${fields[f]!.name} (the probe ${JSON.stringify(example)} is outside its own class)`));
@@ -467,7 +462,7 @@ export function explore(options: ExploreOptions): ExploreResult {
       }
       work.push(...difference(region, same));
       const assumptions = [...rec.assumptions].sort();
-      const rules = [...rec.fired, ...new Set(policies)];
+      const rules = policies.length > 0 ? [...rec.fired, ...policies] : rec.fired.slice();
       const sig = signature(results, fields, reps, live, family, rules, assumptions, false);
       const key = JSON.stringify(sig);
       const lit = signature(results, fields, reps, live, family, rules, assumptions, true);

@@ -48,6 +48,8 @@ export class FactRecorder {
   readonly sets: IntervalSet[] = [];
   readonly holds: boolean[] = [];
   readonly assumptions = new Set<string>();
+  /** Whether a `statistic --mode random` draw was made on the way. */
+  random = false;
   /** Texts of the rules whose targets acted (verdicts, RETURN, extension targets), in order. */
   readonly fired: string[] = [];
 
@@ -60,6 +62,7 @@ export class FactRecorder {
     this.holds.length = 0;
     this.assumptions.clear();
     this.fired.length = 0;
+    this.random = false;
   }
 
   /** A rule matched and its target acts. */
@@ -242,6 +245,9 @@ function recordingMatch(
     case 'statistic':
       if (o['mode'] !== 'random') unsupported(rule, table, chain, number, '"-m statistic --mode nth" (a counter over earlier packets)');
       // Each draw becomes a branch of Netns.connectAll, with its probability.
+      facts = () => {
+        rec.random = true;
+      };
       break;
     case 'recent':
       unsupported(rule, table, chain, number, '"-m recent" (its lists depend on earlier packets)');
