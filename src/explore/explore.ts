@@ -465,8 +465,9 @@ export function explore(options: ExploreOptions): ExploreResult {
       const rules = policies.length > 0 ? [...rec.fired, ...policies] : rec.fired.slice();
       const sig = signature(results, fields, reps, live, family, rules, assumptions, false);
       const key = JSON.stringify(sig);
-      const lit = signature(results, fields, reps, live, family, rules, assumptions, true);
-      const litKey = JSON.stringify(lit);
+      // The literal reading differs only where the region fixes a field to one value.
+      const lit = live.every((l) => l) ? sig : signature(results, fields, reps, live, family, rules, assumptions, true);
+      const litKey = lit === sig ? key : JSON.stringify(lit);
       if (key === litKey) {
         const entry = byKey.get(key);
         if (entry) entry.regions.push(same);
@@ -509,7 +510,7 @@ function signature(results: readonly ConnectResult[], fields: readonly FieldDef[
 }
 
 function toClass(sig: Signature, regions: readonly Region[], example: Record<string, string | number>, fields: readonly FieldDef[], family: Family, ifaceName: (i: number) => string): ExploreClass {
-  const boxes = coalesce(regions.flatMap((r) => expand(r)), fields);
+  const boxes = coalesce(mergeRegions(regions).flatMap((r) => expand(r)), fields);
   const first = sig.outcomes[0]!;
   const all = (k: 'outcome' | 'address' | 'port' | 'originalDestination'): unknown => (sig.outcomes.every((o) => o[k] === first[k]) ? first[k] : null);
   const single = sig.outcomes.length === 1;
@@ -529,6 +530,50 @@ function toClass(sig: Signature, regions: readonly Region[], example: Record<str
 }
 
 type Box = readonly (readonly [bigint, bigint])[];
+
+/**
+ * Unites regions that are equal in every field but one (in that field), until none are: the
+ * same set as the regions, in fewer products, before they are expanded into boxes.
+ */
+function mergeRegions(regions: readonly Region[]): Region[] {
+  if (regions.length < 2) return regions.slice();
+  const texts = new Map<IntervalSet, string>();
+  const text = (set: IntervalSet): string => {
+    let t = texts.get(set);
+    if (t === undefined) texts.set(set, (t = set.join(',')));
+    return t;
+  };
+  let cur = regions.slice();
+  for (let round = 0; round < 8; round++) {
+    let changed = false;
+    for (let f = 0; f < cur[0]!.length; f++) {
+      const groups = new Map<string, Region[]>();
+      for (const r of cur) {
+        let key = '';
+        for (let g = 0; g < r.length; g++) if (g !== f) key += `${text(r[g]!)}|`;
+        let list = groups.get(key);
+        if (!list) groups.set(key, (list = []));
+        list.push(r);
+      }
+      if (groups.size === cur.length) continue;
+      const next: Region[] = [];
+      for (const list of groups.values()) {
+        if (list.length === 1) {
+          next.push(list[0]!);
+          continue;
+        }
+        changed = true;
+        const all: [bigint, bigint][] = [];
+        for (const r of list) all.push(...pairs(r[f]!));
+        const united = normalize(all);
+        next.push(list[0]!.map((s, g) => (g === f ? united : s)));
+      }
+      cur = next;
+    }
+    if (!changed) break;
+  }
+  return cur;
+}
 
 function expand(r: Region): Box[] {
   let out: [bigint, bigint][][] = [[]];

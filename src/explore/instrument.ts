@@ -361,7 +361,8 @@ function instrumentRule(r: LoweredRule, table: string, chain: string, family: Fa
  * PORT`; skipping rules `from`..`to - 1` means none of their keys is the packet's. When the
  * destination is none of the run's addresses, "the destination is outside all of them" says it
  * for every port at once (one fact for the whole run: kube-proxy's `KUBE-SERVICES`); else the
- * destination is that address and the port none of the skipped rules' ports for it.
+ * destination is that address and the port none of the skipped rules' ports for it. A run
+ * without addresses: the port is none of the run's, or is this port.
  */
 function skipRecorder(rules: readonly LoweredRule[], run: DispatchRun, family: Family, rec: FactRecorder): (from: number, to: number, p: PacketView) => void {
   const v4 = family === 4;
@@ -385,19 +386,16 @@ function skipRecorder(rules: readonly LoweredRule[], run: DispatchRun, family: F
   }
   const addrSet = normalize(addrs);
   const portSetAll = normalize(ports);
-  const skippedPorts = (list: readonly number[] | null, from: number, to: number, proto: number): IntervalSet => {
+  const skippedPorts = (list: readonly number[], from: number, to: number, proto: number): IntervalSet => {
     const out: [bigint, bigint][] = [];
-    if (list === null) {
-      for (let i = from; i < to; i++) if (rules[i]!.l4 === proto) out.push([BigInt(rules[i]!.dpMin), BigInt(rules[i]!.dpMin)]);
-    } else {
-      for (const i of list) if (i >= from && i < to && rules[i]!.l4 === proto) out.push([BigInt(rules[i]!.dpMin), BigInt(rules[i]!.dpMin)]);
-    }
+    for (const i of list) if (i >= from && i < to && rules[i]!.l4 === proto) out.push([BigInt(rules[i]!.dpMin), BigInt(rules[i]!.dpMin)]);
     return normalize(out);
   };
   if (!run.byDst) {
-    return (from, to, p) => {
+    return (_from, _to, p) => {
+      // Outside every port of the run, or this very port (which none of the skipped rules has).
       if (!inSet(portSetAll, p.dport)) rec.num('port', p.dport, portSetAll, false);
-      else rec.num('port', p.dport, skippedPorts(null, from, to, p.proto), false);
+      else rec.num('port', p.dport, range(BigInt(p.dport), BigInt(p.dport)), true);
     };
   }
   return (from, to, p) => {
