@@ -466,7 +466,7 @@ export function explore(options: ExploreOptions): ExploreResult {
       const sig = signature(results, fields, reps, live, family, rules, assumptions, false);
       const key = JSON.stringify(sig);
       // The literal reading differs only where the region fixes a field to one value.
-      const lit = live.every((l) => l) ? sig : signature(results, fields, reps, live, family, rules, assumptions, true);
+      const lit = live.every((l, f) => l || (fields[f]!.name !== 'dst' && fields[f]!.name !== 'dport' && fields[f]!.name !== 'src')) ? sig : signature(results, fields, reps, live, family, rules, assumptions, true);
       const litKey = lit === sig ? key : JSON.stringify(lit);
       if (key === litKey) {
         const entry = byKey.get(key);
