@@ -112,8 +112,10 @@ export function doLoweredTable(t: LoweredTable, hook: number, p: PacketState, ho
       while (i < rules.length) {
         const run = chain.runAt[i]!;
         if (run < 0) break;
-        const next = nextCandidate(chain.runs[run]!, i, p);
+        const dr = chain.runs[run]!;
+        const next = nextCandidate(dr, i, p);
         if (next === i) break;
+        if (dr.skipped !== undefined) dr.skipped(i, next, p);
         i = next;
       }
     }

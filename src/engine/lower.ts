@@ -104,6 +104,11 @@ export interface DispatchRun {
   /** CSR layout: bucket b holds `rules[bucketStart[b] .. bucketStart[b + 1])`, ascending. */
   readonly bucketStart: Int32Array;
   readonly bucketRules: Int32Array;
+  /**
+   * Told of every skip, rules `from` to `to - 1` of the chain, none of whose keys is the
+   * packet's (explore records what the skip established); absent in the engine's own program.
+   */
+  readonly skipped?: (from: number, to: number, p: PacketView) => void;
 }
 
 /** One chain, lowered. @internal */

@@ -19,10 +19,11 @@ import { defaultRegistry } from '../engine/registry.js';
 import { addressText } from '../engine/conntrack.js';
 import { parseAnyAddress } from '../engine/routing.js';
 import type { Family, Ruleset } from '../model/types.js';
+import type { LoweredChain, LoweredRuleset } from '../engine/lower.js';
 import type { NatRange, PortRange } from '../extensions/target-options.js';
 import { FactRecorder, bigToWords, instrumentProgram, wordsToBig } from './instrument.js';
 import type { FieldKind } from './instrument.js';
-import { EMPTY, contains, intersect, isSingleton, normalize, range, splitAt, subtract } from './intervals.js';
+import { EMPTY, contains, intersect, isSingleton, leastFree, normalize, range, splitAt, subtract } from './intervals.js';
 import type { IntervalSet } from './intervals.js';
 
 /** Where explored probes come from. */
@@ -104,7 +105,8 @@ interface FieldDef {
   readonly name: 'uid' | 'gid' | 'src' | 'dst' | 'dport' | 'iface';
   readonly kind: FieldKind;
   readonly domain: IntervalSet;
-  readonly cuts: readonly bigint[];
+  /** The ranges the namespace tells values apart by (routes, special ranges, listeners, …). */
+  readonly sets: readonly (readonly [bigint, bigint])[];
   readonly constants: IntervalSet;
 }
 
@@ -164,14 +166,14 @@ function targetConstants(rulesets: readonly Ruleset[], family: Family): { addrs:
 /** The fields of the space, their domains, where the namespace cuts them, and its constants. */
 function fieldDefs(ns: Netns, options: ExploreOptions, family: Family, sport: number): FieldDef[] {
   const routing = ns.routing;
-  const addrCuts: bigint[] = [];
+  const addrCuts: [bigint, bigint][] = [];
   const addrConst: [bigint, bigint][] = [[0n, 0n]];
-  const cutRange = ([a, b]: [bigint, bigint]): void => {
-    addrCuts.push(a, b + 1n);
+  const cutRange = (r: [bigint, bigint]): void => {
+    addrCuts.push(r);
   };
   const point = (w: readonly number[]): void => {
     const v = wordsToBig(w);
-    addrCuts.push(v, v + 1n);
+    addrCuts.push([v, v]);
     addrConst.push([v, v]);
   };
   for (const r of specialRanges(family)) cutRange(r);
@@ -202,14 +204,14 @@ function fieldDefs(ns: Netns, options: ExploreOptions, family: Family, sport: nu
   for (const [a, b] of tc.addrs) {
     addrConst.push([a, b]);
   }
-  const portCuts: bigint[] = [];
+  const portCuts: [bigint, bigint][] = [];
   const portConst: [bigint, bigint][] = [[0n, 0n], [BigInt(sport), BigInt(sport)], ...tc.ports];
   const uidConst: [bigint, bigint][] = [[0n, 0n], [U32, U32]];
   const gidConst: [bigint, bigint][] = [[0n, 0n], [U32, U32]];
   for (const l of options.listen ?? []) {
     const spec = typeof l === 'number' ? { port: l } : typeof l === 'string' ? { port: Number(/(\d+)(?:\/(?:tcp|udp))?$/i.exec(l)?.[1] ?? 0) } : l;
     const p = BigInt(spec.port);
-    portCuts.push(p, p + 1n);
+    portCuts.push([p, p]);
     portConst.push([p, p]);
     if (typeof l === 'object') {
       if (l.uid !== undefined) uidConst.push([BigInt(l.uid), BigInt(l.uid)]);
@@ -218,16 +220,16 @@ function fieldDefs(ns: Netns, options: ExploreOptions, family: Family, sport: nu
     }
   }
   for (const ports of Object.values(options.peers ?? {})) for (const p of ports) {
-    portCuts.push(BigInt(p), BigInt(p) + 1n);
+    portCuts.push([BigInt(p), BigInt(p)]);
     portConst.push([BigInt(p), BigInt(p)]);
   }
   const addrMax = family === 4 ? U32 : (1n << 128n) - 1n;
-  const addrDef = (name: 'src' | 'dst'): FieldDef => ({ name, kind: 'addr', domain: range(0n, addrMax), cuts: addrCuts, constants: normalize(addrConst) });
-  const dport: FieldDef = { name: 'dport', kind: 'port', domain: range(1n, 65535n), cuts: portCuts, constants: normalize(portConst) };
+  const addrDef = (name: 'src' | 'dst'): FieldDef => ({ name, kind: 'addr', domain: range(0n, addrMax), sets: addrCuts, constants: normalize(addrConst) });
+  const dport: FieldDef = { name: 'dport', kind: 'port', domain: range(1n, 65535n), sets: portCuts, constants: normalize(portConst) };
   if (options.from === 'local') {
     return [
-      { name: 'uid', kind: 'uid', domain: range(0n, U32), cuts: [], constants: normalize(uidConst) },
-      { name: 'gid', kind: 'gid', domain: range(0n, U32), cuts: [], constants: normalize(gidConst) },
+      { name: 'uid', kind: 'uid', domain: range(0n, U32), sets: [], constants: normalize(uidConst) },
+      { name: 'gid', kind: 'gid', domain: range(0n, U32), sets: [], constants: normalize(gidConst) },
       addrDef('dst'),
       dport,
     ];
@@ -239,8 +241,52 @@ function fieldDefs(ns: Netns, options: ExploreOptions, family: Family, sport: nu
     addrDef('src'),
     addrDef('dst'),
     dport,
-    { name: 'iface', kind: 'iface', domain: ifaceSet, cuts: ifaces.flatMap((i) => [i, i + 1n]), constants: EMPTY },
+    { name: 'iface', kind: 'iface', domain: ifaceSet, sets: ifaces.map((i) => [i, i] as const), constants: EMPTY },
   ];
+}
+
+/**
+ * The field's values grouped by the namespace's sets that hold them: values in exactly the same
+ * sets are told apart by nothing the namespace decides outside the rules (a longest-prefix match,
+ * a local or special address, a listener, a peer), so they need not be cut apart up front. Each
+ * group is one set (a union of ranges), ascending by its least value.
+ */
+function fieldClasses(def: FieldDef): IntervalSet[] {
+  const starts = new Map<bigint, number[]>();
+  const ends = new Map<bigint, number[]>();
+  const cuts: bigint[] = [];
+  def.sets.forEach(([a, b], id) => {
+    let l = starts.get(a);
+    if (!l) starts.set(a, (l = []));
+    l.push(id);
+    let e = ends.get(b + 1n);
+    if (!e) ends.set(b + 1n, (e = []));
+    e.push(id);
+    cuts.push(a, b + 1n);
+  });
+  const active = new Map<number, number>();
+  const groups = new Map<string, [bigint, bigint][]>();
+  const sorted = [...new Set(cuts)].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+  let k = 0;
+  for (const piece of splitAt(def.domain, cuts)) {
+    const lo = piece[0]!;
+    // Every boundary at or below the piece's start has been passed.
+    while (k < sorted.length && sorted[k]! <= lo) {
+      const c = sorted[k]!;
+      for (const id of ends.get(c) ?? []) active.set(id, (active.get(id) ?? 1) - 1);
+      for (const id of starts.get(c) ?? []) active.set(id, (active.get(id) ?? 0) + 1);
+      k++;
+    }
+    const ids: number[] = [];
+    for (const [id, n] of active) if (n > 0) ids.push(id);
+    ids.sort((a, b) => a - b);
+    // Sets of equal ranges (one route in two tables, a point named twice) tell nothing more.
+    const key = def.kind === 'iface' ? String(lo) : ids.map((id) => `${def.sets[id]![0]}-${def.sets[id]![1]}`).join(',');
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = []));
+    for (let i = 0; i < piece.length; i += 2) g.push([piece[i]!, piece[i + 1]!]);
+  }
+  return [...groups.values()].map((g) => normalize(g));
 }
 
 /** The representative of each field: the least value no constant and no other field's representative takes. */
@@ -252,17 +298,8 @@ function representatives(fields: readonly FieldDef[], region: Region): { reps: b
     const set = region[f]!;
     const taken: bigint[] = [];
     for (let g = 0; g < f; g++) if (fields[g]!.kind === def.kind) taken.push(reps[g]!);
-    const free = subtract(set, def.constants);
-    // The least free value that no other field of the kind took.
-    let rep: bigint | null = null;
-    for (let i = 0; i < free.length && rep === null; i += 2) {
-      for (let v = free[i]!; v <= free[i + 1]!; v++) {
-        if (!taken.includes(v)) {
-          rep = v;
-          break;
-        }
-      }
-    }
+    // The least value outside the constants that no other field of the kind took.
+    const rep = leastFree(set, def.constants, taken);
     if (rep !== null) {
       reps.push(rep);
       pinned.push(false);
@@ -349,15 +386,22 @@ export function explore(options: ExploreOptions): ExploreResult {
   const rec = new FactRecorder();
   const registry = options.registry ?? defaultRegistry();
   const { from: _f, proto: _p, family: _fam, sport: _s, maxRegions: _m, ...nsOptions } = options;
-  const ns = new Netns({ ...nsOptions, registry, evaluator: 'lowered', instrument: (program) => instrumentProgram(program, registry, rec) });
+  // Built-in chains whose policy is DROP: a run that moved one's counter was dropped by it.
+  const dropPolicies: { chain: LoweredChain; text: string; seen: number }[] = [];
+  const instrument = (program: LoweredRuleset): LoweredRuleset => {
+    const out = instrumentProgram(program, registry, rec);
+    for (const t of out.tables) {
+      if (t === null) continue;
+      for (const c of t.chains) if (c.builtin && c.policyName === 'DROP') dropPolicies.push({ chain: c, text: `-P ${c.name} DROP (${t.name})`, seen: 0 });
+    }
+    return out;
+  };
+  const ns = new Netns({ ...nsOptions, registry, evaluator: 'lowered', instrument });
   // Native nft chains run outside the lowered program that records the facts: exploring them
   // would silently leave their rules out of the partition.
   if (ns.nftRuleset.tables.length > 0) {
     throw new NetfilterSimError(diagnostic('UNSUPPORTED', 'explore: native nftables rule sets are not explored yet (their chains are evaluated outside the lowered program); give iptables-save rules'));
   }
-  // Without random draws one run per region suffices (connectAll would copy the tables each time).
-  let random = false;
-  for (const rs of [ns.ruleset4, ns.ruleset6]) for (const t of rs.tables) for (const c of t.chains) for (const r of c.rules) if (r.matches.some((m) => m.name === 'statistic')) random = true;
   const maxRegions = options.maxRegions ?? 2_000_000;
   let explored = 0;
   const classes: ExploreClass[] = [];
@@ -368,7 +412,7 @@ export function explore(options: ExploreOptions): ExploreResult {
     // The namespace's own cuts, field by field.
     let work: Region[] = [[]];
     for (const def of fields) {
-      const pieces = splitAt(def.domain, def.cuts).flatMap((s) => (def.kind === 'iface' ? pairs(s).map(([a, b]) => range(a, b)) : [s]));
+      const pieces = fieldClasses(def);
       work = work.flatMap((r) => pieces.map((p) => [...r, p]));
     }
     // A stack: the lowest regions first, so that a class's example is its first probe found.
@@ -389,32 +433,28 @@ export function explore(options: ExploreOptions): ExploreResult {
       const live = region.map((s) => !isSingleton(s));
       rec.begin(kinds, reps.map((v, f) => (kinds[f] === 'addr' ? bigToWords(v, family) : [Number(v)])), live);
       const { spec, example } = probeSpec(fields, reps, family, from, proto, sport, ifaceName);
-      let results: readonly ConnectResult[];
-      if (random) results = ns.connectAll(spec, { trace: false });
-      else {
-        results = [ns.connect(spec, { trace: false })];
-        ns.flushConntrack();
+      for (const d of dropPolicies) d.seen = d.chain.policyPackets;
+      let results: readonly ConnectResult[] = [ns.connect(spec, { trace: false })];
+      ns.flushConntrack();
+      if (rec.random) {
+        // A `statistic --mode random` draw was on the path: every branch, as connect --enumerate.
+        rec.begin(kinds, rec.reps, live);
+        for (const d of dropPolicies) d.seen = d.chain.policyPackets;
+        results = ns.connectAll(spec, { trace: false });
       }
-      // Policies that dropped are named from a trace (rules name themselves as they fire).
-      let policies: string[] = [];
-      if (results.some((x) => x.outcome === 'dropped' || x.outcome === 'refused')) {
-        const fired = rec.fired.slice();
-        const traced = random ? ns.connectAll(spec) : [ns.connect(spec)];
-        if (!random) ns.flushConntrack();
-        rec.fired.length = 0;
-        rec.fired.push(...fired);
-        policies = traced.flatMap((x) => x.steps.filter((st) => st.event === 'policy' && st.target === 'DROP').map((st) => `-P ${st.chain} DROP (${st.table})`));
-      }
+      // Policies that dropped (rules name themselves as they fire), in the program's order.
+      const policies: string[] = [];
+      for (const d of dropPolicies) if (d.chain.policyPackets !== d.seen) policies.push(d.text);
       // The facts, per field: every set the value was in, none it was not in.
       const inside: IntervalSet[] = region.slice();
-      const outside: [bigint, bigint][][] = fields.map(() => []);
+      const outside: IntervalSet[][] = fields.map(() => []);
       for (let k = 0; k < rec.fields.length; k++) {
         const f = rec.fields[k]!;
         const set = rec.sets[k]!;
         if (rec.holds[k]) inside[f] = intersect(inside[f]!, set);
-        else outside[f]!.push(...pairs(set));
+        else if (!outside[f]!.includes(set)) outside[f]!.push(set);
       }
-      const same: Region = inside.map((s, f) => (outside[f]!.length > 0 ? subtract(s, normalize(outside[f]!)) : s));
+      const same: Region = inside.map((s, f) => outside[f]!.reduce((acc, o) => subtract(acc, o), s));
       for (let f = 0; f < fields.length; f++) {
         if (!contains(same[f]!, reps[f]!)) {
           throw new NetfilterSimError(diagnostic('UNSUPPORTED', `explore: internal inconsistency on field ${fields[f]!.name} (the probe ${JSON.stringify(example)} is outside its own class)`));
@@ -422,11 +462,12 @@ export function explore(options: ExploreOptions): ExploreResult {
       }
       work.push(...difference(region, same));
       const assumptions = [...rec.assumptions].sort();
-      const rules = [...rec.fired, ...new Set(policies)];
+      const rules = policies.length > 0 ? [...rec.fired, ...policies] : rec.fired.slice();
       const sig = signature(results, fields, reps, live, family, rules, assumptions, false);
       const key = JSON.stringify(sig);
-      const lit = signature(results, fields, reps, live, family, rules, assumptions, true);
-      const litKey = JSON.stringify(lit);
+      // The literal reading differs only where the region fixes a field to one value.
+      const lit = live.every((l, f) => l || (fields[f]!.name !== 'dst' && fields[f]!.name !== 'dport' && fields[f]!.name !== 'src')) ? sig : signature(results, fields, reps, live, family, rules, assumptions, true);
+      const litKey = lit === sig ? key : JSON.stringify(lit);
       if (key === litKey) {
         const entry = byKey.get(key);
         if (entry) entry.regions.push(same);
@@ -469,7 +510,7 @@ function signature(results: readonly ConnectResult[], fields: readonly FieldDef[
 }
 
 function toClass(sig: Signature, regions: readonly Region[], example: Record<string, string | number>, fields: readonly FieldDef[], family: Family, ifaceName: (i: number) => string): ExploreClass {
-  const boxes = coalesce(regions.flatMap((r) => expand(r)), fields);
+  const boxes = coalesce(mergeRegions(regions).flatMap((r) => expand(r)), fields);
   const first = sig.outcomes[0]!;
   const all = (k: 'outcome' | 'address' | 'port' | 'originalDestination'): unknown => (sig.outcomes.every((o) => o[k] === first[k]) ? first[k] : null);
   const single = sig.outcomes.length === 1;
@@ -489,6 +530,50 @@ function toClass(sig: Signature, regions: readonly Region[], example: Record<str
 }
 
 type Box = readonly (readonly [bigint, bigint])[];
+
+/**
+ * Unites regions that are equal in every field but one (in that field), until none are: the
+ * same set as the regions, in fewer products, before they are expanded into boxes.
+ */
+function mergeRegions(regions: readonly Region[]): Region[] {
+  if (regions.length < 2) return regions.slice();
+  const texts = new Map<IntervalSet, string>();
+  const text = (set: IntervalSet): string => {
+    let t = texts.get(set);
+    if (t === undefined) texts.set(set, (t = set.join(',')));
+    return t;
+  };
+  let cur = regions.slice();
+  for (let round = 0; round < 8; round++) {
+    let changed = false;
+    for (let f = 0; f < cur[0]!.length; f++) {
+      const groups = new Map<string, Region[]>();
+      for (const r of cur) {
+        let key = '';
+        for (let g = 0; g < r.length; g++) if (g !== f) key += `${text(r[g]!)}|`;
+        let list = groups.get(key);
+        if (!list) groups.set(key, (list = []));
+        list.push(r);
+      }
+      if (groups.size === cur.length) continue;
+      const next: Region[] = [];
+      for (const list of groups.values()) {
+        if (list.length === 1) {
+          next.push(list[0]!);
+          continue;
+        }
+        changed = true;
+        const all: [bigint, bigint][] = [];
+        for (const r of list) all.push(...pairs(r[f]!));
+        const united = normalize(all);
+        next.push(list[0]!.map((s, g) => (g === f ? united : s)));
+      }
+      cur = next;
+    }
+    if (!changed) break;
+  }
+  return cur;
+}
 
 function expand(r: Region): Box[] {
   let out: [bigint, bigint][][] = [[]];

@@ -7,15 +7,16 @@
  * no fact: they come out the same for every probe of the region.
  *
  * The instrumented form is the engine's own {@link LoweredRuleset} with the base address and
- * port tests moved into closures (the dispatch index is dropped: a skipped rule would record
- * nothing). A front end that lowers into that form is explored the same way.
+ * port tests moved into closures; the dispatch index stays, and each skip it makes records what
+ * it established about the skipped rules' keys. A front end that lowers into that form is
+ * explored the same way.
  *
  * @module
  */
 import { NetfilterSimError, diagnostic } from '../errors.js';
 import type { PacketView } from '../model/packet.js';
 import type { Family, Rule } from '../model/types.js';
-import type { LoweredRule, LoweredRuleset, LoweredTable } from '../engine/lower.js';
+import type { DispatchRun, LoweredRule, LoweredRuleset, LoweredTable } from '../engine/lower.js';
 import type { ExtensionRegistry } from '../engine/registry.js';
 import { isAssumed } from '../engine/registry.js';
 import type { MultiportOptions } from '../extensions/match/multiport.js';
@@ -47,6 +48,8 @@ export class FactRecorder {
   readonly sets: IntervalSet[] = [];
   readonly holds: boolean[] = [];
   readonly assumptions = new Set<string>();
+  /** Whether a `statistic --mode random` draw was made on the way. */
+  random = false;
   /** Texts of the rules whose targets acted (verdicts, RETURN, extension targets), in order. */
   readonly fired: string[] = [];
 
@@ -59,6 +62,7 @@ export class FactRecorder {
     this.holds.length = 0;
     this.assumptions.clear();
     this.fired.length = 0;
+    this.random = false;
   }
 
   /** A rule matched and its target acts. */
@@ -241,6 +245,9 @@ function recordingMatch(
     case 'statistic':
       if (o['mode'] !== 'random') unsupported(rule, table, chain, number, '"-m statistic --mode nth" (a counter over earlier packets)');
       // Each draw becomes a branch of Netns.connectAll, with its probability.
+      facts = () => {
+        rec.random = true;
+      };
       break;
     case 'recent':
       unsupported(rule, table, chain, number, '"-m recent" (its lists depend on earlier packets)');
@@ -350,8 +357,63 @@ function instrumentRule(r: LoweredRule, table: string, chain: string, family: Fa
 }
 
 /**
- * The lowered program with every probe-dependent test recording into `rec`, and without the
- * dispatch index. Throws `UNSUPPORTED`, naming the rule, for a match explore cannot split
+ * A dispatch run's skip as facts. Every rule of the run tests `-p PROTO [-d ADDR/max] --dport
+ * PORT`; skipping rules `from`..`to - 1` means none of their keys is the packet's. When the
+ * destination is none of the run's addresses, "the destination is outside all of them" says it
+ * for every port at once (one fact for the whole run: kube-proxy's `KUBE-SERVICES`); else the
+ * destination is that address and the port none of the skipped rules' ports for it. A run
+ * without addresses: the port is none of the run's, or is this port.
+ */
+function skipRecorder(rules: readonly LoweredRule[], run: DispatchRun, family: Family, rec: FactRecorder): (from: number, to: number, p: PacketView) => void {
+  const v4 = family === 4;
+  const keyOf = (w: ArrayLike<number>): string => (v4 ? String(w[0]! >>> 0) : `${w[0]! >>> 0}:${w[1]! >>> 0}:${w[2]! >>> 0}:${w[3]! >>> 0}`);
+  const byAddr = new Map<string, number[]>();
+  const addrs: [bigint, bigint][] = [];
+  const ports: [bigint, bigint][] = [];
+  for (let i = run.start; i < run.end; i++) {
+    const r = rules[i]!;
+    ports.push([BigInt(r.dpMin), BigInt(r.dpMin)]);
+    if (!run.byDst) continue;
+    const w = v4 ? [r.dst0 >>> 0] : [...r.dst];
+    const k = keyOf(w);
+    let list = byAddr.get(k);
+    if (list === undefined) {
+      byAddr.set(k, (list = []));
+      const v = wordsToBig(w);
+      addrs.push([v, v]);
+    }
+    list.push(i);
+  }
+  const addrSet = normalize(addrs);
+  const portSetAll = normalize(ports);
+  const skippedPorts = (list: readonly number[], from: number, to: number, proto: number): IntervalSet => {
+    const out: [bigint, bigint][] = [];
+    for (const i of list) if (i >= from && i < to && rules[i]!.l4 === proto) out.push([BigInt(rules[i]!.dpMin), BigInt(rules[i]!.dpMin)]);
+    return normalize(out);
+  };
+  if (!run.byDst) {
+    return (_from, _to, p) => {
+      // Outside every port of the run, or this very port (which none of the skipped rules has).
+      if (!inSet(portSetAll, p.dport)) rec.num('port', p.dport, portSetAll, false);
+      else rec.num('port', p.dport, range(BigInt(p.dport), BigInt(p.dport)), true);
+    };
+  }
+  return (from, to, p) => {
+    const list = byAddr.get(keyOf(p.dst));
+    if (list === undefined) {
+      rec.addr(p.dst, addrSet, false);
+      return;
+    }
+    const v = wordsToBig(p.dst);
+    rec.addr(p.dst, range(v, v), true);
+    const skipped = skippedPorts(list, from, to, p.proto);
+    if (skipped.length > 0) rec.num('port', p.dport, skipped, false);
+  };
+}
+
+/**
+ * The lowered program with every probe-dependent test recording into `rec`, and with the
+ * dispatch index recording what each skip established. Throws `UNSUPPORTED`, naming the rule, for a match explore cannot split
  * exactly (`recent`, `statistic --mode nth`, conntrack tuple tests, non-prefix masks).
  * @internal
  */
@@ -363,8 +425,7 @@ export function instrumentProgram(program: LoweredRuleset, registry: ExtensionRe
       chains: t.chains.map((c) => ({
         ...c,
         rules: c.rules.map((r) => instrumentRule(r, t.name, c.name, program.family, registry, rec)),
-        runAt: null,
-        runs: [],
+        runs: c.runs.map((run) => ({ ...run, skipped: skipRecorder(c.rules, run, program.family, rec) })),
       })),
       jumpStack: new Int32Array(t.jumpStack.length),
     };

@@ -29,12 +29,36 @@ export function normalize(pairs: readonly (readonly [bigint, bigint])[]): Interv
   return out;
 }
 
+/** The first interval of `s` at or after `from` (an even index) that ends at or above `v`. */
+function seek(s: IntervalSet, from: number, v: bigint): number {
+  // A short step first (the sets meet in order), then a binary search over the rest.
+  if (from >= s.length || s[from + 1]! >= v) return from;
+  if (from + 2 >= s.length || s[from + 3]! >= v) return from + 2;
+  let lo = from / 2 + 2;
+  let hi = s.length / 2;
+  while (lo < hi) {
+    const m = (lo + hi) >> 1;
+    if (s[m * 2 + 1]! < v) lo = m + 1;
+    else hi = m;
+  }
+  return lo * 2;
+}
+
 /** `a ∩ b`. @internal */
 export function intersect(a: IntervalSet, b: IntervalSet): IntervalSet {
   const out: bigint[] = [];
   let i = 0;
   let j = 0;
   while (i < a.length && j < b.length) {
+    // Skip, by binary search, the intervals of one set that end before the other's starts.
+    if (a[i + 1]! < b[j]!) {
+      i = seek(a, i, b[j]!);
+      continue;
+    }
+    if (b[j + 1]! < a[i]!) {
+      j = seek(b, j, a[i]!);
+      continue;
+    }
     const lo = a[i]! > b[j]! ? a[i]! : b[j]!;
     const hi = a[i + 1]! < b[j + 1]! ? a[i + 1]! : b[j + 1]!;
     if (lo <= hi) out.push(lo, hi);
@@ -44,6 +68,28 @@ export function intersect(a: IntervalSet, b: IntervalSet): IntervalSet {
   return out;
 }
 
+/** The least value of `s` outside `not` and unequal to every one of `taken`, or null. @internal */
+export function leastFree(s: IntervalSet, not: IntervalSet, taken: readonly bigint[]): bigint | null {
+  let j = 0;
+  for (let i = 0; i < s.length; i += 2) {
+    let v = s[i]!;
+    const hi = s[i + 1]!;
+    while (v <= hi) {
+      j = seek(not, j, v);
+      if (j < not.length && not[j]! <= v) {
+        v = not[j + 1]! + 1n;
+        continue;
+      }
+      if (taken.includes(v)) {
+        v++;
+        continue;
+      }
+      return v;
+    }
+  }
+  return null;
+}
+
 /** `a ∖ b`. @internal */
 export function subtract(a: IntervalSet, b: IntervalSet): IntervalSet {
   const out: bigint[] = [];
@@ -51,7 +97,7 @@ export function subtract(a: IntervalSet, b: IntervalSet): IntervalSet {
   for (let i = 0; i < a.length; i += 2) {
     let lo = a[i]!;
     const hi = a[i + 1]!;
-    while (j < b.length && b[j + 1]! < lo) j += 2;
+    j = seek(b, j, lo);
     let k = j;
     while (lo <= hi && k < b.length && b[k]! <= hi) {
       if (b[k]! > lo) out.push(lo, b[k]! - 1n);

@@ -66,3 +66,71 @@ describe('explore: classes partition the space and agree with connect', () => {
     },
   );
 });
+
+/**
+ * Long runs of `-p PROTO [-d ADDR/32] --dport PORT` rules, as kube-proxy writes them: the engine
+ * indexes them and explore records what each skip established. Few addresses and ports, so keys
+ * repeat, collide and interleave with udp rules and jumps.
+ */
+const dispatchRuleset = fc
+  .record({
+    byDst: fc.boolean(),
+    rules: fc.array(
+      fc.record({
+        host: fc.integer({ min: 0, max: 5 }),
+        port: fc.constantFrom(80, 443, 8080, 4140, 53),
+        udp: fc.boolean(),
+        target: fc.constantFrom('DNAT', 'REDIRECT', 'RETURN', 'ACCEPT', 'MARK', 'JUMP'),
+      }),
+      { minLength: 8, maxLength: 24 },
+    ),
+    filterDrop: fc.boolean(),
+  })
+  .map(({ byDst, rules, filterDrop }) => {
+    const line = (chain: string, r: { host: number; port: number; udp: boolean; target: string }, i: number, table: 'nat' | 'filter'): string => {
+      const proto = r.udp ? 'udp' : 'tcp';
+      const dst = byDst ? `-d 10.0.${r.host}.${r.host === 0 ? 2 : 9}/32 ` : '';
+      const head = `-A ${chain} ${dst}-p ${proto} -m comment --comment "svc ${i}" -m ${proto} --dport ${r.port}`;
+      if (table === 'filter') return `${head} -j ${r.target === 'ACCEPT' || r.target === 'RETURN' ? r.target : 'DROP'}`;
+      switch (r.target) {
+        case 'DNAT':
+          return `${head} -j DNAT --to-destination 10.1.0.${1 + (i % 3)}:${8000 + i}`;
+        case 'REDIRECT':
+          return `${head} -j REDIRECT --to-ports 8080`;
+        case 'MARK':
+          return `${head} -j MARK --set-xmark 0x4000/0x4000`;
+        case 'JUMP':
+          return `${head} -j SVC-JUMP`;
+        default:
+          return `${head} -j ${r.target}`;
+      }
+    };
+    const nat = rules.map((r, i) => line('SVCS', r, i, 'nat'));
+    const filter = rules.map((r, i) => line('FSVCS', r, i, 'filter'));
+    return [
+      '*nat', ':PREROUTING ACCEPT [0:0]', ':INPUT ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]', ':POSTROUTING ACCEPT [0:0]', ':SVCS - [0:0]', ':SVC-JUMP - [0:0]',
+      '-A PREROUTING -j SVCS', '-A OUTPUT -j SVCS', '-A SVC-JUMP -p tcp -j DNAT --to-destination 10.1.0.7:9000', ...nat, 'COMMIT',
+      '*filter', `:INPUT ${filterDrop ? 'DROP' : 'ACCEPT'} [0:0]`, ':FORWARD ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]', ':FSVCS - [0:0]',
+      '-A INPUT -j FSVCS', '-A OUTPUT -j FSVCS', ...filter, filterDrop ? '-A INPUT -p tcp --dport 8080 -j ACCEPT' : '-A INPUT -p tcp --dport 1 -j ACCEPT', 'COMMIT', '',
+    ].join('\n');
+  });
+
+describe('explore: indexed runs of address and port rules', () => {
+  test.prop([dispatchRuleset, fc.constantFrom('local' as const, 'remote' as const), fc.integer()], { numRuns: 25 })(
+    'kube-proxy-shaped runs partition exactly and agree with connect',
+    (rules, from, seed) => {
+      const options = { rules, listen: [8080, 9000], peers: { '10.1.0.1': [8001, 8002] }, from, family: 4 as const };
+      const r = exploreOrRefuse(options);
+      if (r === null) return;
+      expectPartition(r, 4);
+      for (const p of cornerProbes(r, 4, mulberry32(seed), 16)) expectAgreement(r, options, p);
+      // Every key of the run, and its neighbours.
+      for (let host = 0; host <= 5; host++) {
+        for (const port of [79, 80, 81, 443, 8080, 4140, 53]) {
+          const dst = `10.0.${host}.${host === 0 ? 2 : 9}:${port}`;
+          expectAgreement(r, options, from === 'local' ? { uid: 1000, gid: 1000, dst } : { src: '10.0.0.7', dst, iface: 'eth0' });
+        }
+      }
+    },
+  );
+});
