@@ -76,6 +76,8 @@ export class PacketState implements PacketView {
   untracked = false;
   /** `CT --zone` template set in raw. */
   zone = 0;
+  /** A `CT` template is attached (`skb->_nfct` set): later CT and NOTRACK rules leave the packet alone. */
+  ctTemplate = false;
   /** The socket TPROXY assigned (`nf_tproxy_assign_sock`). */
   assignedSocket: SocketRecord | null = null;
   /** The socket that sent the packet (owner match reads {@link socket}). */

@@ -334,6 +334,8 @@ export interface KernelListener {
   readonly port: number;
   /** The listening socket is created with this uid/gid (owner matches see it on SYN-ACKs). */
   readonly uid?: number;
+  /** `IP_TRANSPARENT` on the listening socket (what TPROXY needs). */
+  readonly transparent?: boolean;
 }
 
 /** One connection attempt. `dst` is `10.96.0.10:80` or `[fd00::2]:8080`. */
@@ -363,8 +365,10 @@ export interface KernelCase {
   readonly probes: readonly KernelProbe[];
   /** `ipset restore` input, loaded in the pod before the rules (sets the rules name). */
   readonly ipsets?: string;
-  /** `ip -batch` lines run in the pod before the rules (`rule add fwmark …`, `route add …`). */
+  /** `ip -batch` lines run in the pod before the rules (`rule add fwmark …`, `route add …`); a line starting `-6 ` goes to `ip -6 -batch`. */
   readonly ipBatch?: readonly string[];
+  /** `ip route add` arguments run in the world (`10.96.0.0/12 via 10.0.0.2`): where it sends destinations the pod does not own. */
+  readonly worldRoutes?: readonly string[];
 }
 
 /** The DESIGN `connect --json` object, minus `steps`, as the kernel decided it. */
@@ -427,6 +431,7 @@ export async function kernelConnectReport(c: KernelCase, options: KernelConnectO
     probes: c.probes,
     ...(c.ipsets === undefined ? {} : { ipsets: c.ipsets }),
     ...(c.ipBatch === undefined ? {} : { ipBatch: c.ipBatch }),
+    ...(c.worldRoutes === undefined ? {} : { worldRoutes: c.worldRoutes }),
     connectTimeoutMs,
     acceptWaitMs,
   };
