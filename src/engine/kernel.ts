@@ -497,6 +497,13 @@ export class Kernel implements TargetHost {
       }
       return true;
     }
+    if ((p.proto === PROTO.ICMP && (p.icmpType === 3 || p.icmpType === 4 || p.icmpType === 5 || p.icmpType === 11 || p.icmpType === 12)) || (p.proto === PROTO.ICMPV6 && p.icmpType >= 0 && p.icmpType < 128)) {
+      // icmp_error_message / icmpv6_error_message: an error about no connection of the table is
+      // INVALID; it never starts one.
+      p.setConntrack(table, -1, IP_CT_DIR_ORIGINAL, CT_STATE.INVALID);
+      if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'invalid', state: 'INVALID', direction: null, zone: p.zone, id: null });
+      return true;
+    }
     if (p.proto === PROTO.TCP) {
       // tcp_new(): only a SYN (or, with nf_conntrack_tcp_loose, a bare ACK) starts a connection.
       const f = p.tcpFlags & (TCP_FLAGS.SYN | TCP_FLAGS.ACK | TCP_FLAGS.RST | TCP_FLAGS.FIN);

@@ -178,14 +178,20 @@ function snatArea(_seed: number, rng: Rng): Pod {
   const nat: string[] = [];
   const filter: string[] = [];
   let portsFixed = true;
+  // Port ranges wide enough for every probe of a case: the harness closes each connection with a
+  // RST, which leaves its conntrack entry CLOSE in the kernel (its tuple free again), while
+  // `Netns.connect` stops at the handshake; one fixed port would be taken in ours and not there.
+  const range = (lo: number): string => `${lo}-${lo + 15}`;
   const otherLo = a.family === 4 ? '127.0.0.6' : null;
   const inputSrc = a.family === 4 ? '10.1.0.99' : 'fd00:1::99';
   const picks: (() => void)[] = [
     () => nat.push(`-A POSTROUTING -o eth0 -j MASQUERADE`),
-    () => nat.push(`-A POSTROUTING -o eth0 -p tcp -m tcp --dport ${rng.pick([80, 443, 8080])} -j MASQUERADE --to-ports ${rng.int(5000, 5099)}`),
     () => {
-      const lo = rng.int(6000, 6050);
-      nat.push(`-A POSTROUTING -o eth0 -p tcp -j MASQUERADE --to-ports ${lo}-${lo + rng.int(1, 20)}`);
+      nat.push(`-A POSTROUTING -o eth0 -p tcp -m tcp --dport ${rng.pick([80, 443, 8080])} -j MASQUERADE --to-ports ${range(rng.int(5000, 5099))}`);
+      portsFixed = false;
+    },
+    () => {
+      nat.push(`-A POSTROUTING -o eth0 -p tcp -j MASQUERADE --to-ports ${range(rng.int(6000, 6050))}`);
       portsFixed = false;
     },
     () => {
@@ -193,18 +199,26 @@ function snatArea(_seed: number, rng: Rng): Pod {
       portsFixed = false;
     },
     () => nat.push(`-A POSTROUTING -o eth0 -d ${a.host(rng.pick(a.far))} -j SNAT --to-source ${a.pod}`),
-    () => nat.push(`-A POSTROUTING -o eth0 -p tcp -j SNAT --to-source ${a.hp(a.pod, rng.int(7000, 7099))}`),
     () => {
-      const lo = rng.int(7100, 7150);
-      nat.push(`-A POSTROUTING -p tcp -m tcp --dport ${rng.pick([80, 443])} -j SNAT --to-source ${a.hp(a.pod, lo).replace(/:(\d+)$/, `:${lo}-${lo + rng.int(1, 9)}`)}`);
+      nat.push(`-A POSTROUTING -o eth0 -p tcp -j SNAT --to-source ${a.hp(a.pod, 0).replace(/:0$/, `:${range(rng.int(7000, 7099))}`)}`);
+      portsFixed = false;
+    },
+    () => {
+      nat.push(`-A POSTROUTING -p tcp -m tcp --dport ${rng.pick([80, 443])} -j SNAT --to-source ${a.hp(a.pod, 0).replace(/:0$/, `:${range(rng.int(7100, 7150))}`)}`);
       portsFixed = false;
     },
     // The pod's own traffic over lo, given another source.
     () => nat.push(`-A POSTROUTING -o lo -p tcp -m tcp --dport ${rng.pick([8080, 8081])} -j SNAT --to-source ${otherLo && rng.chance(0.6) ? otherLo : a.pod}`),
-    () => nat.push(`-A POSTROUTING -o lo -s ${a.host(a.lo)} -p tcp -j SNAT --to-source ${a.hp(otherLo ?? a.pod, rng.int(7200, 7299))}`),
+    () => {
+      nat.push(`-A POSTROUTING -o lo -s ${a.host(a.lo)} -p tcp -j SNAT --to-source ${a.hp(otherLo ?? a.pod, 0).replace(/:0$/, `:${range(rng.int(7200, 7299))}`)}`);
+      portsFixed = false;
+    },
     // Arriving connections, given another source in INPUT.
     () => nat.push(`-A INPUT -p tcp -m tcp --dport ${rng.pick([8080, 8081])} -j SNAT --to-source ${inputSrc}`),
-    () => nat.push(`-A INPUT -s ${a.host(a.peers[0]!)} -p tcp -j SNAT --to-source ${a.hp(inputSrc, rng.int(7300, 7399))}`),
+    () => {
+      nat.push(`-A INPUT -s ${a.host(a.peers[0]!)} -p tcp -j SNAT --to-source ${a.hp(inputSrc, 0).replace(/:0$/, `:${range(rng.int(7300, 7399))}`)}`);
+      portsFixed = false;
+    },
     () => nat.push(`-A INPUT -i lo -p tcp -j SNAT --to-source ${a.pod}`),
     // Chained with DNAT/REDIRECT.
     () => nat.push(`-A OUTPUT -d ${a.host(a.far[2]!)} -p tcp -j DNAT --to-destination ${a.hp(a.far[1]!, 80)}`),
@@ -416,6 +430,7 @@ function ctstateArea(_seed: number, rng: Rng): Pod {
 function rawArea(_seed: number, rng: Rng): Pod {
   const a = famOf(rng);
   const raw: string[] = [];
+  const rawTail: string[] = [];
   const mangle: string[] = [];
   const nat: string[] = [];
   const filter: string[] = [];
@@ -448,7 +463,8 @@ function rawArea(_seed: number, rng: Rng): Pod {
       const h = a.host(rng.pick(a.far));
       raw.push(`-A OUTPUT -d ${h} -j CT --zone ${z}`, `-A PREROUTING -s ${h} -j CT --zone ${z}`);
     },
-    () => raw.push(`-A OUTPUT -p tcp -j CT --ctevents new,destroy`),
+    // Last in OUTPUT, so that it never keeps a zone rule from a packet (the zones stay symmetric).
+    () => rawTail.push(`-A OUTPUT -p tcp -j CT --ctevents new,destroy`),
     () => raw.push(`-A ${rng.pick(['PREROUTING', 'OUTPUT'])} -p tcp -m tcp --dport ${port()} -j ${rng.pick(['DROP', 'ACCEPT', 'RETURN'])}`),
     () => filter.push(`-A ${rng.pick(['INPUT', 'OUTPUT'])} -m conntrack --ctstate UNTRACKED ${rng.pick(['-j DROP', '-j ACCEPT', '-p tcp -j REJECT --reject-with tcp-reset'])}`),
     () => filter.push(`-A ${rng.pick(['INPUT', 'OUTPUT'])} -m state ! --state UNTRACKED -p tcp -m tcp --dport ${port()} -j DROP`),
@@ -462,6 +478,7 @@ function rawArea(_seed: number, rng: Rng): Pod {
     },
   ];
   for (const f of rng.sample(picks, rng.int(2, 5))) f();
+  raw.push(...rawTail);
   const pod: Pod = { rules4: '', rules6: '', listeners: [{ port: 8080 }, { port: 8081 }], probes: [], description: '' };
   put(pod, a, tables(a.family, { raw, mangle, nat, filter }));
   const n = rng.int(4, 7);
@@ -746,7 +763,8 @@ function extArea(_seed: number, rng: Rng): Pod {
   ];
   if (a.family === 4) {
     picks.push(
-      () => nat.push(`-A OUTPUT -d 10.9.9.0/24 -j NETMAP --to ${rng.pick(['127.0.0.0/24', '10.0.0.0/24', '10.7.7.0/24'])}`),
+      // Never onto the pod's link, where nothing answers ARP for 10.0.0.3 (the engine assumes a peer).
+      () => nat.push(`-A OUTPUT -d 10.9.9.0/24 -j NETMAP --to ${rng.pick(['127.0.0.0/24', '10.7.7.0/24'])}`),
       () => nat.push(`-A PREROUTING -d 10.0.0.0/24 -p tcp -m tcp --dport ${port()} -j NETMAP --to 10.0.0.0/24`),
       () => nat.push(`-A POSTROUTING -o eth0 -j NETMAP --to ${rng.pick(['10.0.0.0/24', '10.0.0.2/32'])}`),
     );

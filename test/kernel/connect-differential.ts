@@ -140,6 +140,8 @@ export interface NamedCase {
   readonly probes: readonly SimProbe[];
   /** More `Netns` options (the virtual clock, for instance). */
   readonly options?: Readonly<Record<string, unknown>>;
+  /** The kernel pod's `ip -batch` lines (policy routing), to match `options.ipRules`/`routes`. */
+  readonly ipBatch?: readonly string[];
 }
 
 /** Registers one test per hand-written case (inside a `describeKernel` body), as {@link connectDifferential}. */
@@ -151,7 +153,8 @@ export function namedDifferential(cases: readonly NamedCase[]): void {
       rules4: c.rules4,
       rules6: c.rules6 ?? '',
       listeners,
-      probes: c.probes.map((p) => (p.from === 'local' ? { from: 'local', uid: p.uid, gid: p.gid, dst: p.dst } : { from: 'remote', src: p.src, dst: p.dst })),
+      probes: c.probes.map((p) => (p.from === 'local' ? { from: 'local', uid: p.uid, gid: p.gid, dst: p.dst, ...(p.mark === undefined ? {} : { mark: p.mark }) } : { from: 'remote', src: p.src, dst: p.dst })),
+      ...(c.ipBatch ? { ipBatch: c.ipBatch } : {}),
     };
     return { seed: i + 1, name: c.name, description: c.name, kernel, sim: { rules: c.rules4, rules6: c.rules6 ?? '', listen, ...(c.options ?? {}) }, probes: c.probes };
   }), '$name');
