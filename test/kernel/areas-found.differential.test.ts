@@ -42,10 +42,24 @@ const CASES: readonly NamedCase[] = [
     probes: [local('127.0.0.1:8081'), local('[::1]:8081'), local('127.0.0.1:8082')],
   },
   {
+    // Its INVALID verdict in OUTPUT clears the mark: back in on lo, raw may untrack it.
+    name: 'the RST answering an untracked SYN is untracked by raw when it comes back in on lo',
+    rules4: NOTRACK_LO + t('filter', '-A INPUT -m conntrack --ctstate INVALID -j DROP', '-A OUTPUT -m conntrack --ctstate UNTRACKED -p tcp -j REJECT --reject-with tcp-reset'),
+    rules6: NOTRACK_LO + t('filter', '-A INPUT -m conntrack --ctstate UNTRACKED -p tcp -j REJECT --reject-with tcp-reset'),
+    listen: [8081],
+    probes: [local('127.0.0.1:8081'), local('[::1]:8082'), local('[::1]:8081')],
+  },
+  {
     name: 'the ICMP error answering an untracked SYN is INVALID, and never untracked by raw',
     rules4: t('raw', '-A OUTPUT -o lo -j CT --notrack', '-A PREROUTING -i lo -j CT --notrack') + t('filter', '-A OUTPUT -m conntrack --ctstate INVALID -p icmp -j DROP', '-A OUTPUT -m conntrack --ctstate UNTRACKED -p tcp -m tcp --dport 8081 -j REJECT'),
     listen: [8081],
     probes: [local('127.0.0.1:8081'), local('127.0.0.1:8082')],
+  },
+  {
+    name: 'the ICMP error answering an untracked SYN is still INVALID back in on lo',
+    rules4: t('raw', '-A OUTPUT -o lo -j CT --notrack', '-A PREROUTING -i lo -j CT --notrack') + t('filter', '-A INPUT -m conntrack --ctstate INVALID -p icmp -j DROP', '-A OUTPUT -p tcp -m tcp --dport 8081 -j REJECT'),
+    listen: [8081],
+    probes: [local('127.0.0.1:8081')],
   },
   {
     name: 'the ICMP error answering an untracked SYN passes an UNTRACKED DROP',
