@@ -468,6 +468,11 @@ export class Kernel implements TargetHost {
       }
       return true;
     }
+    const icmpError = (p.proto === PROTO.ICMP && (p.icmpType === 3 || p.icmpType === 4 || p.icmpType === 5 || p.icmpType === 11 || p.icmpType === 12)) || (p.proto === PROTO.ICMPV6 && p.icmpType >= 0 && p.icmpType < 128);
+    // nf_conntrack_in replaces the RELATED mark of an answer to an untracked packet (with an entry,
+    // or with nothing when it is INVALID), except for an ICMP error, which keeps it (its handler
+    // returns before): a RST coming back in on lo can be untracked by raw, an ICMP error cannot.
+    if (!icmpError) p.ctAttachedNone = false;
     let ref = table.lookup(p.zone, p.proto, p.src, p.sport, p.dst, p.dport);
     if (ref >= 0 && p.proto === PROTO.TCP && table.tcpState[ref >> 1] === TCP_CT.TIME_WAIT && (p.tcpFlags & (TCP_FLAGS.SYN | TCP_FLAGS.ACK | TCP_FLAGS.RST)) === TCP_FLAGS.SYN) {
       // nf_conntrack_tcp_packet: a SYN in TIME_WAIT after a close re-opens the connection: the old
@@ -495,6 +500,13 @@ export class Kernel implements TargetHost {
       if (tr !== null) {
         tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'found', state: stateName(state), direction: dir === 0 ? 'ORIGINAL' : 'REPLY', zone: table.zone[e]!, id: table.id[e]! });
       }
+      return true;
+    }
+    if (icmpError) {
+      // icmp_error_message / icmpv6_error_message: an error about no connection of the table is
+      // INVALID; it never starts one.
+      p.setConntrack(table, -1, IP_CT_DIR_ORIGINAL, CT_STATE.INVALID);
+      if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'invalid', state: 'INVALID', direction: null, zone: p.zone, id: null });
       return true;
     }
     if (p.proto === PROTO.TCP) {

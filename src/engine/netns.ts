@@ -963,7 +963,7 @@ export class Netns {
       const to = route.dst ?? dst.addr;
       const sport = spec.sport ?? this.ephemeral(proto, family, srcAddr, to, dst.port);
       if (sport < 0) return this.noPort(family, srcAddr, dst, label, tr);
-      const sock: SocketRecord = { kind: 'connection', family, proto, local: srcAddr, localPort: sport, remote: to.slice(), remotePort: dst.port, owner, transparent: false, listener: null };
+      const sock: SocketRecord = { kind: 'connection', family, proto, local: srcAddr, localPort: sport, remote: to.slice(), remotePort: dst.port, owner, transparent: false, listener: null, ...(mark === 0 ? {} : { mark }) };
       this.kernel.sockets.addConnection(sock);
       this.opened.push(sock);
       client = { kind: 'socket', socket: sock };
@@ -1046,6 +1046,9 @@ export class Netns {
       label = 'ICMP';
     }
     if (orig.ctEntry >= 0) a.setConntrack(orig.ctTable!, orig.ctEntry, 1 - orig.ctDir, CT_STATE.RELATED);
+    // nf_conntrack_attach of an untracked packet: RELATED, no entry (an INVALID one has no
+    // skb->_nfct, and nothing is attached).
+    else if (orig.untracked || orig.ctState === CT_STATE.UNTRACKED) a.ctAttachedNone = true;
     this.startPacket(tr, index, label, a, 'local', null);
     return this.kernel.sendLocal(a, tr);
   }
@@ -1083,6 +1086,8 @@ export class Netns {
     if (end.kind === 'socket') {
       p.socket = owner;
       p.sender = sender;
+      // skb->mark = sk->sk_mark on every packet the socket sends (its ACKs, its FIN).
+      if (sender?.mark !== undefined) p.mark = sender.mark;
       this.startPacket(tr, index, label, p, 'local', null);
       return this.kernel.sendLocal(p, tr);
     }

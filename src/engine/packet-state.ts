@@ -34,6 +34,8 @@ export interface SocketRecord {
   readonly remotePort: number;
   readonly owner: SocketView;
   readonly transparent: boolean;
+  /** `SO_MARK`: every packet the socket sends carries it (absent: 0). */
+  readonly mark?: number;
   /** The listener an accepted connection came from. */
   readonly listener: SocketRecord | null;
   /** In TIME_WAIT after an active close: when it ends (seconds on the namespace's clock). */
@@ -76,6 +78,14 @@ export class PacketState implements PacketView {
   untracked = false;
   /** `CT --zone` template set in raw. */
   zone = 0;
+  /** A `CT` template is attached (`skb->_nfct` set): later CT and NOTRACK rules leave the packet alone. */
+  ctTemplate = false;
+  /**
+   * The answer (RST, ICMP error) to an untracked packet: `nf_ct_attach` gave it `skb->_nfct` =
+   * RELATED without an entry, so CT and NOTRACK rules leave it alone, and conntrack looks it up
+   * as a packet of its own (a RST or an ICMP error of no connection: INVALID).
+   */
+  ctAttachedNone = false;
   /** The socket TPROXY assigned (`nf_tproxy_assign_sock`). */
   assignedSocket: SocketRecord | null = null;
   /** The socket that sent the packet (owner match reads {@link socket}). */

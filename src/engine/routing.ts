@@ -257,7 +257,8 @@ export class Routing {
     for (const r of config.rules) {
       const priority = r.priority ?? next--;
       for (const fam of r.family ? [r.family] : ([4, 6] as const)) {
-        this.rules.push({ family: fam, priority, fwmark: r.fwmark >>> 0, mask: (r.mask ?? 0xffffffff) >>> 0, table: r.table });
+        // fib_nl2rule: without a mask, a non-zero fwmark gets 0xffffffff and `fwmark 0` gets 0.
+        this.rules.push({ family: fam, priority, fwmark: r.fwmark >>> 0, mask: (r.mask ?? (r.fwmark === 0 ? 0 : 0xffffffff)) >>> 0, table: r.table });
       }
       if (!this.tables.has(r.table)) this.tables.set(r.table, []);
     }
@@ -417,7 +418,9 @@ export class Routing {
   private fibWalk(family: Family, dst: readonly number[], mark: number): { route: Route; table: number } | null {
     for (const rule of this.rules) {
       if (rule.family !== family) continue;
-      if (rule.fwmark !== null && ((mark & rule.mask) >>> 0) !== rule.fwmark) continue;
+      // fib_rule_match: ((rule->mark ^ mark) & rule->mark_mask) (the rule's mark is not masked
+      // when it is added: `fwmark 0x4000/0xff` matches every mark whose low byte is 0).
+      if (rule.fwmark !== null && (((rule.fwmark ^ mark) & rule.mask) >>> 0) !== 0) continue;
       const route = this.lookupTable(rule.table, family, dst);
       if (!route || route.type === 'throw') continue;
       return { route, table: rule.table };

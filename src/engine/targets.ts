@@ -123,9 +123,10 @@ function effect(tr: TraceRecorder | null, site: TargetSite, detail: string): voi
 }
 
 function notrack(p: PacketState, tr: TraceRecorder | null, site: TargetSite): void {
-  // xt_ct_target / notrack_tg: "Previously seen (loopback)? Ignore."
-  if (p.ctEntry >= 0 || p.untracked) {
-    effect(tr, site, 'ignored: the packet already has a conntrack entry');
+  // xt_ct_target / notrack_tg: "Previously seen (loopback)? Ignore." (any skb->_nfct: an entry,
+  // untracked, or a template an earlier CT rule attached).
+  if (p.ctEntry >= 0 || p.untracked || p.ctTemplate || p.ctAttachedNone) {
+    effect(tr, site, p.ctTemplate ? 'ignored: an earlier CT rule attached its template' : p.ctAttachedNone ? 'ignored: the answer to an untracked packet carries its RELATED mark' : 'ignored: the packet already has a conntrack entry');
     return;
   }
   p.untracked = true;
@@ -171,8 +172,11 @@ export function applyTarget(op: number, options: unknown, p: PacketState, host: 
     case EXT.CT: {
       const o = options as CtOptions;
       if (o.notrack) notrack(p, tr, site);
-      else if (p.ctEntry >= 0) effect(tr, site, 'ignored: the packet already has a conntrack entry');
+      else if (p.ctEntry >= 0 || p.untracked) effect(tr, site, 'ignored: the packet already has a conntrack entry');
+      else if (p.ctTemplate) effect(tr, site, 'ignored: an earlier CT rule attached its template');
+      else if (p.ctAttachedNone) effect(tr, site, 'ignored: the answer to an untracked packet carries its RELATED mark');
       else {
+        p.ctTemplate = true;
         if (o.zone !== undefined) p.zone = o.zone;
         effect(tr, site, o.zone !== undefined ? `zone ${o.zone}` : o.helper !== undefined ? `helper ${o.helper} (not simulated)` : 'template');
       }

@@ -7,7 +7,7 @@
 import { beforeAll, expect, it } from 'vitest';
 import type { ConnectCase, SimProbe } from './generate.js';
 import { kernelConnectMany } from './harness.js';
-import type { KernelCase, KernelConnectReport, KernelListener } from './harness.js';
+import type { BatchOptions, KernelCase, KernelConnectOptions, KernelConnectReport, KernelListener } from './harness.js';
 import { describeError, loadNetns } from './sim.js';
 import type { SimConnectResult, SimNetnsConstructor } from './sim.js';
 
@@ -16,30 +16,65 @@ interface View {
   readonly address: string | null;
   readonly port: number | null;
   readonly originalDestination: string | null;
+  /** With {@link ConnectCase.peer}: the peer the accepting socket saw (`ADDR` or `ADDR:PORT`). */
+  readonly peer?: string | null;
 }
 
 const view = (r: View): View => ({ outcome: r.outcome, address: r.address, port: r.port, originalDestination: r.originalDestination });
 
+/** `10.0.0.2:5000` / `[fd00::2]:5000` → address and port. */
+function splitEndpoint(e: string): { addr: string; port: string } {
+  const m = /^\[(.*)\]:(\d+)$/.exec(e) ?? /^(.*):(\d+)$/.exec(e);
+  return m ? { addr: m[1] as string, port: m[2] as string } : { addr: e, port: '' };
+}
+
+/** The peer as compared: the address, and the port when the probe chose its source port. */
+function peerText(endpoint: string | null | undefined, withPort: boolean): string | null {
+  if (!endpoint) return null;
+  const { addr, port } = splitEndpoint(endpoint);
+  return withPort ? `${addr} port ${port}` : addr;
+}
+
+/**
+ * The source the accepting socket sees, from our trace: the SYN's source, rewritten by each SRC
+ * binding applied to it (SNAT, MASQUERADE, NETMAP) on its way to the listener.
+ */
+export function simPeer(r: SimConnectResult): string | null {
+  if (r.outcome !== 'local' && r.outcome !== 'remote') return null;
+  let peer: string | null = null;
+  for (const e of r.trace ?? []) {
+    if (e.packet !== 0) continue;
+    if (e.type === 'packet') {
+      const src = String(e['src']);
+      peer = `${src.includes(':') ? `[${src}]` : src}:${String(e['sport'])}`;
+    } else if (e.type === 'nat' && e['manip'] === 'SRC' && e['action'] === 'apply') peer = String(e['to']);
+  }
+  return peer;
+}
+
 function show(v: View | undefined): string {
   if (!v) return '(none)';
   const where = v.address === null ? '' : ` ${v.address.includes(':') ? `[${v.address}]` : v.address}:${v.port}`;
-  return `${v.outcome}${where}${v.originalDestination ? ` (SO_ORIGINAL_DST ${v.originalDestination})` : ''}`;
+  return `${v.outcome}${where}${v.originalDestination ? ` (SO_ORIGINAL_DST ${v.originalDestination})` : ''}${v.peer ? ` peer ${v.peer}` : ''}`;
 }
 
-function report(c: ConnectCase, k: readonly View[], o: readonly (SimConnectResult | string)[], notes: readonly (string | undefined)[]): string {
+function report(c: ConnectCase, k: readonly View[], o: readonly (SimConnectResult | string)[], notes: readonly (string | undefined)[], oViews?: readonly View[]): string {
   const lines = [
     `connect differential mismatch: seed=${c.seed} (${c.description})`,
     `--- rules4 ---`,
     c.kernel.rules4 || '(none)',
     `--- rules6 ---`,
     c.kernel.rules6 || '(none)',
-    `--- listeners: ${c.sim.listen.join(', ')} ---`,
+    `--- listeners: ${c.sim.listen.map((l) => (typeof l === 'object' ? JSON.stringify(l) : String(l))).join(', ')} ---`,
+    ...(c.kernel.ipBatch?.length ? [`--- ip: ${c.kernel.ipBatch.join('; ')} ---`] : []),
+    ...(c.kernel.ipsets ? [`--- ipsets ---`, c.kernel.ipsets] : []),
     `--- probes: kernel | ours ---`,
   ];
   c.probes.forEach((p, i) => {
     const ours = o[i];
-    const oursView = typeof ours === 'string' ? ours : ours ? show(view(ours)) : '(not run)';
-    const same = typeof ours !== 'string' && ours !== undefined && JSON.stringify(view(ours)) === JSON.stringify(k[i]);
+    const ov = oViews?.[i] ?? (typeof ours === 'string' || ours === undefined ? undefined : view(ours));
+    const oursView = typeof ours === 'string' ? ours : ov ? show(ov) : '(not run)';
+    const same = typeof ours !== 'string' && ov !== undefined && JSON.stringify(ov) === JSON.stringify(k[i]);
     lines.push(`${same ? ' ' : '✗'} ${i + 1}. ${JSON.stringify(p)}`);
     lines.push(`     kernel: ${show(k[i])}${notes[i] ? `  [${notes[i]}]` : ''}`);
     lines.push(`     ours:   ${oursView}`);
@@ -52,22 +87,27 @@ function report(c: ConnectCase, k: readonly View[], o: readonly (SimConnectResul
 }
 
 /** Registers one test per case (inside a `describeKernel` body). */
-export function connectDifferential(cases: readonly ConnectCase[], title = 'seed $seed'): void {
+export function connectDifferential(cases: readonly ConnectCase[], title = 'seed $seed', options: BatchOptions & KernelConnectOptions = {}): void {
   const kernel = new Map<ConnectCase, KernelConnectReport>();
   let Netns: SimNetnsConstructor | Error;
 
   beforeAll(async () => {
     Netns = await loadNetns().catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
     if (Netns instanceof Error) return; // every case fails with the reason; no need for the kernel
-    const reports = await kernelConnectMany(cases.map((c) => c.kernel));
+    const t0 = Date.now();
+    const reports = await kernelConnectMany(cases.map((c) => c.kernel), options);
     cases.forEach((c, i) => kernel.set(c, reports[i] as KernelConnectReport));
+    const probes = cases.reduce((n, c) => n + c.probes.length, 0);
+    console.log(`[kernel] ${cases.length} cases, ${probes} probes: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   }, 600_000);
 
   it.for(cases)(title, (c) => {
     if (Netns instanceof Error) throw Netns;
     const k = kernel.get(c) as KernelConnectReport;
     if (!k.ok) expect.fail(`seed=${c.seed}: the kernel did not take the generated case (${k.stage}, status ${k.status}):\n${k.stderr}\n--- rules4 ---\n${c.kernel.rules4}\n--- rules6 ---\n${c.kernel.rules6}`);
-    const kernelViews = k.results.map(view);
+    const withPeer = (v: View, peer: string | null | undefined, i: number): View =>
+      c.peer ? { ...v, peer: v.outcome === 'local' || v.outcome === 'remote' ? peerText(peer, c.probes[i]?.sport !== undefined) : null } : v;
+    const kernelViews = k.results.map((r, i) => withPeer(view(r), r.peer, i));
     // Harness notes (a failed bind, a handshake no listener completed), not errno names or timeouts.
     const notes = k.results.map((r) => (r.error && r.error !== 'timeout' && !/^E[A-Z]+$/.test(r.error) ? r.error : undefined));
     let ns;
@@ -85,8 +125,8 @@ export function connectDifferential(cases: readonly ConnectCase[], title = 'seed
         results.push(`threw ${describeError(e)}`);
       }
     }
-    const oursViews = results.map((r) => (typeof r === 'string' ? { outcome: r, address: null, port: null, originalDestination: null } : view(r)));
-    expect(oursViews, report(c, kernelViews, results, notes)).toEqual(kernelViews);
+    const oursViews = results.map((r, i) => (typeof r === 'string' ? withPeer({ outcome: r, address: null, port: null, originalDestination: null }, null, i) : withPeer(view(r), simPeer(r), i)));
+    expect(oursViews, report(c, kernelViews, results, notes, oursViews)).toEqual(kernelViews);
   });
 }
 
@@ -100,6 +140,8 @@ export interface NamedCase {
   readonly probes: readonly SimProbe[];
   /** More `Netns` options (the virtual clock, for instance). */
   readonly options?: Readonly<Record<string, unknown>>;
+  /** The kernel pod's `ip -batch` lines (policy routing), to match `options.ipRules`/`routes`. */
+  readonly ipBatch?: readonly string[];
 }
 
 /** Registers one test per hand-written case (inside a `describeKernel` body), as {@link connectDifferential}. */
@@ -111,7 +153,8 @@ export function namedDifferential(cases: readonly NamedCase[]): void {
       rules4: c.rules4,
       rules6: c.rules6 ?? '',
       listeners,
-      probes: c.probes.map((p) => (p.from === 'local' ? { from: 'local', uid: p.uid, gid: p.gid, dst: p.dst } : { from: 'remote', src: p.src, dst: p.dst })),
+      probes: c.probes.map((p) => (p.from === 'local' ? { from: 'local', uid: p.uid, gid: p.gid, dst: p.dst, ...(p.mark === undefined ? {} : { mark: p.mark }) } : { from: 'remote', src: p.src, dst: p.dst })),
+      ...(c.ipBatch ? { ipBatch: c.ipBatch } : {}),
     };
     return { seed: i + 1, name: c.name, description: c.name, kernel, sim: { rules: c.rules4, rules6: c.rules6 ?? '', listen, ...(c.options ?? {}) }, probes: c.probes };
   }), '$name');

@@ -1239,7 +1239,7 @@ export function mutate(text: string, seed: number, family: Family = 4): Mutation
 
 /** A probe as `Netns.connect` takes it. */
 export type SimProbe =
-  | { readonly from: 'local'; readonly uid: number; readonly gid: number; readonly dst: string; readonly sport?: number }
+  | { readonly from: 'local'; readonly uid: number; readonly gid: number; readonly dst: string; readonly sport?: number; readonly groups?: readonly number[]; readonly mark?: number }
   | { readonly from: 'remote'; readonly src: string; readonly dst: string; readonly sport?: number };
 
 /** A generated pod for the connect differential: the same thing for the kernel and for `Netns`. */
@@ -1247,8 +1247,15 @@ export interface ConnectCase {
   readonly seed: number;
   readonly description: string;
   readonly kernel: KernelCase;
-  readonly sim: { readonly rules: string; readonly rules6?: string; readonly listen: readonly (number | string)[] };
+  /** `Netns` options: the rules and listeners, and whatever else the pod has (routes, ipsets, a clock). */
+  readonly sim: { readonly rules: string; readonly rules6?: string; readonly listen: readonly (number | string | { readonly address?: string; readonly port: number; readonly transparent?: boolean })[]; readonly [option: string]: unknown };
   readonly probes: readonly SimProbe[];
+  /**
+   * Also compare the peer address the accepting socket saw (the world's listener for `remote`,
+   * the pod's for `local`): after any SNAT/MASQUERADE. The port too where the probe fixes its
+   * source port (otherwise the kernel's ephemeral port is not predictable).
+   */
+  readonly peer?: boolean;
 }
 
 interface Addrs {

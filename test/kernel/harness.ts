@@ -365,10 +365,12 @@ export interface KernelCase {
   readonly probes: readonly KernelProbe[];
   /** `ipset restore` input, loaded in the pod before the rules (sets the rules name). */
   readonly ipsets?: string;
-  /** `ip -batch` lines run in the pod before the rules (`rule add fwmark …`, `route add …`). */
+  /** `ip -batch` lines run in the pod before the rules (`rule add fwmark …`, `route add …`); a line starting `-6 ` goes to `ip -6 -batch`. */
   readonly ipBatch?: readonly string[];
   /** `ip -batch` lines run in the world (the remote side), e.g. a route to the pod for an address it does not own. */
   readonly worldBatch?: readonly string[];
+  /** `ip route add` arguments run in the world (`10.96.0.0/12 via 10.0.0.2`): where it sends destinations the pod does not own. */
+  readonly worldRoutes?: readonly string[];
 }
 
 /** The DESIGN `connect --json` object, minus `steps`, as the kernel decided it. */
@@ -432,6 +434,7 @@ export async function kernelConnectReport(c: KernelCase, options: KernelConnectO
     ...(c.ipsets === undefined ? {} : { ipsets: c.ipsets }),
     ...(c.ipBatch === undefined ? {} : { ipBatch: c.ipBatch }),
     ...(c.worldBatch === undefined ? {} : { worldBatch: c.worldBatch }),
+    ...(c.worldRoutes === undefined ? {} : { worldRoutes: c.worldRoutes }),
     connectTimeoutMs,
     acceptWaitMs,
   };

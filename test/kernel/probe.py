@@ -40,6 +40,8 @@ SO_MARK = 36  # <asm-generic/socket.h>
 WORLD_PORT = 9  # the world's catch-all listener, after its REDIRECT
 IP_RECVERR = 11  # linux/in.h
 IPV6_RECVERR = 25  # linux/in6.h
+IP_TRANSPARENT = 19  # linux/in.h
+IPV6_TRANSPARENT = 75  # linux/in6.h
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -173,6 +175,9 @@ class Case:
         ]
         # Optional: more of the world's routing (a route to the pod for an address it does not own).
         world_cmds.extend(self.req.get('worldBatch', []))
+        # Routes of the world toward the pod (TPROXY of destinations the pod does not own).
+        for r in self.req.get('worldRoutes', []):
+            world_cmds.append('route add ' + r)
         for a in remote_srcs:
             if ':' in a:
                 world_cmds.append('addr add %s/128 dev lo nodad' % a)
@@ -209,7 +214,14 @@ class Case:
         if self.req.get('ipsets'):
             _run([self.tools.get('ipset') or 'ipset', 'restore'], 'ipsets', self.req['ipsets'])
         if self.req.get('ipBatch'):
-            _run([ip, '-batch', '-'], 'ip-batch', '\n'.join(self.req['ipBatch']) + '\n')
+            # `ip -batch` takes no options per line: lines starting with `-6 ` go to `ip -6 -batch`.
+            lines = self.req['ipBatch']
+            plain = [l for l in lines if not l.startswith('-6 ')]
+            six = [l[3:] for l in lines if l.startswith('-6 ')]
+            if plain:
+                _run([ip, '-batch', '-'], 'ip-batch', '\n'.join(plain) + '\n')
+            if six:
+                _run([ip, '-6', '-batch', '-'], 'ip-batch', '\n'.join(six) + '\n')
         procs = []
         if self.req.get('rules4'):
             procs.append(('rules4', [self.tools['iptablesRestore']], self.req['rules4']))
@@ -253,14 +265,14 @@ class Case:
         with Creds(uid, uid, []):
             s = socket.socket(family, socket.SOCK_STREAM)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        if transparent:
-            # IP_TRANSPARENT (19) / IPV6_TRANSPARENT (75): needs CAP_NET_ADMIN, which root keeps here.
-            if family == socket.AF_INET6:
-                s.setsockopt(socket.IPPROTO_IPV6, 75, 1)
-            else:
-                s.setsockopt(socket.IPPROTO_IP, 19, 1)
         if family == socket.AF_INET6:
             s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        if transparent:
+            # IP_TRANSPARENT (needs CAP_NET_ADMIN): TPROXY may hand it connections to any address.
+            if family == socket.AF_INET6:
+                s.setsockopt(socket.IPPROTO_IPV6, IPV6_TRANSPARENT, 1)
+            else:
+                s.setsockopt(socket.IPPROTO_IP, IP_TRANSPARENT, 1)
         s.bind((addr, port))
         s.listen(64)
         s.setblocking(False)

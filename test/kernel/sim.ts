@@ -18,6 +18,8 @@ export interface SimConnectResult {
   readonly originalDestination: string | null;
   readonly steps?: readonly unknown[];
   readonly reason?: string;
+  /** The events of the exchange (when tracing). */
+  readonly trace?: readonly { readonly type: string; readonly packet: number; readonly [field: string]: unknown }[];
 }
 
 /** A modelled pod. */
@@ -26,7 +28,7 @@ export interface SimNetns {
 }
 
 /** `new Netns({ rules, rules6?, listen })`. */
-export type SimNetnsConstructor = new (options: { rules: string; rules6?: string; listen: readonly (number | string)[] }) => SimNetns;
+export type SimNetnsConstructor = new (options: { readonly rules: string; readonly rules6?: string; readonly listen: readonly (number | string | { readonly address?: string; readonly port: number; readonly transparent?: boolean })[]; readonly [option: string]: unknown }) => SimNetns;
 
 /** The loaded entry points. */
 export interface Simulator {
