@@ -45,6 +45,7 @@ export interface PackedResults {
   readonly address: Int32Array;
   readonly port: Int32Array;
   readonly original: Int32Array;
+  readonly source: Int32Array;
   readonly reason: Int32Array;
   /** Per result: the `error` (errno) as an index in `strings`, or -1 when absent. */
   readonly error: Int32Array;
@@ -73,6 +74,7 @@ export function packResults(results: readonly ConnectResult[]): PackedResults {
     address: new Int32Array(n),
     port: new Int32Array(n),
     original: new Int32Array(n),
+    source: new Int32Array(n),
     reason: new Int32Array(n),
     error: new Int32Array(n),
   };
@@ -82,6 +84,7 @@ export function packResults(results: readonly ConnectResult[]): PackedResults {
     packed.address[i] = intern(r.address);
     packed.port[i] = r.port ?? -1;
     packed.original[i] = intern(r.originalDestination);
+    packed.source[i] = intern(r.source);
     packed.reason[i] = intern(r.reason);
     packed.error[i] = intern(r.error ?? null);
   }
@@ -94,6 +97,7 @@ function unpackResults(p: PackedResults): ConnectResult[] {
   for (let i = 0; i < out.length; i++) {
     const a = p.address[i]!;
     const o = p.original[i]!;
+    const so = p.source[i]!;
     const port = p.port[i]!;
     // The same fields, in the same order, as Netns.connect gives without a trace.
     const e = p.error[i]!;
@@ -102,6 +106,7 @@ function unpackResults(p: PackedResults): ConnectResult[] {
       address: a < 0 ? null : s[a]!,
       port: port < 0 ? null : port,
       originalDestination: o < 0 ? null : s[o]!,
+      source: so < 0 ? null : s[so]!,
       steps: [],
       reason: s[p.reason[i]!]!,
     };

@@ -239,6 +239,12 @@ export interface ConnectResult {
   readonly port: number | null;
   /** `local`: what `SO_ORIGINAL_DST` reports on the accepted socket (null without conntrack); else null. */
   readonly originalDestination: string | null;
+  /**
+   * The address and port the accepting side saw as the connection's source, after any
+   * SNAT/MASQUERADE (`local`: the accepted socket's peer, as `getpeername()` reports it;
+   * `remote`: the source the peer saw on the wire); null otherwise.
+   */
+  readonly source: string | null;
   readonly steps: readonly ConnectStep[];
   /** Why the attempt ended as it did, in words. */
   readonly reason: string;
@@ -882,9 +888,9 @@ export class Netns {
     const p = r.p;
     switch (r.kind) {
       case 'local':
-        return this.result('local', p.dst, p.dport, p.family, origDst(p), `delivered to a socket (${r.socket.kind})`, tr);
+        return this.result('local', p.dst, p.dport, p.family, origDst(p), `delivered to a socket (${r.socket.kind})`, tr, undefined, formatEndpoint(p.src, p.sport, p.family));
       case 'wire':
-        return this.result('remote', p.dst, p.dport, p.family, null, `left through ${r.dev.name}`, tr);
+        return this.result('remote', p.dst, p.dport, p.family, null, `left through ${r.dev.name}`, tr, undefined, formatEndpoint(p.src, p.sport, p.family));
       case 'refused':
         return this.result('refused', p.dst, p.dport, p.family, null, `no socket at ${formatEndpoint(p.dst, p.dport, p.family)}`, tr);
       case 'dropped':
@@ -904,7 +910,7 @@ export class Netns {
     return this.result('refused', dst.addr, dst.port, family, null, why, tr, 'EADDRNOTAVAIL');
   }
 
-  private result(outcome: ConnectResult['outcome'], addr: readonly number[] | null, port: number | null, family: Family, original: string | null, reason: string, tr: TraceRecorder | null, error?: string): ConnectResult {
+  private result(outcome: ConnectResult['outcome'], addr: readonly number[] | null, port: number | null, family: Family, original: string | null, reason: string, tr: TraceRecorder | null, error?: string, source: string | null = null): ConnectResult {
     // As connect --json: address and port only for an accepted (local) or departed (remote) attempt.
     const placed = outcome === 'local' || outcome === 'remote';
     const r: { -readonly [K in keyof ConnectResult]: ConnectResult[K] } = {
@@ -912,6 +918,7 @@ export class Netns {
       address: placed && addr ? addressText(addr, family) : null,
       port: placed ? port : null,
       originalDestination: original,
+      source: placed ? source : null,
       steps: tr === null ? [] : stepsOf(tr.events),
       reason,
     };
@@ -999,7 +1006,7 @@ export class Netns {
     const p = first.p;
     switch (first.kind) {
       case 'local':
-        return this.result('local', p.dst, p.dport, p.family, origDst(p), `delivered to ${describe(first.socket)}`, tr);
+        return this.result('local', p.dst, p.dport, p.family, origDst(p), `delivered to ${describe(first.socket)}`, tr, undefined, formatEndpoint(p.src, p.sport, p.family));
       case 'refused':
         return this.answer(client, p, 'icmp-port-unreachable', `no socket at ${formatEndpoint(p.dst, p.dport, p.family)}: ICMP port unreachable`, tr);
       case 'dropped':
@@ -1008,7 +1015,7 @@ export class Netns {
       case 'wire':
         if (isMartianOnWire(p)) return this.result('dropped', p.dst, p.dport, p.family, null, 'the receiver drops a loopback source (martian)', tr);
         if (!this.peerAccepts(p.dst, p.family, p.dport)) return this.result('refused', p.dst, p.dport, p.family, null, `${formatEndpoint(p.dst, p.dport, p.family)} has no listener: ICMP port unreachable`, tr);
-        return this.result('remote', p.dst, p.dport, p.family, null, `left through ${first.dev.name}`, tr);
+        return this.result('remote', p.dst, p.dport, p.family, null, `left through ${first.dev.name}`, tr, undefined, formatEndpoint(p.src, p.sport, p.family));
     }
   }
 
@@ -1192,9 +1199,9 @@ export class Netns {
     const closed = this.closing ? this.close(client, server, family, tr) : '';
     if (server.kind === 'socket') {
       const s = server.socket;
-      return this.result('local', s.local, s.localPort, family, origin, `accepted by ${describe(s.listener ?? s)}${closed}`, tr);
+      return this.result('local', s.local, s.localPort, family, origin, `accepted by ${describe(s.listener ?? s)}${closed}`, tr, undefined, formatEndpoint(s.remote!, s.remotePort, family));
     }
-    return this.result('remote', server.addr, server.port, family, null, `connected through ${server.dev}${closed}`, tr);
+    return this.result('remote', server.addr, server.port, family, null, `connected through ${server.dev}${closed}`, tr, undefined, formatEndpoint(server.clientAddr, server.clientPort, family));
   }
 
   /**

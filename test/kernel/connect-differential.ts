@@ -7,7 +7,7 @@
 import { beforeAll, expect, it } from 'vitest';
 import type { ConnectCase, SimProbe } from './generate.js';
 import { kernelConnectMany } from './harness.js';
-import type { KernelCase, KernelConnectReport, KernelListener } from './harness.js';
+import type { KernelCase, KernelConnectReport, KernelListener, KernelProbeResult } from './harness.js';
 import { describeError, loadNetns } from './sim.js';
 import type { SimConnectResult, SimNetnsConstructor } from './sim.js';
 
@@ -16,14 +16,20 @@ interface View {
   readonly address: string | null;
   readonly port: number | null;
   readonly originalDestination: string | null;
+  /** The source address (not port: both ends pick ephemeral ports their own way) the accepting side saw. */
+  readonly source: string | null;
 }
 
-const view = (r: View): View => ({ outcome: r.outcome, address: r.address, port: r.port, originalDestination: r.originalDestination });
+/** `10.0.0.2:41234` or `[fd00::2]:41234` without its port. */
+const hostOf = (endpoint: string | null | undefined): string | null => (endpoint ? endpoint.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1') : null);
+
+const kernelView = (r: KernelProbeResult): View => ({ outcome: r.outcome, address: r.address, port: r.port, originalDestination: r.originalDestination, source: r.outcome === 'local' || r.outcome === 'remote' ? hostOf(r.peer) : null });
+const simView = (r: SimConnectResult): View => ({ outcome: r.outcome, address: r.address, port: r.port, originalDestination: r.originalDestination, source: hostOf(r.source) });
 
 function show(v: View | undefined): string {
   if (!v) return '(none)';
   const where = v.address === null ? '' : ` ${v.address.includes(':') ? `[${v.address}]` : v.address}:${v.port}`;
-  return `${v.outcome}${where}${v.originalDestination ? ` (SO_ORIGINAL_DST ${v.originalDestination})` : ''}`;
+  return `${v.outcome}${where}${v.originalDestination ? ` (SO_ORIGINAL_DST ${v.originalDestination})` : ''}${v.source ? ` from ${v.source}` : ''}`;
 }
 
 function report(c: ConnectCase, k: readonly View[], o: readonly (SimConnectResult | string)[], notes: readonly (string | undefined)[]): string {
@@ -38,8 +44,8 @@ function report(c: ConnectCase, k: readonly View[], o: readonly (SimConnectResul
   ];
   c.probes.forEach((p, i) => {
     const ours = o[i];
-    const oursView = typeof ours === 'string' ? ours : ours ? show(view(ours)) : '(not run)';
-    const same = typeof ours !== 'string' && ours !== undefined && JSON.stringify(view(ours)) === JSON.stringify(k[i]);
+    const oursView = typeof ours === 'string' ? ours : ours ? show(simView(ours)) : '(not run)';
+    const same = typeof ours !== 'string' && ours !== undefined && JSON.stringify(simView(ours)) === JSON.stringify(k[i]);
     lines.push(`${same ? ' ' : '✗'} ${i + 1}. ${JSON.stringify(p)}`);
     lines.push(`     kernel: ${show(k[i])}${notes[i] ? `  [${notes[i]}]` : ''}`);
     lines.push(`     ours:   ${oursView}`);
@@ -67,7 +73,7 @@ export function connectDifferential(cases: readonly ConnectCase[], title = 'seed
     if (Netns instanceof Error) throw Netns;
     const k = kernel.get(c) as KernelConnectReport;
     if (!k.ok) expect.fail(`seed=${c.seed}: the kernel did not take the generated case (${k.stage}, status ${k.status}):\n${k.stderr}\n--- rules4 ---\n${c.kernel.rules4}\n--- rules6 ---\n${c.kernel.rules6}`);
-    const kernelViews = k.results.map(view);
+    const kernelViews = k.results.map(kernelView);
     // Harness notes (a failed bind, a handshake no listener completed), not errno names or timeouts.
     const notes = k.results.map((r) => (r.error && r.error !== 'timeout' && !/^E[A-Z]+$/.test(r.error) ? r.error : undefined));
     let ns;
@@ -85,10 +91,16 @@ export function connectDifferential(cases: readonly ConnectCase[], title = 'seed
         results.push(`threw ${describeError(e)}`);
       }
     }
-    const oursViews = results.map((r) => (typeof r === 'string' ? { outcome: r, address: null, port: null, originalDestination: null } : view(r)));
+    const oursViews = results.map((r) => (typeof r === 'string' ? { outcome: r, address: null, port: null, originalDestination: null, source: null } : simView(r)));
     expect(oursViews, report(c, kernelViews, results, notes)).toEqual(kernelViews);
   });
 }
+
+/** A listener of a hand-written case: a port (0.0.0.0 and [::]) or one address, optionally IP_TRANSPARENT. */
+export type NamedListener = number | { readonly address?: string; readonly port: number; readonly transparent?: boolean };
+
+/** A probe of a hand-written case: a local one may carry SO_MARK, a bound source and IP_TRANSPARENT. */
+export type NamedProbe = SimProbe | (Extract<SimProbe, { from: 'local' }> & { readonly mark?: number; readonly src?: string; readonly transparent?: boolean });
 
 /** A hand-written case: rules, listeners, and probes made in order in one namespace. */
 export interface NamedCase {
@@ -96,23 +108,35 @@ export interface NamedCase {
   readonly rules4: string;
   readonly rules6?: string;
   /** Ports (bound to 0.0.0.0 and [::]) or listeners bound to one address. */
-  readonly listen: readonly (number | { readonly address: string; readonly port: number })[];
-  readonly probes: readonly SimProbe[];
-  /** More `Netns` options (the virtual clock, for instance). */
+  readonly listen: readonly NamedListener[];
+  readonly probes: readonly NamedProbe[];
+  /** More `Netns` options (the virtual clock, interfaces, routes, ipRules, for instance). */
   readonly options?: Readonly<Record<string, unknown>>;
+  /** `ip -batch` lines run in the real pod before the rules (the kernel side of `options`' interfaces and routes). */
+  readonly ipBatch?: readonly string[];
+  /** `ip -batch` lines run in the real world namespace (routes back to extra pod addresses). */
+  readonly worldBatch?: readonly string[];
 }
+
+const endpointText = (address: string, port: number): string => (address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`);
 
 /** Registers one test per hand-written case (inside a `describeKernel` body), as {@link connectDifferential}. */
 export function namedDifferential(cases: readonly NamedCase[]): void {
   connectDifferential(cases.map((c, i): ConnectCase & { name: string } => {
-    const listeners: KernelListener[] = c.listen.map((l) => (typeof l === 'number' ? { port: l } : { address: l.address, port: l.port }));
-    const listen = c.listen.map((l) => (typeof l === 'number' ? l : l.address.includes(':') ? `[${l.address}]:${l.port}` : `${l.address}:${l.port}`));
+    const listeners: KernelListener[] = c.listen.map((l) => (typeof l === 'number' ? { port: l } : { ...(l.address ? { address: l.address } : {}), port: l.port, ...(l.transparent ? { transparent: true } : {}) }));
+    const listen = c.listen.map((l) => {
+      if (typeof l === 'number') return l;
+      if (l.address === undefined || l.transparent) return { ...(l.address ? { address: l.address } : {}), port: l.port, ...(l.transparent ? { transparent: true } : {}) };
+      return endpointText(l.address, l.port);
+    });
     const kernel: KernelCase = {
       rules4: c.rules4,
       rules6: c.rules6 ?? '',
       listeners,
-      probes: c.probes.map((p) => (p.from === 'local' ? { from: 'local', uid: p.uid, gid: p.gid, dst: p.dst } : { from: 'remote', src: p.src, dst: p.dst })),
+      probes: c.probes.map((p) => (p.from === 'local' ? { ...p, from: 'local' } : { from: 'remote', src: p.src, dst: p.dst, ...(p.sport === undefined ? {} : { sport: p.sport }) })),
+      ...(c.ipBatch ? { ipBatch: c.ipBatch } : {}),
+      ...(c.worldBatch ? { worldBatch: c.worldBatch } : {}),
     };
-    return { seed: i + 1, name: c.name, description: c.name, kernel, sim: { rules: c.rules4, rules6: c.rules6 ?? '', listen, ...(c.options ?? {}) }, probes: c.probes };
+    return { seed: i + 1, name: c.name, description: c.name, kernel, sim: { rules: c.rules4, rules6: c.rules6 ?? '', listen: listen as (number | string)[], ...(c.options ?? {}) }, probes: c.probes };
   }), '$name');
 }

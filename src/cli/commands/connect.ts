@@ -63,8 +63,8 @@ The connection:
   --mark N, --so-mark N   SO_MARK of the local socket (mark matches and fwmark rules see it)
 
 Output:
-  --json                  one JSON object: outcome, address, port, originalDestination, steps,
-                          reason (with --enumerate: an array of them, each with probability)
+  --json                  one JSON object: outcome, address, port, originalDestination, source,
+                          steps, reason (with --enumerate: an array of them, each with probability)
   --format FMT            text | tree | json | mermaid | dot (the trace; default tree)
   --enumerate             follow every branch of statistic --mode random (one result each)
   --seed N                seed of statistic --mode random (default 1)
