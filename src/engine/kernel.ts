@@ -732,7 +732,11 @@ export class Kernel implements TargetHost {
   masqueradeAddress(p: PacketState): readonly number[] | null {
     const dev = p.outIndex > 0 ? this.routing.ifaceByIndex(p.outIndex) : null;
     if (!dev) return null;
-    return this.routing.selectSource(p.family, dev, p.dst);
+    // nf_nat_masquerade_ipv4: inet_select_addr(out, the route's next hop, RT_SCOPE_UNIVERSE), so
+    // never a host-scope address (127.0.0.1 out of lo gives way to 10.0.0.2); IPv6:
+    // ipv6_dev_get_saddr(out, daddr), which prefers the destination itself.
+    if (p.family === 4) return this.routing.selectSource4(dev, p.route?.via ?? p.dst, 0);
+    return this.routing.selectSource6(dev, p.dst);
   }
 
   tproxyLookup(p: PacketState, onIp: readonly number[] | undefined, onPort: number): SocketRecord | null {

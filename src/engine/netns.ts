@@ -87,7 +87,8 @@ export interface NetnsOptions {
   readonly listen?: readonly (number | string | ListenerSpec)[];
   /**
    * Interfaces other than `lo` (which always has 127.0.0.1/8 and ::1/128): name → addresses with
-   * prefix, in the order they are added. Default: `{ eth0: ['10.0.0.2/24', 'fd00::2/64'] }`.
+   * prefix, in the order they are added (primary first: a later IPv4 address in the subnet of an
+   * earlier one is secondary, never picked as a source). Default: `{ eth0: ['10.0.0.2/24', 'fd00::2/64'] }`.
    */
   readonly interfaces?: Readonly<Record<string, readonly string[]>> | readonly InterfaceSpec[];
   /** Default gateways (one per family). Default: the first host of eth0's networks (10.0.0.1, fd00::1). */

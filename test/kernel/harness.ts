@@ -334,6 +334,8 @@ export interface KernelListener {
   readonly port: number;
   /** The listening socket is created with this uid/gid (owner matches see it on SYN-ACKs). */
   readonly uid?: number;
+  /** `IP_TRANSPARENT` (`IPV6_TRANSPARENT`) on the listening socket. */
+  readonly transparent?: boolean;
 }
 
 /** One connection attempt. `dst` is `10.96.0.10:80` or `[fd00::2]:8080`. */
@@ -350,6 +352,10 @@ export type KernelProbe =
       readonly proto?: 'tcp';
       /** `SO_MARK` of the connecting socket. */
       readonly mark?: number;
+      /** The address the connecting socket binds (default: the wildcard, routing picks). */
+      readonly src?: string;
+      /** `IP_TRANSPARENT` on the connecting socket. */
+      readonly transparent?: boolean;
     }
   | { readonly from: 'remote'; readonly src: string; readonly dst: string; readonly sport?: number };
 
@@ -365,6 +371,8 @@ export interface KernelCase {
   readonly ipsets?: string;
   /** `ip -batch` lines run in the pod before the rules (`rule add fwmark …`, `route add …`). */
   readonly ipBatch?: readonly string[];
+  /** `ip -batch` lines run in the world after its own setup (a route back to an extra pod address). */
+  readonly worldBatch?: readonly string[];
 }
 
 /** The DESIGN `connect --json` object, minus `steps`, as the kernel decided it. */
@@ -427,6 +435,7 @@ export async function kernelConnectReport(c: KernelCase, options: KernelConnectO
     probes: c.probes,
     ...(c.ipsets === undefined ? {} : { ipsets: c.ipsets }),
     ...(c.ipBatch === undefined ? {} : { ipBatch: c.ipBatch }),
+    ...(c.worldBatch === undefined ? {} : { worldBatch: c.worldBatch }),
     connectTimeoutMs,
     acceptWaitMs,
   };

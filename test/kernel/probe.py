@@ -37,6 +37,8 @@ import time
 CLONE_NEWNET = 0x40000000
 SO_ORIGINAL_DST = 80  # linux/netfilter_ipv4.h; IP6T_SO_ORIGINAL_DST has the same number
 SO_MARK = 36  # <asm-generic/socket.h>
+IP_TRANSPARENT = 19  # linux/in.h
+IPV6_TRANSPARENT = 75  # linux/in6.h
 WORLD_PORT = 9  # the world's catch-all listener, after its REDIRECT
 IP_RECVERR = 11  # linux/in.h
 IPV6_RECVERR = 25  # linux/in6.h
@@ -97,6 +99,13 @@ def _parse_hostport(s):
 
 def _family_of(addr):
     return socket.AF_INET6 if ':' in addr else socket.AF_INET
+
+
+def _transparent(sock, family):
+    if family == socket.AF_INET6:
+        sock.setsockopt(socket.IPPROTO_IPV6, IPV6_TRANSPARENT, 1)
+    else:
+        sock.setsockopt(socket.IPPROTO_IP, IP_TRANSPARENT, 1)
 
 
 def _original_dst(sock, family):
@@ -171,6 +180,8 @@ class Case:
             'addr add fd00::1/64 dev eth0 nodad',
             'link set eth0 up',
         ]
+        # Optional: more world configuration (routes back to extra pod addresses).
+        world_cmds_extra = list(self.req.get('worldBatch') or [])
         for a in remote_srcs:
             if ':' in a:
                 world_cmds.append('addr add %s/128 dev lo nodad' % a)
@@ -194,7 +205,7 @@ class Case:
         catch_all = ('*nat\n:PREROUTING ACCEPT [0:0]\n'
                      '-A PREROUTING -p tcp -j REDIRECT --to-ports %d\nCOMMIT\n' % WORLD_PORT)
         procs = [
-            ('world-setup', [ip, '-batch', '-'], '\n'.join(world_cmds) + '\n'),
+            ('world-setup', [ip, '-batch', '-'], '\n'.join(world_cmds + world_cmds_extra) + '\n'),
             ('world-rules4', [self.tools['iptablesRestore']], catch_all),
             ('world-rules6', [self.tools['ip6tablesRestore']], catch_all),
         ]
@@ -221,7 +232,7 @@ class Case:
             addrs = [l['address']] if l.get('address') else ['0.0.0.0', '::']
             for a in addrs:
                 fam = _family_of(a)
-                self.pod_listeners.append((self._listen(fam, a, l['port'], l.get('uid')), fam))
+                self.pod_listeners.append((self._listen(fam, a, l['port'], l.get('uid'), l.get('transparent')), fam))
 
     def _no_dad(self):
         for k in ('all', 'default'):
@@ -247,10 +258,12 @@ class Case:
         if errors:
             raise errors[0]
 
-    def _listen(self, family, addr, port, uid):
+    def _listen(self, family, addr, port, uid, transparent=False):
         with Creds(uid, uid, []):
             s = socket.socket(family, socket.SOCK_STREAM)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if transparent:
+            _transparent(s, family)
         if family == socket.AF_INET6:
             s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
         s.bind((addr, port))
@@ -271,7 +284,9 @@ class Case:
             if p.get('mark') is not None:
                 # SO_MARK (needs CAP_NET_ADMIN, which root keeps here).
                 s.setsockopt(socket.SOL_SOCKET, SO_MARK, int(p['mark']))
-            bind_addr = '::' if fam == socket.AF_INET6 else '0.0.0.0'
+            if p.get('transparent'):
+                _transparent(s, fam)
+            bind_addr = p.get('src') or ('::' if fam == socket.AF_INET6 else '0.0.0.0')
         else:
             _setns(self.world)
             s = socket.socket(fam, socket.SOCK_STREAM)

@@ -1,0 +1,86 @@
+// Corners of the engine found by probing rule sets other people wrote, each against the kernel
+// with real sockets: the same rules, interfaces, routes and probes in a real pod namespace and in
+// a simulated one, probe by probe in order; outcome, address, port, SO_ORIGINAL_DST and the source
+// address the accepting side saw must agree.
+import { namedDifferential, type NamedCase, type NamedProbe } from './connect-differential.js';
+import { describeKernel } from './harness.js';
+
+const local = (dst: string, extra: { uid?: number; mark?: number; src?: string; transparent?: boolean } = {}): NamedProbe => {
+  const uid = extra.uid ?? 1000;
+  return { from: 'local', uid, gid: uid, dst, ...(extra.mark === undefined ? {} : { mark: extra.mark }), ...(extra.src ? { src: extra.src } : {}), ...(extra.transparent ? { transparent: true } : {}) };
+};
+const remote = (src: string, dst: string): NamedProbe => ({ from: 'remote', src, dst });
+const table = (name: string) => (...lines: string[]): string => `*${name}\n${lines.join('\n')}\nCOMMIT\n`;
+const filter = table('filter');
+const nat = table('nat');
+
+// a. The source the accepting side saw: SNAT and MASQUERADE on the way out, none on the way in.
+const SOURCE: readonly NamedCase[] = [
+  { name: 'source: a local connection to the pod address comes from it', rules4: '', listen: [8080], probes: [local('10.0.0.2:8080'), local('127.0.0.1:8080'), local('[fd00::2]:8080'), local('[::1]:8080')] },
+  { name: 'source: the world sees the pod address', rules4: '', listen: [], probes: [local('10.1.0.5:80'), local('[fd00:1::5]:80')] },
+  { name: 'source: a remote client is seen as itself', rules4: '', listen: [8080], probes: [remote('10.1.0.5', '10.0.0.2:8080'), remote('fd00:1::5', '[fd00::2]:8080')] },
+  { name: 'source: SNAT to a host address is seen by the world', rules4: nat('-A POSTROUTING -o eth0 -p tcp -j SNAT --to-source 10.0.0.2'), listen: [], probes: [local('10.1.0.5:80')] },
+  { name: 'source: SNAT of a local connection is seen by the listener', rules4: nat('-A POSTROUTING -o lo -p tcp -j SNAT --to-source 127.0.0.9'), listen: [8080], probes: [local('127.0.0.1:8080')] },
+  { name: 'source: SNAT in nat INPUT is seen by the listener', rules4: nat('-A INPUT -p tcp -m tcp --dport 8080 -j SNAT --to-source 127.0.0.7'), listen: [8080], probes: [local('127.0.0.1:8080'), remote('10.1.0.5', '10.0.0.2:8080')] },
+  { name: 'source: MASQUERADE out of eth0', rules4: nat('-A POSTROUTING -o eth0 -j MASQUERADE'), rules6: nat('-A POSTROUTING -o eth0 -j MASQUERADE'), listen: [], probes: [local('10.1.0.5:80'), local('[fd00:1::5]:80')] },
+];
+
+// b. Source address selection: the primary address of the subnet towards the gateway, a
+// secondary address's local route naming its primary, RFC 6724 for IPv6.
+const SECONDARY = ['addr add 10.0.0.3/24 dev eth0'];
+const SELECTION: readonly NamedCase[] = [
+  {
+    name: 'selection: a secondary address in the subnet is not the source',
+    rules4: '', listen: [8080], ipBatch: SECONDARY,
+    options: { interfaces: { eth0: ['10.0.0.2/24', '10.0.0.3/24', 'fd00::2/64'] } },
+    probes: [local('10.1.0.5:80'), local('10.0.0.3:8080'), local('10.0.0.2:8080')],
+  },
+  {
+    name: 'selection: the primary is the first address added',
+    rules4: '', listen: [8080],
+    ipBatch: ['addr del 10.0.0.2/24 dev eth0', 'addr add 10.0.0.3/24 dev eth0', 'addr add 10.0.0.2/24 dev eth0', 'route add default via 10.0.0.1 dev eth0'],
+    options: { interfaces: { eth0: ['10.0.0.3/24', '10.0.0.2/24', 'fd00::2/64'] } },
+    probes: [local('10.1.0.5:80'), local('10.0.0.2:8080'), local('10.0.0.3:8080')],
+  },
+  {
+    name: 'selection: the address of the subnet that holds the gateway, not the first one',
+    rules4: '', listen: [8080],
+    ipBatch: ['addr del 10.0.0.2/24 dev eth0', 'addr add 192.168.7.2/24 dev eth0', 'addr add 10.0.0.2/24 dev eth0', 'route add default via 10.0.0.1 dev eth0'],
+    options: { interfaces: { eth0: ['192.168.7.2/24', '10.0.0.2/24', 'fd00::2/64'] }, gateway: ['10.0.0.1', 'fd00::1'] },
+    probes: [local('10.1.0.5:80'), local('192.168.7.2:8080'), local('10.0.0.2:8080')],
+  },
+  {
+    name: 'selection: IPv6 longest matching prefix and label',
+    rules4: '', listen: [8080],
+    ipBatch: ['addr add 2001:db8:1::2/64 dev eth0 nodad', 'addr add fd00:2::2/64 dev eth0 nodad'],
+    worldBatch: ['route add 2001:db8:1::/64 dev eth0', 'route add fd00:2::/64 dev eth0'],
+    options: { interfaces: { eth0: ['10.0.0.2/24', 'fd00::2/64', '2001:db8:1::2/64', 'fd00:2::2/64'] } },
+    probes: [local('[2001:db8:7::5]:80'), local('[fd00:3::5]:80'), local('[2003::5]:80'), local('[fd00:1::5]:80'), local('[2001:db8:1::2]:8080'), local('[fd00:2::2]:8080'), local('[::1]:8080')],
+  },
+];
+
+// c. MASQUERADE out of lo: never a host-scope address.
+const MASQUERADE_LO: readonly NamedCase[] = [
+  {
+    name: 'MASQUERADE -o lo: IPv4 takes 10.0.0.2, not 127.0.0.1',
+    rules4: nat('-A POSTROUTING -o lo -j MASQUERADE'), listen: [8080],
+    probes: [local('127.0.0.1:8080'), local('10.0.0.2:8080'), remote('10.1.0.5', '10.0.0.2:8080')],
+  },
+  {
+    name: 'MASQUERADE -o lo: IPv6 takes the destination, fd00::2, not ::1',
+    rules4: '', rules6: nat('-A POSTROUTING -o lo -j MASQUERADE'), listen: [8080],
+    probes: [local('[fd00::2]:8080'), local('[::1]:8080')],
+  },
+  {
+    name: 'MASQUERADE -o lo after a REDIRECT',
+    rules4: nat('-A OUTPUT -p tcp -m tcp --dport 80 -j REDIRECT --to-ports 8080', '-A POSTROUTING -o lo -j MASQUERADE'),
+    rules6: nat('-A OUTPUT -p tcp -m tcp --dport 80 -j REDIRECT --to-ports 8080', '-A POSTROUTING -o lo -j MASQUERADE'),
+    listen: [8080],
+    probes: [local('10.1.0.5:80'), local('[fd00:1::5]:80')],
+  },
+];
+
+describeKernel('engine corners: Netns.connect vs real sockets', () => {
+  namedDifferential([...SOURCE, ...SELECTION, ...MASQUERADE_LO]);
+});
+void filter;
