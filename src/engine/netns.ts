@@ -937,7 +937,10 @@ export class Netns {
   private run(spec: ConnectSpec, tr: TraceRecorder | null): ConnectResult {
     const proto = spec.proto === 'udp' ? PROTO.UDP : spec.proto === undefined || spec.proto === 'tcp' ? PROTO.TCP : bad('BAD_PROBE', `unknown protocol "${String(spec.proto)}"`);
     // The cached words are shared: nothing below writes to dst.addr or src.addr.
-    const dst = this.endpoint(spec.dst);
+    let dst = this.endpoint(spec.dst);
+    // tcp_v6_connect / __ip6_datagram_connect: a local IPv6 socket (not IPV6_V6ONLY) connecting
+    // to an IPv4-mapped address (::ffff:a.b.c.d) makes an IPv4 connection.
+    if (spec.from === 'local' && dst.family === 6 && isV4Mapped(dst.addr)) dst = { family: 4, addr: [dst.addr[3]!], port: dst.port };
     const family = dst.family;
     let client: ClientEnd;
     let first: PathResult;
@@ -1267,6 +1270,11 @@ function origDst(p: PacketState): string | null {
   if (e < 0 || t === null || t.zone[e] !== 0 || p.ctState === CT_STATE.UNTRACKED) return null;
   const family = t.family[e] as Family;
   return formatEndpoint(t.readAddr(e, IP_CT_DIR_ORIGINAL, T_DST, []), t.port(e, IP_CT_DIR_ORIGINAL, T_DPORT), family);
+}
+
+/** `ipv6_addr_v4mapped`: ::ffff:0:0/96. */
+function isV4Mapped(a: readonly number[]): boolean {
+  return a[0] === 0 && a[1] === 0 && a[2] === 0xffff;
 }
 
 /** A loopback source on the wire: the receiver drops it (martian / ip6_rcv_core). */

@@ -102,3 +102,15 @@ describe('IPv6 source address selection (ipv6_dev_get_saddr, RFC 6724)', () => {
     expect(host(ns.connect({ from: 'local', uid: 0, dst: '[fd00::2]:8080' }).source)).toBe('[fd00::2]');
   });
 });
+
+describe('IPv4-mapped destinations (tcp_v6_connect)', () => {
+  it('an IPv6 socket connecting to ::ffff:127.0.0.1 makes an IPv4 connection: IPv4 rules, routes and listeners', () => {
+    const rules = '*filter\n-A OUTPUT -d 127.0.0.1/32 -p tcp -m tcp --dport 8081 -j DROP\nCOMMIT\n';
+    const ns = new Netns({ rules, rules6: '*filter\n-A OUTPUT -j DROP\nCOMMIT\n', listen: ['127.0.0.1:8080', '127.0.0.1:8081'] });
+    const r = ns.connect({ from: 'local', uid: 0, dst: '[::ffff:127.0.0.1]:8080' });
+    expect([r.outcome, r.address, r.port, host(r.source)]).toEqual(['local', '127.0.0.1', 8080, '127.0.0.1']);
+    expect(ns.connect({ from: 'local', uid: 0, dst: '[::ffff:127.0.0.1]:8081' }).outcome).toBe('dropped');
+    const out = ns.connect({ from: 'local', uid: 0, dst: '[::ffff:10.1.0.5]:80' });
+    expect([out.outcome, out.address, host(out.source)]).toEqual(['remote', '10.1.0.5', '10.0.0.2']);
+  });
+});

@@ -80,7 +80,14 @@ const MASQUERADE_LO: readonly NamedCase[] = [
   },
 ];
 
+// d. An IPv6 socket connecting to an IPv4-mapped address makes an IPv4 connection.
+const MAPPED: readonly NamedCase[] = [
+  { name: 'mapped: ::ffff:127.0.0.1 reaches the IPv4 listener', rules4: '', listen: [8080], probes: [local('[::ffff:127.0.0.1]:8080'), local('[::ffff:10.0.0.2]:8080'), local('[::ffff:10.1.0.5]:80')] },
+  { name: 'mapped: a listener on 127.0.0.1 only', rules4: '', listen: [{ address: '127.0.0.1', port: 8080 }], probes: [local('[::ffff:127.0.0.1]:8080')] },
+  { name: 'mapped: IPv4 rules apply, IPv6 rules do not', rules4: filter('-A OUTPUT -d 127.0.0.1/32 -p tcp -m tcp --dport 8080 -j REJECT --reject-with tcp-reset'), rules6: filter('-A OUTPUT -j DROP'), listen: [8080, 8081], probes: [local('[::ffff:127.0.0.1]:8080'), local('[::ffff:127.0.0.1]:8081')] },
+  { name: 'mapped: IPv4 nat, SO_ORIGINAL_DST names the IPv4 address', rules4: nat('-A OUTPUT -d 10.96.0.10/32 -p tcp -j REDIRECT --to-ports 8080'), rules6: nat('-A OUTPUT -p tcp -j REDIRECT --to-ports 8081'), listen: [8080, 8081], probes: [local('[::ffff:10.96.0.10]:80')] },
+];
+
 describeKernel('engine corners: Netns.connect vs real sockets', () => {
-  namedDifferential([...SOURCE, ...SELECTION, ...MASQUERADE_LO]);
+  namedDifferential([...SOURCE, ...SELECTION, ...MASQUERADE_LO, ...MAPPED]);
 });
-void filter;
