@@ -3,7 +3,9 @@
 // a simulated one, probe by probe in order; outcome, address, port, SO_ORIGINAL_DST and the source
 // address the accepting side saw must agree.
 import { namedDifferential, type NamedCase, type NamedProbe } from './connect-differential.js';
-import { describeKernel } from './harness.js';
+import { describeKernel, kernelSave } from './harness.js';
+import { loadNetns } from './sim.js';
+import { expect, it } from 'vitest';
 
 const local = (dst: string, extra: { uid?: number; mark?: number; src?: string; transparent?: boolean } = {}): NamedProbe => {
   const uid = extra.uid ?? 1000;
@@ -88,6 +90,34 @@ const MAPPED: readonly NamedCase[] = [
   { name: 'mapped: IPv4 nat, SO_ORIGINAL_DST names the IPv4 address', rules4: nat('-A OUTPUT -d 10.96.0.10/32 -p tcp -j REDIRECT --to-ports 8080'), rules6: nat('-A OUTPUT -p tcp -j REDIRECT --to-ports 8081'), listen: [8080, 8081], probes: [local('[::ffff:10.96.0.10]:80')] },
 ];
 
+// e. IPv6 addrtype: the address class (UNICAST, MULTICAST, UNSPEC) and the route (LOCAL,
+// UNREACHABLE) are separate tests, ANDed.
+const ADDRTYPE6: readonly NamedCase[] = [
+  { name: 'addrtype6: ::1 and the pod address are UNICAST', rules4: '', rules6: filter('-A OUTPUT -p tcp -m addrtype --dst-type UNICAST -m tcp --dport 8080 -j DROP'), listen: [8080, 8081], probes: [local('[::1]:8080'), local('[fd00::2]:8080'), local('[::1]:8081'), local('[fd00:1::5]:8080')] },
+  { name: 'addrtype6: UNICAST,LOCAL is both', rules4: '', rules6: filter('-A OUTPUT -p tcp -m addrtype --dst-type UNICAST,LOCAL -j REJECT --reject-with tcp-reset'), listen: [8080], probes: [local('[::1]:8080'), local('[fd00::2]:8080'), local('[fd00:1::5]:80')] },
+  { name: 'addrtype6: ! --dst-type UNICAST', rules4: '', rules6: filter('-A OUTPUT -p tcp -m addrtype ! --dst-type UNICAST -j DROP'), listen: [8080], probes: [local('[::1]:8080'), local('[fd00:1::5]:80')] },
+  { name: 'addrtype6: LOCAL,UNREACHABLE is either route', rules4: '', rules6: filter('-A OUTPUT -p tcp -m addrtype --dst-type LOCAL,UNREACHABLE -j DROP'), listen: [8080], probes: [local('[::1]:8080'), local('[fd00:1::5]:80')] },
+  { name: 'addrtype6: --src-type UNICAST on the answers', rules4: '', rules6: filter('-A INPUT -p tcp -m addrtype --src-type UNICAST -m tcp --sport 8080 -j DROP'), listen: [8080], probes: [local('[::1]:8080'), local('[fd00::2]:8081')] },
+  { name: 'addrtype6: MULTICAST and UNSPEC never hold for a unicast destination', rules4: '', rules6: filter('-A OUTPUT -p tcp -m addrtype --dst-type MULTICAST -j DROP', '-A OUTPUT -p tcp -m addrtype --dst-type UNSPEC -j DROP'), listen: [8080], probes: [local('[::1]:8080'), local('[fd00:1::5]:80')] },
+];
+
+describeKernel('engine corners: what the kernel loads', () => {
+  // ip6tables-restore --test takes them all; the kernel's addrtype_mt_checkentry_v1 refuses these.
+  const TYPES = ['THROW', 'NAT', 'XRESOLVE', 'PROHIBIT', 'BLACKHOLE', 'BROADCAST', 'UNREACHABLE', 'ANYCAST', 'LOCAL', 'UNSPEC', 'UNICAST,LOCAL'];
+  it.for(TYPES)('ip6tables addrtype --dst-type %s', async (type) => {
+    const text = filter(`-A OUTPUT -m addrtype --dst-type ${type} -j DROP`);
+    const kernel = (await kernelSave(text, 6)).ok;
+    const Netns = await loadNetns();
+    let ours = true;
+    try {
+      new Netns({ rules: '', rules6: text, listen: [] });
+    } catch {
+      ours = false;
+    }
+    expect(ours).toBe(kernel);
+  });
+});
+
 describeKernel('engine corners: Netns.connect vs real sockets', () => {
-  namedDifferential([...SOURCE, ...SELECTION, ...MASQUERADE_LO, ...MAPPED]);
+  namedDifferential([...SOURCE, ...SELECTION, ...MASQUERADE_LO, ...MAPPED, ...ADDRTYPE6]);
 });
