@@ -114,3 +114,14 @@ describe('IPv4-mapped destinations (tcp_v6_connect)', () => {
     expect([out.outcome, out.address, host(out.source)]).toEqual(['remote', '10.1.0.5', '10.0.0.2']);
   });
 });
+
+describe('addrtype --limit-iface-in reached from OUTPUT', () => {
+  const rules = (chain: string): string => `*filter\n:X - [0:0]\n-A OUTPUT -j X\n-A ${chain} -p tcp -m addrtype --dst-type LOCAL --limit-iface-in -j DROP\nCOMMIT\n`;
+  it('loads in a user chain (nf_tables: checkentry sees no hooks there) and limits nothing in OUTPUT', () => {
+    const ns = new Netns({ rules: rules('X'), listen: [8080] });
+    expect(ns.connect({ from: 'local', uid: 0, dst: '127.0.0.1:8080' }).outcome).toBe('dropped');
+  });
+  it('is refused in OUTPUT itself', () => {
+    expect(() => new Netns({ rules: rules('OUTPUT') })).toThrow(NetfilterSimError);
+  });
+});

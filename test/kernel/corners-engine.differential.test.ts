@@ -101,6 +101,20 @@ const ADDRTYPE6: readonly NamedCase[] = [
   { name: 'addrtype6: MULTICAST and UNSPEC never hold for a unicast destination', rules4: '', rules6: filter('-A OUTPUT -p tcp -m addrtype --dst-type MULTICAST -j DROP', '-A OUTPUT -p tcp -m addrtype --dst-type UNSPEC -j DROP'), listen: [8080], probes: [local('[::1]:8080'), local('[fd00:1::5]:80')] },
 ];
 
+// j. --limit-iface-in in a user chain reached from OUTPUT: the nf_tables back end loads it (in a
+// user chain checkentry sees no hooks), and in OUTPUT there is no in-device to limit to.
+const LIMIT_IFACE: readonly NamedCase[] = [
+  { name: 'addrtype --limit-iface-in in a user chain reached from OUTPUT', rules4: filter(':X - [0:0]', '-A OUTPUT -j X', '-A X -p tcp -m addrtype --dst-type LOCAL --limit-iface-in -m tcp --dport 8080 -j DROP'), listen: [8080, 8081], probes: [local('127.0.0.1:8080'), local('10.0.0.2:8081'), local('10.1.0.5:8080')] },
+  { name: 'addrtype --limit-iface-out in a user chain reached from INPUT', rules4: filter(':X - [0:0]', '-A INPUT -j X', '-A X -p tcp -m addrtype --dst-type LOCAL --limit-iface-out -m tcp --dport 8080 -j DROP'), listen: [8080], probes: [local('127.0.0.1:8080'), remote('10.1.0.5', '10.0.0.2:8080')] },
+];
+
+// l. recent: --set then ! --rcheck on the same packet finds the address just added.
+const RECENT: readonly NamedCase[] = [
+  { name: 'recent --set then ! --rcheck on the same packet', rules4: filter('-A INPUT -p tcp -m tcp --dport 8080 -m recent --set --name T --rsource', '-A INPUT -p tcp -m tcp --dport 8080 -m recent ! --rcheck --name T --rsource -j DROP'), listen: [8080], probes: [remote('10.1.0.5', '10.0.0.2:8080'), local('10.0.0.2:8080')] },
+  { name: 'recent --set then ! --update on the same packet', rules4: filter('-A INPUT -p tcp -m tcp --dport 8080 --tcp-flags SYN,ACK SYN -m recent --set --name S', '-A INPUT -p tcp -m tcp --dport 8080 --tcp-flags SYN,ACK SYN -m recent ! --update --name S -j REJECT --reject-with tcp-reset'), listen: [8080], probes: [remote('10.1.0.5', '10.0.0.2:8080'), remote('10.1.0.5', '10.0.0.2:8080')] },
+  { name: 'recent ! --rcheck before any --set', rules4: filter('-A INPUT -p tcp -m tcp --dport 8080 -m recent ! --rcheck --name U -j DROP', '-A INPUT -p tcp -m tcp --dport 8081 -m recent --set --name U'), listen: [8080, 8081], probes: [remote('10.1.0.5', '10.0.0.2:8080'), remote('10.1.0.5', '10.0.0.2:8081'), remote('10.1.0.5', '10.0.0.2:8080')] },
+];
+
 describeKernel('engine corners: what the kernel loads', () => {
   // ip6tables-restore --test takes them all; the kernel's addrtype_mt_checkentry_v1 refuses these.
   const TYPES = ['THROW', 'NAT', 'XRESOLVE', 'PROHIBIT', 'BLACKHOLE', 'BROADCAST', 'UNREACHABLE', 'ANYCAST', 'LOCAL', 'UNSPEC', 'UNICAST,LOCAL'];
@@ -119,5 +133,5 @@ describeKernel('engine corners: what the kernel loads', () => {
 });
 
 describeKernel('engine corners: Netns.connect vs real sockets', () => {
-  namedDifferential([...SOURCE, ...SELECTION, ...MASQUERADE_LO, ...MAPPED, ...ADDRTYPE6]);
+  namedDifferential([...SOURCE, ...SELECTION, ...MASQUERADE_LO, ...MAPPED, ...ADDRTYPE6, ...LIMIT_IFACE, ...RECENT]);
 });

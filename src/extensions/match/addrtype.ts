@@ -95,7 +95,8 @@ export const addrtype: MatchExtension<AddrtypeOptions> = {
   // addrtype_mt_checkentry_v1
   check(o, ctx): Diagnostic[] {
     const out: Diagnostic[] = [];
-    if (o.limitIface && ctx.hooks) {
+    // In a user chain the nf_tables back end's hook_mask is empty: the kernel loads it.
+    if (o.limitIface && ctx.hooks && ctx.builtinChain !== false) {
       const allowed = o.limitIface === 'in' ? IN_HOOKS : OUT_HOOKS;
       const bad = ctx.hooks.filter((h) => !allowed.includes(h));
       if (bad.length > 0) out.push(hookDiagnostic(`addrtype match --limit-iface-${o.limitIface}`, bad, allowed, undefined, 'addrtype'));
