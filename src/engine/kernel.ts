@@ -766,6 +766,11 @@ export class Kernel implements TargetHost {
     }
     if (tr !== null) traceRoute(tr, p, null, r, null);
     if (r.type !== 'local' && r.type !== 'unicast' && r.type !== 'broadcast') return dropped(p, tr, null, `no route to ${addressText(p.dst, p.family)} (${r.type})`);
+    // __ip_route_output_key: a source the host does not own (a policy `local` route made the
+    // connection local) is refused unless the socket is IP_TRANSPARENT.
+    if (p.checkSource && p.family === 4 && !this.routing.isLocalAddress(4, p.src)) {
+      return dropped(p, tr, null, `output routing refuses the source ${addressText(p.src, 4)}, which the host does not own (the socket is not IP_TRANSPARENT)`);
+    }
     // __ip_local_out: the OUTPUT hook gets the device of the route found before it.
     const out = r.dev!;
     p.inIface = null;

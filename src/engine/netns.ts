@@ -970,6 +970,17 @@ export class Netns {
         const errno = route.type === 'prohibit' ? 'EACCES' : route.type === 'blackhole' ? 'EINVAL' : route.table === 0 || route.type !== 'unreachable' ? 'ENETUNREACH' : 'EHOSTUNREACH';
         return this.result('refused', dst.addr, dst.port, family, null, `connect(): ${errno}: no route to ${addressText(dst.addr, family)}`, tr, errno);
       }
+      // A local route (a policy `local default dev lo` for the socket's mark) to an address the
+      // host does not own gives that address as the source, which output routing then refuses:
+      // connect() fails at once (observed: ENETUNREACH).
+      if (family === 4 && src === null && route.type === 'local' && !this.routing.isLocalAddress(4, srcAddr)) {
+        if (tr !== null) {
+          tr.packet = 0;
+          tr.label = label;
+          tr.push({ packet: 0, label, type: 'route', hook: null, dst: addressText(dst.addr, family), result: 'unreachable', dev: null, via: null, src: addressText(srcAddr, family), table: route.table, reason: 'a local route to an address the host does not own' });
+        }
+        return this.result('refused', dst.addr, dst.port, family, null, `connect(): ENETUNREACH: the local route to ${addressText(dst.addr, family)} (table ${route.table}) gives a source the host does not own`, tr, 'ENETUNREACH');
+      }
       // connect() to 0.0.0.0 or :: reaches the host itself: the route says where (127.0.0.1, ::1).
       const to = route.dst ?? dst.addr;
       const sport = spec.sport ?? this.ephemeral(proto, family, srcAddr, to, dst.port);
@@ -1094,6 +1105,7 @@ export class Netns {
     if (end.kind === 'socket') {
       p.socket = owner;
       p.sender = sender;
+      p.checkSource = sender !== null && !sender.transparent;
       this.startPacket(tr, index, label, p, 'local', null);
       return this.kernel.sendLocal(p, tr);
     }
@@ -1144,6 +1156,7 @@ export class Netns {
         // socket without a file); tcp_v6_send_response leaves it unowned.
         const rst = this.packet(family, PROTO.TCP, syn.dst.slice(), syn.dport, syn.src.slice(), syn.sport, TCP_FLAGS.RST | TCP_FLAGS.ACK);
         rst.socket = family === 4 ? KERNEL_SOCKET : null;
+        rst.checkSource = true;
         this.startPacket(tr, 1, 'RST', rst, 'local', null);
         const r = this.kernel.sendLocal(rst, tr);
         if (this.arrived(r, client)) return this.result('refused', syn.dst, syn.dport, family, null, `no listener at ${formatEndpoint(syn.dst, syn.dport, family)}: connection reset`, tr);

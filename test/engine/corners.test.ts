@@ -125,3 +125,29 @@ describe('addrtype --limit-iface-in reached from OUTPUT', () => {
     expect(() => new Netns({ rules: rules('OUTPUT') })).toThrow(NetfilterSimError);
   });
 });
+
+describe('a policy local route for an address the host does not own', () => {
+  const options = {
+    rules: '*mangle\n-A OUTPUT -d 10.1.0.5/32 -p tcp -j MARK --set-xmark 0x1/0xffffffff\nCOMMIT\n',
+    ipRules: [{ fwmark: 1, table: 100, family: 4 as const }],
+    routes: [{ dst: '0.0.0.0/0', dev: 'lo', type: 'local' as const, table: 100 }],
+  };
+  it('a plain listener gets the SYN but its SYN-ACK cannot leave (the source is not ours): dropped', () => {
+    const ns = new Netns({ ...options, listen: [8080] });
+    const r = ns.connect({ from: 'local', uid: 0, dst: '10.1.0.5:8080' });
+    expect(r.outcome).toBe('dropped');
+    expect(r.reason).toMatch(/does not own/);
+    // No listener: the kernel's RST cannot leave either.
+    expect(ns.connect({ from: 'local', uid: 0, dst: '10.1.0.5:9090' }).outcome).toBe('dropped');
+  });
+  it('an IP_TRANSPARENT listener answers', () => {
+    const ns = new Netns({ ...options, listen: [{ port: 8080, transparent: true }] });
+    expect(ns.connect({ from: 'local', uid: 0, dst: '10.1.0.5:8080' }).outcome).toBe('local');
+  });
+  it('connect() with SO_MARK 1 fails at once with ENETUNREACH; owned addresses still work', () => {
+    const ns = new Netns({ ...options, rules: '', listen: [8080] });
+    const r = ns.connect({ from: 'local', uid: 0, mark: 1, dst: '10.1.0.5:8080' });
+    expect([r.outcome, r.error]).toEqual(['refused', 'ENETUNREACH']);
+    expect(ns.connect({ from: 'local', uid: 0, mark: 1, dst: '10.0.0.2:8080' }).outcome).toBe('local');
+  });
+});

@@ -115,6 +115,29 @@ const RECENT: readonly NamedCase[] = [
   { name: 'recent ! --rcheck before any --set', rules4: filter('-A INPUT -p tcp -m tcp --dport 8080 -m recent ! --rcheck --name U -j DROP', '-A INPUT -p tcp -m tcp --dport 8081 -m recent --set --name U'), listen: [8080, 8081], probes: [remote('10.1.0.5', '10.0.0.2:8080'), remote('10.1.0.5', '10.0.0.2:8081'), remote('10.1.0.5', '10.0.0.2:8080')] },
 ];
 
+// k. A policy `local` route for addresses the pod does not own: IPv4 output routing refuses such
+// a source unless the socket is IP_TRANSPARENT, so no SYN-ACK or RST leaves from it; connect()
+// with the mark fails at once.
+const POLICY_LOCAL_BATCH = ['rule add fwmark 1 lookup 100', 'route add local default dev lo table 100'];
+const POLICY_LOCAL_OPTIONS = { ipRules: [{ fwmark: 1, table: 100, family: 4 }], routes: [{ dst: '0.0.0.0/0', dev: 'lo', type: 'local', table: 100 }] };
+const POLICY_LOCAL: readonly NamedCase[] = [
+  {
+    name: 'policy local route: a marked SYN to a foreign address reaches a plain listener, which cannot answer',
+    rules4: table('mangle')('-A OUTPUT -d 10.1.0.5/32 -p tcp -j MARK --set-xmark 0x1/0xffffffff'), listen: [8080], ipBatch: POLICY_LOCAL_BATCH, options: POLICY_LOCAL_OPTIONS,
+    probes: [local('10.1.0.5:8080'), local('10.1.0.5:9090')],
+  },
+  {
+    name: 'policy local route: a transparent listener answers',
+    rules4: table('mangle')('-A OUTPUT -d 10.1.0.5/32 -p tcp -j MARK --set-xmark 0x1/0xffffffff'), listen: [{ port: 8080, transparent: true }], ipBatch: POLICY_LOCAL_BATCH, options: POLICY_LOCAL_OPTIONS,
+    probes: [local('10.1.0.5:8080')],
+  },
+  {
+    name: 'policy local route: connect() with SO_MARK 1 to a foreign address fails at once',
+    rules4: '', listen: [8080], ipBatch: POLICY_LOCAL_BATCH, options: POLICY_LOCAL_OPTIONS,
+    probes: [local('10.1.0.5:8080', { mark: 1 }), local('10.0.0.2:8080', { mark: 1 }), local('127.0.0.1:8080', { mark: 1 })],
+  },
+];
+
 describeKernel('engine corners: what the kernel loads', () => {
   // ip6tables-restore --test takes them all; the kernel's addrtype_mt_checkentry_v1 refuses these.
   const TYPES = ['THROW', 'NAT', 'XRESOLVE', 'PROHIBIT', 'BLACKHOLE', 'BROADCAST', 'UNREACHABLE', 'ANYCAST', 'LOCAL', 'UNSPEC', 'UNICAST,LOCAL'];
@@ -133,5 +156,5 @@ describeKernel('engine corners: what the kernel loads', () => {
 });
 
 describeKernel('engine corners: Netns.connect vs real sockets', () => {
-  namedDifferential([...SOURCE, ...SELECTION, ...MASQUERADE_LO, ...MAPPED, ...ADDRTYPE6, ...LIMIT_IFACE, ...RECENT]);
+  namedDifferential([...SOURCE, ...SELECTION, ...MASQUERADE_LO, ...MAPPED, ...ADDRTYPE6, ...LIMIT_IFACE, ...RECENT, ...POLICY_LOCAL]);
 });
