@@ -138,6 +138,15 @@ const POLICY_LOCAL: readonly NamedCase[] = [
   },
 ];
 
+// i. CT --zone: the zone belongs to the packets the template was attached to; the answers are
+// looked up again, in the zone their own raw rules give (the default one otherwise).
+const raw = table('raw');
+const ZONES: readonly NamedCase[] = [
+  { name: 'CT --zone on the SYN only: the SYN-ACK is INVALID in the default zone', rules4: raw('-A OUTPUT -d 127.0.0.1/32 -p tcp -m tcp --dport 8080 -j CT --zone 1') + filter('-A INPUT -m conntrack --ctstate INVALID -j DROP'), listen: [8080, 8081], probes: [local('127.0.0.1:8080'), local('127.0.0.1:8081')] },
+  { name: 'CT --zone on every local packet: the exchange stays in zone 1', rules4: raw('-A OUTPUT -j CT --zone 1') + filter('-A INPUT -m conntrack --ctstate INVALID -j DROP'), listen: [8080], probes: [local('127.0.0.1:8080'), local('10.0.0.2:8080')] },
+  { name: 'CT --zone in PREROUTING for a remote client', rules4: raw('-A PREROUTING -p tcp -m tcp --dport 8080 -j CT --zone 1') + filter('-A OUTPUT -m conntrack --ctstate INVALID -j DROP'), listen: [8080], probes: [remote('10.1.0.5', '10.0.0.2:8080')] },
+];
+
 describeKernel('engine corners: what the kernel loads', () => {
   // ip6tables-restore --test takes them all; the kernel's addrtype_mt_checkentry_v1 refuses these.
   const TYPES = ['THROW', 'NAT', 'XRESOLVE', 'PROHIBIT', 'BLACKHOLE', 'BROADCAST', 'UNREACHABLE', 'ANYCAST', 'LOCAL', 'UNSPEC', 'UNICAST,LOCAL'];
@@ -156,5 +165,5 @@ describeKernel('engine corners: what the kernel loads', () => {
 });
 
 describeKernel('engine corners: Netns.connect vs real sockets', () => {
-  namedDifferential([...SOURCE, ...SELECTION, ...MASQUERADE_LO, ...MAPPED, ...ADDRTYPE6, ...LIMIT_IFACE, ...RECENT, ...POLICY_LOCAL]);
+  namedDifferential([...SOURCE, ...SELECTION, ...MASQUERADE_LO, ...MAPPED, ...ADDRTYPE6, ...LIMIT_IFACE, ...RECENT, ...POLICY_LOCAL, ...ZONES]);
 });
