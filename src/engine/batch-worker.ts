@@ -21,9 +21,8 @@ parentPort!.on('message', (m: WorkerRequest) => {
       ns.flushConntrack();
       reply = { id: m.id, results: [] };
     } else {
-      const options = { trace: m.trace };
-      const results = m.probes.map((p) => ns.connect(p, options));
-      reply = m.trace ? { id: m.id, results } : { id: m.id, packed: packResults(results) };
+      const options = { trace: m.trace, close: m.close };
+      reply = { id: m.id, packed: packResults(m.probes.map((p) => ns.connect(p, options)), m.trace) };
     }
   } catch (e) {
     reply = {
@@ -33,7 +32,8 @@ parentPort!.on('message', (m: WorkerRequest) => {
   }
   if ('packed' in reply) {
     const p = reply.packed;
-    const moved = [p.outcome.buffer, p.address.buffer, p.port.buffer, p.original.buffer, p.reason.buffer] as ArrayBuffer[];
+    const moved = [p.outcome.buffer, p.address.buffer, p.port.buffer, p.original.buffer, p.reason.buffer, p.error.buffer] as ArrayBuffer[];
+    if (p.traceEnd !== null) moved.push(p.traceEnd.buffer as ArrayBuffer, p.omitted!.buffer as ArrayBuffer);
     parentPort!.postMessage(reply, moved);
   } else parentPort!.postMessage(reply);
 });

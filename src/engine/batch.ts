@@ -7,8 +7,9 @@
 import { Worker } from 'node:worker_threads';
 import { NetfilterSimError, diagnostic } from '../errors.js';
 import type { Diagnostic } from '../errors.js';
-import { Netns } from './netns.js';
-import type { ConnectResult, ConnectSpec, NetnsOptions } from './netns.js';
+import { Netns, stepsOf } from './netns.js';
+import type { ConnectResult, ConnectSpec, ConnectStep, NetnsOptions } from './netns.js';
+import type { TraceEvent } from './trace-events.js';
 import { MAX_WORKERS } from '../limits.js';
 import { expectArgument } from '../guard.js';
 
@@ -19,6 +20,12 @@ export interface BatchOptions {
    * probes, and a traced result costs more to bring back from a worker than to compute.
    */
   readonly trace?: boolean;
+  /**
+   * Close each established connection after its handshake, as {@link Netns.connect} does with
+   * `close: true` (default false): in a long batch the namespace's sockets and conntrack entries
+   * then go to TIME_WAIT instead of staying established.
+   */
+  readonly close?: boolean;
 }
 
 /** Options of {@link NetnsPool} and {@link connectBatch}. */
@@ -29,7 +36,7 @@ export interface PoolOptions {
 
 /** What a worker is asked. @internal */
 export type WorkerRequest =
-  | { readonly id: number; readonly probes: readonly ConnectSpec[]; readonly trace: boolean }
+  | { readonly id: number; readonly probes: readonly ConnectSpec[]; readonly trace: boolean; readonly close: boolean }
   | { readonly id: number; readonly flush: true };
 
 /**
@@ -49,13 +56,40 @@ export interface PackedResults {
   readonly reason: Int32Array;
   /** Per result: the `error` (errno) as an index in `strings`, or -1 when absent. */
   readonly error: Int32Array;
+  /**
+   * Traced results only: every result's event list as JSON, one after another in one string
+   * (a flat string crosses threads as one copy, where the events as objects would be cloned one
+   * by one); result i's text ends at `traceEnd[i]`. Null without traces.
+   */
+  readonly traces: string | null;
+  readonly traceEnd: Int32Array | null;
+  /** Traced results only: `traceOmitted`, or 0 when absent. */
+  readonly omitted: Int32Array | null;
 }
 
 const OUTCOMES: readonly ConnectResult['outcome'][] = ['local', 'remote', 'refused', 'dropped'];
 
-/** Packs results that carry no trace (see {@link PackedResults}). @internal */
-export function packResults(results: readonly ConnectResult[]): PackedResults {
+/** Packs results, with their traces when they carry them (see {@link PackedResults}). @internal */
+export function packResults(results: readonly ConnectResult[], traced = false): PackedResults {
   const n = results.length;
+  let traces: string | null = null;
+  let traceEnd: Int32Array | null = null;
+  let omitted: Int32Array | null = null;
+  if (traced) {
+    const parts: string[] = new Array<string>(n);
+    traceEnd = new Int32Array(n);
+    omitted = new Int32Array(n);
+    let end = 0;
+    for (let i = 0; i < n; i++) {
+      const r = results[i]!;
+      const t = JSON.stringify(r.trace ?? []);
+      parts[i] = t;
+      end += t.length;
+      traceEnd[i] = end;
+      omitted[i] = r.traceOmitted ?? 0;
+    }
+    traces = parts.join('');
+  }
   const strings: string[] = [];
   const index = new Map<string, number>();
   const intern = (v: string | null): number => {
@@ -77,6 +111,9 @@ export function packResults(results: readonly ConnectResult[]): PackedResults {
     source: new Int32Array(n),
     reason: new Int32Array(n),
     error: new Int32Array(n),
+    traces,
+    traceEnd,
+    omitted,
   };
   for (let i = 0; i < n; i++) {
     const r = results[i]!;
@@ -91,15 +128,43 @@ export function packResults(results: readonly ConnectResult[]): PackedResults {
   return packed;
 }
 
+/**
+ * A traced result whose `steps` and `trace` are read from its JSON text the first time either is
+ * asked for: a batch's caller often looks at a few traces only. Its fields are enumerable and in
+ * the order Netns.connect gives them, so it prints and compares as that result does.
+ */
+function lazyTraced(base: Omit<ConnectResult, 'steps' | 'trace'>, text: string, omitted: number): ConnectResult {
+  let events: TraceEvent[] | null = null;
+  let steps: ConnectStep[] | null = null;
+  const read = (): TraceEvent[] => (events ??= JSON.parse(text) as TraceEvent[]);
+  const r = {
+    outcome: base.outcome,
+    address: base.address,
+    port: base.port,
+    originalDestination: base.originalDestination,
+    get steps(): readonly ConnectStep[] {
+      return (steps ??= stepsOf(read()));
+    },
+    reason: base.reason,
+    get trace(): readonly TraceEvent[] {
+      return read();
+    },
+  };
+  if (omitted > 0) Object.assign(r, { traceOmitted: omitted });
+  if (base.error !== undefined) Object.assign(r, { error: base.error });
+  return r;
+}
+
 function unpackResults(p: PackedResults): ConnectResult[] {
   const out: ConnectResult[] = new Array<ConnectResult>(p.outcome.length);
   const s = p.strings;
+  let from = 0;
   for (let i = 0; i < out.length; i++) {
     const a = p.address[i]!;
     const o = p.original[i]!;
     const so = p.source[i]!;
     const port = p.port[i]!;
-    // The same fields, in the same order, as Netns.connect gives without a trace.
+    // The same fields, in the same order, as Netns.connect gives.
     const e = p.error[i]!;
     const r: ConnectResult = {
       outcome: OUTCOMES[p.outcome[i]!]!,
@@ -110,7 +175,12 @@ function unpackResults(p: PackedResults): ConnectResult[] {
       steps: [],
       reason: s[p.reason[i]!]!,
     };
-    out[i] = e < 0 ? r : { ...r, error: s[e]! };
+    const full = e < 0 ? r : { ...r, error: s[e]! };
+    if (p.traces !== null) {
+      const to = p.traceEnd![i]!;
+      out[i] = lazyTraced(full, p.traces.slice(from, to), p.omitted![i]!);
+      from = to;
+    } else out[i] = full;
   }
   return out;
 }
@@ -205,7 +275,7 @@ export class NetnsPool {
     this.pending.clear();
   }
 
-  private send(w: Worker, message: { readonly probes: readonly ConnectSpec[]; readonly trace: boolean } | { readonly flush: true }): Promise<ConnectResult[]> {
+  private send(w: Worker, message: { readonly probes: readonly ConnectSpec[]; readonly trace: boolean; readonly close: boolean } | { readonly flush: true }): Promise<ConnectResult[]> {
     const id = this.nextId++;
     return new Promise<ConnectResult[]>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
@@ -227,8 +297,11 @@ export class NetnsPool {
 
   /** Runs the probes (see the class for how they are shared out); results in probe order. */
   connectBatch(probes: readonly ConnectSpec[], options: BatchOptions = {}): Promise<ConnectResult[]> {
-    const trace = options.trace === true;
     return this.busyWith(async () => {
+      expectArgument(probes, 'array', 'probes');
+      expectArgument(options, 'object', 'batch options');
+      const trace = options.trace === true;
+      const close = options.close === true;
       const cut = bounds(probes.length, this.threads.length);
       // Each share goes in messages of a few hundred probes, so a worker starts on the first
       // while the rest are still being copied, and this thread takes in answers while the
@@ -237,7 +310,7 @@ export class NetnsPool {
       for (let i = 0; i < this.threads.length; i++) {
         const w = this.threads[i]!;
         for (let from = cut[i]!; from < cut[i + 1]!; from += MESSAGE_PROBES) {
-          parts.push(this.send(w, { probes: probes.slice(from, Math.min(from + MESSAGE_PROBES, cut[i + 1]!)), trace }));
+          parts.push(this.send(w, { probes: probes.slice(from, Math.min(from + MESSAGE_PROBES, cut[i + 1]!)), trace, close }));
         }
       }
       return (await Promise.all(parts)).flat();
@@ -273,13 +346,14 @@ export async function connectBatch(options: NetnsOptions, probes: readonly Conne
   expectArgument(batch, 'object', 'batch options');
   const workers = batch.workers ?? 1;
   const trace = batch.trace === true;
+  const close = batch.close === true;
   if (workers === 1) {
     const ns = new Netns(options);
-    return probes.map((p) => ns.connect(p, { trace }));
+    return probes.map((p) => ns.connect(p, { trace, close }));
   }
   const pool = new NetnsPool(options, { workers });
   try {
-    return await pool.connectBatch(probes, { trace });
+    return await pool.connectBatch(probes, { trace, close });
   } finally {
     await pool.close();
   }

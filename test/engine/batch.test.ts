@@ -62,6 +62,36 @@ describe('connectBatch', () => {
     expect(JSON.stringify(got)).toBe(JSON.stringify(want));
   });
 
+  it('with traces: the same fields in the same order as Netns.connect, read when asked for', async () => {
+    const got = await connectBatch(OPTIONS, PROBES, { workers: 2, trace: true });
+    const want = inShares(PROBES, 2, true);
+    expect(JSON.stringify(got)).toBe(JSON.stringify(want));
+    // Each result's steps are those of its own events.
+    for (let i = 0; i < got.length; i++) {
+      expect(got[i]!.steps).toEqual(want[i]!.steps);
+      expect(got[i]!.trace!.length).toBe(want[i]!.trace!.length);
+    }
+    expect(got.some((r) => r.trace!.some((e) => e.type === 'nat'))).toBe(true);
+  });
+
+  it('closes each connection when asked, in this thread and in workers', async () => {
+    const probes: ConnectSpec[] = Array.from({ length: 6 }, () => ({ from: 'local', uid: 1000, dst: '10.96.0.10:80' }));
+    const open = inShares(probes, 2, true);
+    const closedHere = (() => {
+      const out: ConnectResult[] = [];
+      for (let i = 0; i < 2; i++) {
+        const ns = new Netns(OPTIONS);
+        for (const p of probes.slice(i * 3, i * 3 + 3)) out.push(ns.connect(p, { trace: true, close: true }));
+      }
+      return out;
+    })();
+    // Closing adds the FIN exchange to each trace.
+    expect(closedHere.every((r, i) => r.steps.length > open[i]!.steps.length || r.trace!.length > open[i]!.trace!.length)).toBe(true);
+    expect(JSON.stringify(await connectBatch(OPTIONS, probes, { workers: 2, trace: true, close: true }))).toBe(JSON.stringify(closedHere));
+    const ns = new Netns(OPTIONS);
+    expect(await connectBatch(OPTIONS, probes, { trace: true, close: true })).toEqual(probes.map((p) => ns.connect(p, { trace: true, close: true })));
+  });
+
   it('a bad probe rejects the batch with the typed error', async () => {
     const bad = [...PROBES.slice(0, 3), { from: 'local', uid: 1000, dst: 'nowhere' } as ConnectSpec];
     await expect(connectBatch(OPTIONS, bad, { workers: 2 })).rejects.toMatchObject({ name: 'NetfilterSimError', code: 'BAD_PROBE' });
