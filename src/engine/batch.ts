@@ -142,6 +142,7 @@ function lazyTraced(base: Omit<ConnectResult, 'steps' | 'trace'>, text: string, 
     address: base.address,
     port: base.port,
     originalDestination: base.originalDestination,
+    source: base.source,
     get steps(): readonly ConnectStep[] {
       return (steps ??= stepsOf(read()));
     },
