@@ -52,6 +52,7 @@ export interface PackedResults {
   readonly address: Int32Array;
   readonly port: Int32Array;
   readonly original: Int32Array;
+  readonly source: Int32Array;
   readonly reason: Int32Array;
   /** Per result: the `error` (errno) as an index in `strings`, or -1 when absent. */
   readonly error: Int32Array;
@@ -107,6 +108,7 @@ export function packResults(results: readonly ConnectResult[], traced = false): 
     address: new Int32Array(n),
     port: new Int32Array(n),
     original: new Int32Array(n),
+    source: new Int32Array(n),
     reason: new Int32Array(n),
     error: new Int32Array(n),
     traces,
@@ -119,6 +121,7 @@ export function packResults(results: readonly ConnectResult[], traced = false): 
     packed.address[i] = intern(r.address);
     packed.port[i] = r.port ?? -1;
     packed.original[i] = intern(r.originalDestination);
+    packed.source[i] = intern(r.source);
     packed.reason[i] = intern(r.reason);
     packed.error[i] = intern(r.error ?? null);
   }
@@ -139,6 +142,7 @@ function lazyTraced(base: Omit<ConnectResult, 'steps' | 'trace'>, text: string, 
     address: base.address,
     port: base.port,
     originalDestination: base.originalDestination,
+    source: base.source,
     get steps(): readonly ConnectStep[] {
       return (steps ??= stepsOf(read()));
     },
@@ -159,6 +163,7 @@ function unpackResults(p: PackedResults): ConnectResult[] {
   for (let i = 0; i < out.length; i++) {
     const a = p.address[i]!;
     const o = p.original[i]!;
+    const so = p.source[i]!;
     const port = p.port[i]!;
     // The same fields, in the same order, as Netns.connect gives.
     const e = p.error[i]!;
@@ -167,6 +172,7 @@ function unpackResults(p: PackedResults): ConnectResult[] {
       address: a < 0 ? null : s[a]!,
       port: port < 0 ? null : port,
       originalDestination: o < 0 ? null : s[o]!,
+      source: so < 0 ? null : s[so]!,
       steps: [],
       reason: s[p.reason[i]!]!,
     };

@@ -744,7 +744,11 @@ export class Kernel implements TargetHost {
   masqueradeAddress(p: PacketState): readonly number[] | null {
     const dev = p.outIndex > 0 ? this.routing.ifaceByIndex(p.outIndex) : null;
     if (!dev) return null;
-    return this.routing.selectSource(p.family, dev, p.dst);
+    // nf_nat_masquerade_ipv4: inet_select_addr(out, the route's next hop, RT_SCOPE_UNIVERSE), so
+    // never a host-scope address (127.0.0.1 out of lo gives way to 10.0.0.2); IPv6:
+    // ipv6_dev_get_saddr(out, daddr), which prefers the destination itself.
+    if (p.family === 4) return this.routing.selectSource4(dev, p.route?.via ?? p.dst, 0);
+    return this.routing.selectSource6(dev, p.dst);
   }
 
   tproxyLookup(p: PacketState, onIp: readonly number[] | undefined, onPort: number): SocketRecord | null {
@@ -774,6 +778,11 @@ export class Kernel implements TargetHost {
     }
     if (tr !== null) traceRoute(tr, p, null, r, null);
     if (r.type !== 'local' && r.type !== 'unicast' && r.type !== 'broadcast') return dropped(p, tr, null, `no route to ${addressText(p.dst, p.family)} (${r.type})`);
+    // __ip_route_output_key: a source the host does not own (a policy `local` route made the
+    // connection local) is refused unless the socket is IP_TRANSPARENT.
+    if (p.checkSource && p.family === 4 && !this.routing.isLocalAddress(4, p.src)) {
+      return dropped(p, tr, null, `output routing refuses the source ${addressText(p.src, 4)}, which the host does not own (the socket is not IP_TRANSPARENT)`);
+    }
     // __ip_local_out: the OUTPUT hook gets the device of the route found before it.
     const out = r.dev!;
     p.inIface = null;

@@ -87,7 +87,8 @@ export interface NetnsOptions {
   readonly listen?: readonly (number | string | ListenerSpec)[];
   /**
    * Interfaces other than `lo` (which always has 127.0.0.1/8 and ::1/128): name → addresses with
-   * prefix, in the order they are added. Default: `{ eth0: ['10.0.0.2/24', 'fd00::2/64'] }`.
+   * prefix, in the order they are added (primary first: a later IPv4 address in the subnet of an
+   * earlier one is secondary, never picked as a source). Default: `{ eth0: ['10.0.0.2/24', 'fd00::2/64'] }`.
    */
   readonly interfaces?: Readonly<Record<string, readonly string[]>> | readonly InterfaceSpec[];
   /** Default gateways (one per family). Default: the first host of eth0's networks (10.0.0.1, fd00::1). */
@@ -239,6 +240,12 @@ export interface ConnectResult {
   readonly port: number | null;
   /** `local`: what `SO_ORIGINAL_DST` reports on the accepted socket (null without conntrack); else null. */
   readonly originalDestination: string | null;
+  /**
+   * The address and port the accepting side saw as the connection's source, after any
+   * SNAT/MASQUERADE (`local`: the accepted socket's peer, as `getpeername()` reports it;
+   * `remote`: the source the peer saw on the wire); null otherwise.
+   */
+  readonly source: string | null;
   readonly steps: readonly ConnectStep[];
   /** Why the attempt ended as it did, in words. */
   readonly reason: string;
@@ -882,9 +889,9 @@ export class Netns {
     const p = r.p;
     switch (r.kind) {
       case 'local':
-        return this.result('local', p.dst, p.dport, p.family, origDst(p), `delivered to a socket (${r.socket.kind})`, tr);
+        return this.result('local', p.dst, p.dport, p.family, origDst(p), `delivered to a socket (${r.socket.kind})`, tr, undefined, formatEndpoint(p.src, p.sport, p.family));
       case 'wire':
-        return this.result('remote', p.dst, p.dport, p.family, null, `left through ${r.dev.name}`, tr);
+        return this.result('remote', p.dst, p.dport, p.family, null, `left through ${r.dev.name}`, tr, undefined, formatEndpoint(p.src, p.sport, p.family));
       case 'refused':
         return this.result('refused', p.dst, p.dport, p.family, null, `no socket at ${formatEndpoint(p.dst, p.dport, p.family)}`, tr);
       case 'dropped':
@@ -904,7 +911,7 @@ export class Netns {
     return this.result('refused', dst.addr, dst.port, family, null, why, tr, 'EADDRNOTAVAIL');
   }
 
-  private result(outcome: ConnectResult['outcome'], addr: readonly number[] | null, port: number | null, family: Family, original: string | null, reason: string, tr: TraceRecorder | null, error?: string): ConnectResult {
+  private result(outcome: ConnectResult['outcome'], addr: readonly number[] | null, port: number | null, family: Family, original: string | null, reason: string, tr: TraceRecorder | null, error?: string, source: string | null = null): ConnectResult {
     // As connect --json: address and port only for an accepted (local) or departed (remote) attempt.
     const placed = outcome === 'local' || outcome === 'remote';
     const r: { -readonly [K in keyof ConnectResult]: ConnectResult[K] } = {
@@ -912,6 +919,7 @@ export class Netns {
       address: placed && addr ? addressText(addr, family) : null,
       port: placed ? port : null,
       originalDestination: original,
+      source: placed ? source : null,
       steps: tr === null ? [] : stepsOf(tr.events),
       reason,
     };
@@ -929,7 +937,10 @@ export class Netns {
   private run(spec: ConnectSpec, tr: TraceRecorder | null): ConnectResult {
     const proto = spec.proto === 'udp' ? PROTO.UDP : spec.proto === undefined || spec.proto === 'tcp' ? PROTO.TCP : bad('BAD_PROBE', `unknown protocol "${String(spec.proto)}"`);
     // The cached words are shared: nothing below writes to dst.addr or src.addr.
-    const dst = this.endpoint(spec.dst);
+    let dst = this.endpoint(spec.dst);
+    // tcp_v6_connect / __ip6_datagram_connect: a local IPv6 socket (not IPV6_V6ONLY) connecting
+    // to an IPv4-mapped address (::ffff:a.b.c.d) makes an IPv4 connection.
+    if (spec.from === 'local' && dst.family === 6 && isV4Mapped(dst.addr)) dst = { family: 4, addr: [dst.addr[3]!], port: dst.port };
     const family = dst.family;
     let client: ClientEnd;
     let first: PathResult;
@@ -958,6 +969,17 @@ export class Netns {
         // connect() fails at once with the route's error (fib_props): the caller sees a refusal.
         const errno = route.type === 'prohibit' ? 'EACCES' : route.type === 'blackhole' ? 'EINVAL' : route.table === 0 || route.type !== 'unreachable' ? 'ENETUNREACH' : 'EHOSTUNREACH';
         return this.result('refused', dst.addr, dst.port, family, null, `connect(): ${errno}: no route to ${addressText(dst.addr, family)}`, tr, errno);
+      }
+      // A local route (a policy `local default dev lo` for the socket's mark) to an address the
+      // host does not own gives that address as the source, which output routing then refuses:
+      // connect() fails at once (observed: ENETUNREACH).
+      if (family === 4 && src === null && route.type === 'local' && !this.routing.isLocalAddress(4, srcAddr)) {
+        if (tr !== null) {
+          tr.packet = 0;
+          tr.label = label;
+          tr.push({ packet: 0, label, type: 'route', hook: null, dst: addressText(dst.addr, family), result: 'unreachable', dev: null, via: null, src: addressText(srcAddr, family), table: route.table, reason: 'a local route to an address the host does not own' });
+        }
+        return this.result('refused', dst.addr, dst.port, family, null, `connect(): ENETUNREACH: the local route to ${addressText(dst.addr, family)} (table ${route.table}) gives a source the host does not own`, tr, 'ENETUNREACH');
       }
       // connect() to 0.0.0.0 or :: reaches the host itself: the route says where (127.0.0.1, ::1).
       const to = route.dst ?? dst.addr;
@@ -999,7 +1021,7 @@ export class Netns {
     const p = first.p;
     switch (first.kind) {
       case 'local':
-        return this.result('local', p.dst, p.dport, p.family, origDst(p), `delivered to ${describe(first.socket)}`, tr);
+        return this.result('local', p.dst, p.dport, p.family, origDst(p), `delivered to ${describe(first.socket)}`, tr, undefined, formatEndpoint(p.src, p.sport, p.family));
       case 'refused':
         return this.answer(client, p, 'icmp-port-unreachable', `no socket at ${formatEndpoint(p.dst, p.dport, p.family)}: ICMP port unreachable`, tr);
       case 'dropped':
@@ -1008,7 +1030,7 @@ export class Netns {
       case 'wire':
         if (isMartianOnWire(p)) return this.result('dropped', p.dst, p.dport, p.family, null, 'the receiver drops a loopback source (martian)', tr);
         if (!this.peerAccepts(p.dst, p.family, p.dport)) return this.result('refused', p.dst, p.dport, p.family, null, `${formatEndpoint(p.dst, p.dport, p.family)} has no listener: ICMP port unreachable`, tr);
-        return this.result('remote', p.dst, p.dport, p.family, null, `left through ${first.dev.name}`, tr);
+        return this.result('remote', p.dst, p.dport, p.family, null, `left through ${first.dev.name}`, tr, undefined, formatEndpoint(p.src, p.sport, p.family));
     }
   }
 
@@ -1088,6 +1110,7 @@ export class Netns {
       p.sender = sender;
       // skb->mark = sk->sk_mark on every packet the socket sends (its ACKs, its FIN).
       if (sender?.mark !== undefined) p.mark = sender.mark;
+      p.checkSource = sender !== null && !sender.transparent;
       this.startPacket(tr, index, label, p, 'local', null);
       return this.kernel.sendLocal(p, tr);
     }
@@ -1138,6 +1161,7 @@ export class Netns {
         // socket without a file); tcp_v6_send_response leaves it unowned.
         const rst = this.packet(family, PROTO.TCP, syn.dst.slice(), syn.dport, syn.src.slice(), syn.sport, TCP_FLAGS.RST | TCP_FLAGS.ACK);
         rst.socket = family === 4 ? KERNEL_SOCKET : null;
+        rst.checkSource = true;
         this.startPacket(tr, 1, 'RST', rst, 'local', null);
         const r = this.kernel.sendLocal(rst, tr);
         if (this.arrived(r, client)) return this.result('refused', syn.dst, syn.dport, family, null, `no listener at ${formatEndpoint(syn.dst, syn.dport, family)}: connection reset`, tr);
@@ -1197,9 +1221,9 @@ export class Netns {
     const closed = this.closing ? this.close(client, server, family, tr) : '';
     if (server.kind === 'socket') {
       const s = server.socket;
-      return this.result('local', s.local, s.localPort, family, origin, `accepted by ${describe(s.listener ?? s)}${closed}`, tr);
+      return this.result('local', s.local, s.localPort, family, origin, `accepted by ${describe(s.listener ?? s)}${closed}`, tr, undefined, formatEndpoint(s.remote!, s.remotePort, family));
     }
-    return this.result('remote', server.addr, server.port, family, null, `connected through ${server.dev}${closed}`, tr);
+    return this.result('remote', server.addr, server.port, family, null, `connected through ${server.dev}${closed}`, tr, undefined, formatEndpoint(server.clientAddr, server.clientPort, family));
   }
 
   /**
@@ -1264,6 +1288,11 @@ function origDst(p: PacketState): string | null {
   if (e < 0 || t === null || t.zone[e] !== 0 || p.ctState === CT_STATE.UNTRACKED) return null;
   const family = t.family[e] as Family;
   return formatEndpoint(t.readAddr(e, IP_CT_DIR_ORIGINAL, T_DST, []), t.port(e, IP_CT_DIR_ORIGINAL, T_DPORT), family);
+}
+
+/** `ipv6_addr_v4mapped`: ::ffff:0:0/96. */
+function isV4Mapped(a: readonly number[]): boolean {
+  return a[0] === 0 && a[1] === 0 && a[2] === 0xffff;
 }
 
 /** A loopback source on the wire: the receiver drops it (martian / ip6_rcv_core). */

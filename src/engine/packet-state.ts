@@ -92,6 +92,12 @@ export class PacketState implements PacketView {
   sender: SocketRecord | null = null;
   /** The current route (`skb_dst`). */
   route: RouteResult | null = null;
+  /**
+   * IPv4 output routing must find the source among the host's addresses (`__ip_route_output_key`
+   * without `FLOWI_FLAG_ANYSRC`): set for packets of sockets that are not IP_TRANSPARENT and for
+   * the kernel's own RST (`tcp_v4_send_reset`).
+   */
+  checkSource = false;
   /** Set by REJECT: what it answers with. */
   rejectWith: string | null = null;
   /** Why the last table dropped the packet, when it was not a plain DROP. */

@@ -16,6 +16,11 @@ export interface IfaceAddress {
   readonly family: Family;
   readonly addr: readonly number[];
   readonly prefix: number;
+  /**
+   * IPv4 `IFA_F_SECONDARY`: an earlier address of the interface is in the same subnet (same
+   * prefix length and network), and is this one's primary.
+   */
+  readonly secondary?: boolean;
 }
 
 /** An interface (`struct net_device` with its `in_device`/`inet6_dev`). */
@@ -24,7 +29,10 @@ export interface Iface {
   /** ifindex; `lo` is 1. */
   readonly index: number;
   readonly loopback: boolean;
-  /** IPv4 addresses in `ifa_list` order (primary addresses in the order they were added). */
+  /**
+   * IPv4 addresses in `ifa_list` order (`inet_insert_ifa`: primary addresses in the order they
+   * were added, then the secondary ones).
+   */
   readonly addrs4: readonly IfaceAddress[];
   /** IPv6 addresses in `addr_list` order (see {@link orderIpv6}). */
   readonly addrs6: readonly IfaceAddress[];
@@ -172,11 +180,97 @@ function isZero(addr: readonly number[]): boolean {
   return true;
 }
 
+/**
+ * `__ipv6_addr_src_scope(ipv6_addr_type(a))` as source selection sees it: ::1 and fe80::/10 are
+ * link-local (0x2), fec0::/10 site-local (0x5), a multicast address its own scope, the rest
+ * global (0xe).
+ */
+function srcScope6(a: readonly number[]): number {
+  if (a[0]! >>> 24 === 0xff) return (a[0]! >>> 16) & 0xf;
+  if (a[0]! >>> 22 === 0x3fa) return 0x2;
+  if (a[0]! >>> 22 === 0x3fb) return 0x5;
+  if (a[0] === 0 && a[1] === 0 && a[2] === 0 && a[3] === 1) return 0x2;
+  return 0xe;
+}
+
+/** The default IPv6 address label table (`ip addrlabel`, net/ipv6/addrlabel.c), longest prefix first. */
+const ADDR_LABELS: readonly (readonly [readonly number[], number, number])[] = [
+  [[0, 0, 0, 1], 128, 0],
+  [[0, 0, 0, 0], 96, 3],
+  [[0, 0, 0xffff, 0], 96, 4],
+  [[0x20010000, 0, 0, 0], 32, 6],
+  [[0x20010010, 0, 0, 0], 28, 7],
+  [[0x3ffe0000, 0, 0, 0], 16, 12],
+  [[0x20020000, 0, 0, 0], 16, 2],
+  [[0xfec00000, 0, 0, 0], 10, 11],
+  [[0xfc000000, 0, 0, 0], 7, 5],
+];
+
+/** `ipv6_addr_label`: the label of the longest matching prefix of the default table (::/0: 1). */
+function addrLabel6(a: readonly number[]): number {
+  let best = -1;
+  let label = 1;
+  for (const [p, len, l] of ADDR_LABELS) {
+    if (len > best && commonPrefix(a, p) >= len) {
+      best = len;
+      label = l;
+    }
+  }
+  return label;
+}
+
+/** `ipv6_addr_diff`: the number of leading bits two addresses share. */
+function commonPrefix(a: readonly number[], b: readonly number[]): number {
+  for (let i = 0; i < a.length; i++) {
+    const x = (a[i]! ^ b[i]!) >>> 0;
+    if (x !== 0) return i * 32 + Math.clz32(x);
+  }
+  return a.length * 32;
+}
+
 /** `ipv6_addr_src_scope`: link-local 0x2, loopback 0x1, everything else global (0xe). */
 function ipv6Scope(addr: readonly number[]): number {
   if (addr[0]! >>> 22 === 0x3fa) return 0x2;
   if (addr[0] === 0 && addr[1] === 0 && addr[2] === 0 && addr[3] === 1) return 0x1;
   return 0xe;
+}
+
+/** `ifa_scope` of an IPv4 address as `ip addr add` sets it: host for 127/8, else universe. */
+function ipv4Scope(a: IfaceAddress): number {
+  return isLoopback4(a.addr[0]!) ? RT_SCOPE.HOST : RT_SCOPE.UNIVERSE;
+}
+
+/** `rt_scope_t`. */
+const RT_SCOPE = { UNIVERSE: 0, LINK: 253, HOST: 254 } as const;
+
+/**
+ * `inet_insert_ifa`: an address in the subnet of an earlier one becomes secondary and goes to the
+ * end of the list; a primary one goes after the last primary whose scope is not narrower.
+ */
+export function orderIpv4(added: readonly IfaceAddress[]): IfaceAddress[] {
+  const list: IfaceAddress[] = [];
+  for (const a0 of added) {
+    const mask = prefixMask(a0.prefix, 4)[0]!;
+    let lastPrimary = 0;
+    let secondary = false;
+    for (let i = 0; i < list.length; i++) {
+      const b = list[i]!;
+      if (!b.secondary && ipv4Scope(a0) <= ipv4Scope(b)) lastPrimary = i + 1;
+      if (b.prefix === a0.prefix && ((b.addr[0]! & mask) >>> 0) === ((a0.addr[0]! & mask) >>> 0)) {
+        if (sameWords(b.addr, a0.addr)) bad(`address ${formatAddress(a0.addr, 4)}/${a0.prefix} given twice`);
+        secondary = true;
+      }
+    }
+    const a: IfaceAddress = { family: 4, addr: a0.addr, prefix: a0.prefix, ...(secondary ? { secondary: true } : {}) };
+    if (secondary) list.push(a);
+    else list.splice(lastPrimary, 0, a);
+  }
+  return list;
+}
+
+function sameWords(a: readonly number[], b: readonly number[]): boolean {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return a.length === b.length;
 }
 
 /**
@@ -235,7 +329,7 @@ export class Routing {
         name: spec.name,
         index: this.ifaces.length + 1,
         loopback: spec.name === 'lo',
-        addrs4: addrs.filter((a) => a.family === 4),
+        addrs4: orderIpv4(addrs.filter((a) => a.family === 4)),
         addrs6: orderIpv6(addrs.filter((a) => a.family === 6)),
         routeLocalnet: spec.routeLocalnet ?? false,
       };
@@ -280,9 +374,13 @@ export class Routing {
     for (const a of [...iface.addrs4, ...iface.addrs6]) {
       const max = a.family === 4 ? 32 : 128;
       const hostMask = prefixMask(max, a.family);
-      local.push({ family: a.family, dst: a.addr, mask: hostMask, prefix: max, type: 'local', dev: iface.index, via: null, prefsrc: a.addr });
       const mask = prefixMask(a.prefix, a.family);
       const net = network(a.addr, mask);
+      // fib_add_ifaddr: a secondary address's local route names its primary as the source, and
+      // only a primary address adds the subnet and broadcast routes.
+      const primary = a.secondary ? iface.addrs4.find((b) => !b.secondary && b.prefix === a.prefix && inPrefix(b.addr, net, mask)) ?? a : a;
+      local.push({ family: a.family, dst: a.addr, mask: hostMask, prefix: max, type: 'local', dev: iface.index, via: null, prefsrc: primary.addr });
+      if (a.secondary) continue;
       if (iface.loopback && a.family === 4 && isLoopback4(a.addr[0]!)) {
         // fib_add_ifaddr: `local 127.0.0.0/8 dev lo src 127.0.0.1` and its broadcast.
         local.push({ family: 4, dst: net, mask, prefix: a.prefix, type: 'local', dev: iface.index, via: null, prefsrc: a.addr });
@@ -428,16 +526,77 @@ export class Routing {
     return null;
   }
 
-  /** `inet_select_addr` / `ipv6_dev_get_saddr`, simplified: the first address of the device. */
-  selectSource(family: Family, dev: Iface | null, dst: readonly number[]): readonly number[] | null {
-    const pick = (i: Iface | null) => (i ? (family === 4 ? i.addrs4 : i.addrs6.filter((a) => ipv6Scope(a.addr) !== 0x2 || ipv6Scope(dst) === 0x2)) : []);
-    const own = pick(dev);
-    if (own[0]) return own[0].addr;
+  /**
+   * The source address for a destination reached through `dev`: IPv4 `inet_select_addr(dev, via,
+   * scope)` (see {@link selectSource4}), IPv6 `ipv6_dev_get_saddr` (see {@link selectSource6}).
+   */
+  selectSource(family: Family, dev: Iface | null, dst: readonly number[], via: readonly number[] | null = null): readonly number[] | null {
+    if (family === 6) return this.selectSource6(dev, dst);
+    return this.selectSource4(dev, via, via === null ? RT_SCOPE.LINK : RT_SCOPE.UNIVERSE);
+  }
+
+  /**
+   * `inet_select_addr`: on `dev`, the first primary address (no wider scope than `scope`) whose
+   * subnet holds `near` (the gateway), else its first primary address of that scope; without one,
+   * the first primary address of any device that is neither link- nor narrower-scoped. MASQUERADE
+   * asks with the universe scope, so 127.0.0.1 (host scope) is never chosen.
+   */
+  selectSource4(dev: Iface | null, near: readonly number[] | null, scope: number): readonly number[] | null {
+    let addr: readonly number[] | null = null;
+    if (dev) {
+      const localnetScope = this.routeLocalnet(dev) ? RT_SCOPE.LINK : RT_SCOPE.HOST;
+      for (const a of dev.addrs4) {
+        if (a.secondary) continue;
+        if (Math.min(ipv4Scope(a), localnetScope) > scope) continue;
+        if (near === null || inPrefix(near, network(a.addr, prefixMask(a.prefix, 4)), prefixMask(a.prefix, 4))) return a.addr;
+        addr ??= a.addr;
+      }
+      if (addr) return addr;
+    }
     for (const i of this.ifaces) {
-      const a = pick(i).find((x) => !isLoopback(x.addr, family));
-      if (a) return a.addr;
+      for (const a of i.addrs4) if (!a.secondary && ipv4Scope(a) !== RT_SCOPE.LINK && ipv4Scope(a) <= scope) return a.addr;
     }
     return null;
+  }
+
+  /**
+   * `ipv6_dev_get_saddr` (RFC 6724 section 5): every address of every device is a candidate (only
+   * those of `dev` for a link-local or multicast destination); the best one by, in order: being
+   * the destination itself, scope (the narrowest one not narrower than the destination's, else
+   * the widest), being on the outgoing device, the label of the policy table (`ip addrlabel`'s
+   * defaults) equal to the destination's, and the longest common prefix (up to the address's
+   * prefix length). Ties keep the earlier address, in device and `addr_list` order. Deprecated,
+   * temporary and home addresses are not modelled.
+   */
+  selectSource6(dev: Iface | null, dst: readonly number[]): readonly number[] | null {
+    const dstScope = srcScope6(dst);
+    const dstLabel = addrLabel6(dst);
+    const onlyDev = dev !== null && (isMulticast(dst, 6) || dstScope <= 0x2);
+    let best: readonly number[] | null = null;
+    let bestScore: number[] = [];
+    for (const i of onlyDev ? [dev] : this.ifaces) {
+      for (const a of i.addrs6) {
+        if (isZero(a.addr) || isMulticast(a.addr, 6)) continue;
+        const sc = srcScope6(a.addr);
+        const score = [
+          sameWords(a.addr, dst) ? 1 : 0,
+          sc >= dstScope ? -sc : sc - 128,
+          dev === null || dev.index === i.index ? 1 : 0,
+          addrLabel6(a.addr) === dstLabel ? 1 : 0,
+          Math.min(commonPrefix(a.addr, dst), a.prefix),
+        ];
+        let better = best === null;
+        for (let k = 0; !better && k < score.length; k++) {
+          if (score[k]! > bestScore[k]!) better = true;
+          else if (score[k]! < bestScore[k]!) break;
+        }
+        if (better) {
+          best = a.addr;
+          bestScore = score;
+        }
+      }
+    }
+    return best;
   }
 
   /**
@@ -462,7 +621,7 @@ export class Routing {
     if (family === 4 && dev && !dev.loopback && src !== null && isLoopback4(src[0]!) && !this.routeLocalnet(dev)) {
       return { type: 'unreachable', dev: null, via: null, src: null, table };
     }
-    return { type: 'unicast', dev, via: route.via, src: src ?? route.prefsrc ?? this.selectSource(family, dev, dst), table };
+    return { type: 'unicast', dev, via: route.via, src: src ?? route.prefsrc ?? this.selectSource(family, dev, dst, route.via), table };
   }
 
   /**

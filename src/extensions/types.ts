@@ -78,6 +78,12 @@ export interface CheckContext {
   readonly table?: string;
   /** The hooks the rule's chain is reachable from, when known (`xt_check_*` `hook_mask`). */
   readonly hooks?: readonly HookName[];
+  /**
+   * False for a rule in a user chain: the nf_tables back end calls `checkentry` there with an
+   * empty `hook_mask` (`nft_match_set_mtchk_param`), so checks a `checkentry` makes on the hook
+   * mask itself pass (the extension's `hooks` field is still enforced at commit).
+   */
+  readonly builtinChain?: boolean;
 }
 
 /** Where an extension may be used. Absent fields mean "anywhere". */

@@ -61,9 +61,13 @@ export function cornerProbes(r: ExploreResult, family: 4 | 6, rand: () => number
         return lo + (((hi - lo) * BigInt(Math.floor(rand() * 1e9))) / 1000000000n);
       };
       const text = (v: bigint): string => addressText(bigToWords(v, family), family);
-      const dst = text(at(b.dst!));
+      const dv = at(b.dst!);
+      const dst = text(dv);
       const dport = Number(at(b.dport!));
       const d = family === 6 ? `[${dst}]:${dport}` : `${dst}:${dport}`;
+      // A local IPv6 socket connecting to ::ffff:0:0/96 makes an IPv4 connection, outside the
+      // IPv6 space explore partitions (docs/explore.md).
+      if (r.from === 'local' && family === 6 && (dv >> 32n) === 0xffffn) continue;
       if (r.from === 'local') out.push({ uid: Number(at(b.uid!)), gid: Number(at(b.gid!)), dst: d });
       else out.push({ src: text(at(b.src!)), dst: d, iface: b.iface! });
     }

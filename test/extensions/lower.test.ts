@@ -216,6 +216,22 @@ describe('addrtype, iprange', () => {
     expect(lowerRule('-m addrtype ! --dst-type LOCAL')(packet())).toBe(true);
     expect(lowerRule('-m addrtype --src-type LOCAL --dst-type UNICAST')(packet())).toBe(true);
   });
+  it('IPv6 addrtype: UNICAST, MULTICAST and UNSPEC test the address class, LOCAL and UNREACHABLE the route, all ANDed', () => {
+    const v6 = (a: string): number[] => parseAddress(a, 6)!;
+    const route = (t: number) => (): number => t;
+    const p6 = (dst: string, type: number) => packet({ family: 6, src: v6('fd00::2'), dst: v6(dst), addressType: route(type) });
+    const LOCAL = 1 << 2;
+    const UNICAST = 1 << 1;
+    const UNREACHABLE = 1 << 7;
+    expect(lowerRule('-m addrtype --dst-type UNICAST', 6)(p6('::1', LOCAL))).toBe(true);
+    expect(lowerRule('-m addrtype --dst-type UNICAST', 6)(p6('ff02::1', 1 << 5))).toBe(false);
+    expect(lowerRule('-m addrtype --dst-type UNICAST', 6)(p6('::ffff:10.0.0.1', UNICAST))).toBe(false);
+    expect(lowerRule('-m addrtype --dst-type UNICAST,LOCAL', 6)(p6('fd00::2', LOCAL))).toBe(true);
+    expect(lowerRule('-m addrtype --dst-type UNICAST,LOCAL', 6)(p6('fd00:1::5', UNICAST))).toBe(false);
+    expect(lowerRule('-m addrtype --dst-type LOCAL,UNREACHABLE', 6)(p6('fd00:9::5', UNREACHABLE))).toBe(true);
+    expect(lowerRule('-m addrtype --dst-type UNSPEC', 6)(p6('::', 1))).toBe(true);
+    expect(lowerRule('-m addrtype ! --dst-type UNICAST', 6)(p6('::1', LOCAL))).toBe(false);
+  });
   it('iprange compares as unsigned numbers', () => {
     const m = lowerRule('-m iprange --dst-range 10.0.0.0-10.255.255.255');
     expect(m(packet({ dst: v4('10.1.2.3') }))).toBe(true);

@@ -7,7 +7,7 @@
 import { beforeAll, expect, it } from 'vitest';
 import type { ConnectCase, SimProbe } from './generate.js';
 import { kernelConnectMany } from './harness.js';
-import type { BatchOptions, KernelCase, KernelConnectOptions, KernelConnectReport, KernelListener } from './harness.js';
+import type { BatchOptions, KernelCase, KernelConnectOptions, KernelConnectReport, KernelListener, KernelProbeResult } from './harness.js';
 import { describeError, loadNetns } from './sim.js';
 import type { SimConnectResult, SimNetnsConstructor } from './sim.js';
 
@@ -16,11 +16,17 @@ interface View {
   readonly address: string | null;
   readonly port: number | null;
   readonly originalDestination: string | null;
-  /** With {@link ConnectCase.peer}: the peer the accepting socket saw (`ADDR` or `ADDR:PORT`). */
+  /** The source address (not port: both ends pick ephemeral ports their own way) the accepting side saw. */
+  readonly source: string | null;
+  /** With {@link ConnectCase.peer}: the peer the accepting socket saw (`ADDR` or `ADDR port PORT`). */
   readonly peer?: string | null;
 }
 
-const view = (r: View): View => ({ outcome: r.outcome, address: r.address, port: r.port, originalDestination: r.originalDestination });
+/** `10.0.0.2:41234` or `[fd00::2]:41234` without its port. */
+const hostOf = (endpoint: string | null | undefined): string | null => (endpoint ? endpoint.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1') : null);
+
+const kernelView = (r: KernelProbeResult): View => ({ outcome: r.outcome, address: r.address, port: r.port, originalDestination: r.originalDestination, source: r.outcome === 'local' || r.outcome === 'remote' ? hostOf(r.peer) : null });
+const simView = (r: SimConnectResult): View => ({ outcome: r.outcome, address: r.address, port: r.port, originalDestination: r.originalDestination, source: hostOf(r.source) });
 
 /** `10.0.0.2:5000` / `[fd00::2]:5000` → address and port. */
 function splitEndpoint(e: string): { addr: string; port: string } {
@@ -55,7 +61,7 @@ export function simPeer(r: SimConnectResult): string | null {
 function show(v: View | undefined): string {
   if (!v) return '(none)';
   const where = v.address === null ? '' : ` ${v.address.includes(':') ? `[${v.address}]` : v.address}:${v.port}`;
-  return `${v.outcome}${where}${v.originalDestination ? ` (SO_ORIGINAL_DST ${v.originalDestination})` : ''}${v.peer ? ` peer ${v.peer}` : ''}`;
+  return `${v.outcome}${where}${v.originalDestination ? ` (SO_ORIGINAL_DST ${v.originalDestination})` : ''}${v.source ? ` from ${v.source}` : ''}${v.peer ? ` peer ${v.peer}` : ''}`;
 }
 
 function report(c: ConnectCase, k: readonly View[], o: readonly (SimConnectResult | string)[], notes: readonly (string | undefined)[], oViews?: readonly View[]): string {
@@ -72,7 +78,7 @@ function report(c: ConnectCase, k: readonly View[], o: readonly (SimConnectResul
   ];
   c.probes.forEach((p, i) => {
     const ours = o[i];
-    const ov = oViews?.[i] ?? (typeof ours === 'string' || ours === undefined ? undefined : view(ours));
+    const ov = oViews?.[i] ?? (typeof ours === 'string' || ours === undefined ? undefined : simView(ours));
     const oursView = typeof ours === 'string' ? ours : ov ? show(ov) : '(not run)';
     const same = typeof ours !== 'string' && ov !== undefined && JSON.stringify(ov) === JSON.stringify(k[i]);
     lines.push(`${same ? ' ' : '✗'} ${i + 1}. ${JSON.stringify(p)}`);
@@ -107,7 +113,7 @@ export function connectDifferential(cases: readonly ConnectCase[], title = 'seed
     if (!k.ok) expect.fail(`seed=${c.seed}: the kernel did not take the generated case (${k.stage}, status ${k.status}):\n${k.stderr}\n--- rules4 ---\n${c.kernel.rules4}\n--- rules6 ---\n${c.kernel.rules6}`);
     const withPeer = (v: View, peer: string | null | undefined, i: number): View =>
       c.peer ? { ...v, peer: v.outcome === 'local' || v.outcome === 'remote' ? peerText(peer, c.probes[i]?.sport !== undefined) : null } : v;
-    const kernelViews = k.results.map((r, i) => withPeer(view(r), r.peer, i));
+    const kernelViews = k.results.map((r, i) => withPeer(kernelView(r), r.peer, i));
     // Harness notes (a failed bind, a handshake no listener completed), not errno names or timeouts.
     const notes = k.results.map((r) => (r.error && r.error !== 'timeout' && !/^E[A-Z]+$/.test(r.error) ? r.error : undefined));
     let ns;
@@ -125,10 +131,16 @@ export function connectDifferential(cases: readonly ConnectCase[], title = 'seed
         results.push(`threw ${describeError(e)}`);
       }
     }
-    const oursViews = results.map((r, i) => (typeof r === 'string' ? withPeer({ outcome: r, address: null, port: null, originalDestination: null }, null, i) : withPeer(view(r), simPeer(r), i)));
+    const oursViews = results.map((r, i) => (typeof r === 'string' ? withPeer({ outcome: r, address: null, port: null, originalDestination: null, source: null }, null, i) : withPeer(simView(r), simPeer(r), i)));
     expect(oursViews, report(c, kernelViews, results, notes, oursViews)).toEqual(kernelViews);
   });
 }
+
+/** A listener of a hand-written case: a port (0.0.0.0 and [::]) or one address, optionally IP_TRANSPARENT. */
+export type NamedListener = number | { readonly address?: string; readonly port: number; readonly transparent?: boolean };
+
+/** A probe of a hand-written case: a local one may carry SO_MARK, a bound source and IP_TRANSPARENT. */
+export type NamedProbe = SimProbe | (Extract<SimProbe, { from: 'local' }> & { readonly mark?: number; readonly src?: string; readonly transparent?: boolean });
 
 /** A hand-written case: rules, listeners, and probes made in order in one namespace. */
 export interface NamedCase {
@@ -136,26 +148,35 @@ export interface NamedCase {
   readonly rules4: string;
   readonly rules6?: string;
   /** Ports (bound to 0.0.0.0 and [::]) or listeners bound to one address. */
-  readonly listen: readonly (number | { readonly address: string; readonly port: number })[];
-  readonly probes: readonly SimProbe[];
-  /** More `Netns` options (the virtual clock, for instance). */
+  readonly listen: readonly NamedListener[];
+  readonly probes: readonly NamedProbe[];
+  /** More `Netns` options (the virtual clock, interfaces, routes, ipRules, for instance). */
   readonly options?: Readonly<Record<string, unknown>>;
-  /** The kernel pod's `ip -batch` lines (policy routing), to match `options.ipRules`/`routes`. */
+  /** `ip -batch` lines run in the real pod before the rules (the kernel side of `options`' interfaces and routes). */
   readonly ipBatch?: readonly string[];
+  /** `ip -batch` lines run in the real world namespace (routes back to extra pod addresses). */
+  readonly worldBatch?: readonly string[];
 }
+
+const endpointText = (address: string, port: number): string => (address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`);
 
 /** Registers one test per hand-written case (inside a `describeKernel` body), as {@link connectDifferential}. */
 export function namedDifferential(cases: readonly NamedCase[]): void {
   connectDifferential(cases.map((c, i): ConnectCase & { name: string } => {
-    const listeners: KernelListener[] = c.listen.map((l) => (typeof l === 'number' ? { port: l } : { address: l.address, port: l.port }));
-    const listen = c.listen.map((l) => (typeof l === 'number' ? l : l.address.includes(':') ? `[${l.address}]:${l.port}` : `${l.address}:${l.port}`));
+    const listeners: KernelListener[] = c.listen.map((l) => (typeof l === 'number' ? { port: l } : { ...(l.address ? { address: l.address } : {}), port: l.port, ...(l.transparent ? { transparent: true } : {}) }));
+    const listen = c.listen.map((l) => {
+      if (typeof l === 'number') return l;
+      if (l.address === undefined || l.transparent) return { ...(l.address ? { address: l.address } : {}), port: l.port, ...(l.transparent ? { transparent: true } : {}) };
+      return endpointText(l.address, l.port);
+    });
     const kernel: KernelCase = {
       rules4: c.rules4,
       rules6: c.rules6 ?? '',
       listeners,
-      probes: c.probes.map((p) => (p.from === 'local' ? { from: 'local', uid: p.uid, gid: p.gid, dst: p.dst, ...(p.mark === undefined ? {} : { mark: p.mark }) } : { from: 'remote', src: p.src, dst: p.dst })),
+      probes: c.probes.map((p) => (p.from === 'local' ? { ...p, from: 'local' } : { from: 'remote', src: p.src, dst: p.dst, ...(p.sport === undefined ? {} : { sport: p.sport }) })),
       ...(c.ipBatch ? { ipBatch: c.ipBatch } : {}),
+      ...(c.worldBatch ? { worldBatch: c.worldBatch } : {}),
     };
-    return { seed: i + 1, name: c.name, description: c.name, kernel, sim: { rules: c.rules4, rules6: c.rules6 ?? '', listen, ...(c.options ?? {}) }, probes: c.probes };
+    return { seed: i + 1, name: c.name, description: c.name, kernel, sim: { rules: c.rules4, rules6: c.rules6 ?? '', listen: listen as (number | string)[], ...(c.options ?? {}) }, probes: c.probes };
   }), '$name');
 }

@@ -352,6 +352,10 @@ export type KernelProbe =
       readonly proto?: 'tcp';
       /** `SO_MARK` of the connecting socket. */
       readonly mark?: number;
+      /** The address the connecting socket binds (default: the wildcard, routing picks). */
+      readonly src?: string;
+      /** `IP_TRANSPARENT` on the connecting socket. */
+      readonly transparent?: boolean;
     }
   | { readonly from: 'remote'; readonly src: string; readonly dst: string; readonly sport?: number };
 
@@ -367,7 +371,7 @@ export interface KernelCase {
   readonly ipsets?: string;
   /** `ip -batch` lines run in the pod before the rules (`rule add fwmark …`, `route add …`); a line starting `-6 ` goes to `ip -6 -batch`. */
   readonly ipBatch?: readonly string[];
-  /** `ip -batch` lines run in the world (the remote side), e.g. a route to the pod for an address it does not own. */
+  /** `ip -batch` lines run in the world after its own setup (a route to the pod for an address it does not own, a route back to an extra pod address). */
   readonly worldBatch?: readonly string[];
   /** `ip route add` arguments run in the world (`10.96.0.0/12 via 10.0.0.2`): where it sends destinations the pod does not own. */
   readonly worldRoutes?: readonly string[];

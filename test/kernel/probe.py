@@ -37,6 +37,8 @@ import time
 CLONE_NEWNET = 0x40000000
 SO_ORIGINAL_DST = 80  # linux/netfilter_ipv4.h; IP6T_SO_ORIGINAL_DST has the same number
 SO_MARK = 36  # <asm-generic/socket.h>
+IP_TRANSPARENT = 19  # linux/in.h
+IPV6_TRANSPARENT = 75  # linux/in6.h
 WORLD_PORT = 9  # the world's catch-all listener, after its REDIRECT
 IP_RECVERR = 11  # linux/in.h
 IPV6_RECVERR = 25  # linux/in6.h
@@ -99,6 +101,13 @@ def _parse_hostport(s):
 
 def _family_of(addr):
     return socket.AF_INET6 if ':' in addr else socket.AF_INET
+
+
+def _transparent(sock, family):
+    if family == socket.AF_INET6:
+        sock.setsockopt(socket.IPPROTO_IPV6, IPV6_TRANSPARENT, 1)
+    else:
+        sock.setsockopt(socket.IPPROTO_IP, IP_TRANSPARENT, 1)
 
 
 def _original_dst(sock, family):
@@ -173,11 +182,12 @@ class Case:
             'addr add fd00::1/64 dev eth0 nodad',
             'link set eth0 up',
         ]
-        # Optional: more of the world's routing (a route to the pod for an address it does not own).
-        world_cmds.extend(self.req.get('worldBatch', []))
         # Routes of the world toward the pod (TPROXY of destinations the pod does not own).
         for r in self.req.get('worldRoutes', []):
             world_cmds.append('route add ' + r)
+        # Optional: more world configuration, run after its own setup (a route to the pod for an
+        # address it does not own, routes back to extra pod addresses).
+        world_cmds_extra = list(self.req.get('worldBatch') or [])
         for a in remote_srcs:
             if ':' in a:
                 world_cmds.append('addr add %s/128 dev lo nodad' % a)
@@ -201,7 +211,7 @@ class Case:
         catch_all = ('*nat\n:PREROUTING ACCEPT [0:0]\n'
                      '-A PREROUTING -p tcp -j REDIRECT --to-ports %d\nCOMMIT\n' % WORLD_PORT)
         procs = [
-            ('world-setup', [ip, '-batch', '-'], '\n'.join(world_cmds) + '\n'),
+            ('world-setup', [ip, '-batch', '-'], '\n'.join(world_cmds + world_cmds_extra) + '\n'),
             ('world-rules4', [self.tools['iptablesRestore']], catch_all),
             ('world-rules6', [self.tools['ip6tablesRestore']], catch_all),
         ]
@@ -265,6 +275,8 @@ class Case:
         with Creds(uid, uid, []):
             s = socket.socket(family, socket.SOCK_STREAM)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if transparent:
+            _transparent(s, family)
         if family == socket.AF_INET6:
             s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
         if transparent:
@@ -291,7 +303,9 @@ class Case:
             if p.get('mark') is not None:
                 # SO_MARK (needs CAP_NET_ADMIN, which root keeps here).
                 s.setsockopt(socket.SOL_SOCKET, SO_MARK, int(p['mark']))
-            bind_addr = '::' if fam == socket.AF_INET6 else '0.0.0.0'
+            if p.get('transparent'):
+                _transparent(s, fam)
+            bind_addr = p.get('src') or ('::' if fam == socket.AF_INET6 else '0.0.0.0')
         else:
             _setns(self.world)
             s = socket.socket(fam, socket.SOCK_STREAM)

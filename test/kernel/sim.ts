@@ -16,6 +16,8 @@ export interface SimConnectResult {
   readonly address: string | null;
   readonly port: number | null;
   readonly originalDestination: string | null;
+  /** The source the accepting side saw (`IP:PORT`), for `local` and `remote`; else null. */
+  readonly source?: string | null;
   readonly steps?: readonly unknown[];
   readonly reason?: string;
   /** The events of the exchange (when tracing). */

@@ -76,8 +76,8 @@ The connection:
                           moves on first); # starts a comment. One result a line
 
 Output:
-  --json                  one JSON object: outcome, address, port, originalDestination, steps,
-                          reason (with --enumerate: an array of them, each with probability;
+  --json                  one JSON object: outcome, address, port, originalDestination, source,
+                          steps, reason (with --enumerate: an array of them, each with probability;
                           with --probes: one object a line)
   --format FMT            text | tree | json | mermaid | dot (the trace; default tree)
   --enumerate             follow every branch of statistic --mode random (one result each)
