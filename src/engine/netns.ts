@@ -199,7 +199,7 @@ export interface LocalConnectSpec {
   readonly dst: string;
   readonly sport?: number;
   readonly proto?: 'tcp' | 'udp';
-  /** Source address the socket binds (default: chosen by routing). */
+  /** Source address the socket binds (default: chosen by routing); an address the host does not own makes the socket IP_TRANSPARENT, as binding one requires. */
   readonly src?: string;
   /** `SO_MARK` of the socket. */
   readonly mark?: number;
@@ -985,7 +985,10 @@ export class Netns {
       const to = route.dst ?? dst.addr;
       const sport = spec.sport ?? this.ephemeral(proto, family, srcAddr, to, dst.port);
       if (sport < 0) return this.noPort(family, srcAddr, dst, label, tr);
-      const sock: SocketRecord = { kind: 'connection', family, proto, local: srcAddr, localPort: sport, remote: to.slice(), remotePort: dst.port, owner, transparent: false, listener: null, ...(mark === 0 ? {} : { mark }) };
+      // bind() to an address the host does not own succeeds only on an IP_TRANSPARENT socket (a
+      // transparent proxy keeping its client's address): such a socket is one.
+      const transparent = src !== null && !this.routing.isLocalAddress(family, src);
+      const sock: SocketRecord = { kind: 'connection', family, proto, local: srcAddr, localPort: sport, remote: to.slice(), remotePort: dst.port, owner, transparent, listener: null, ...(mark === 0 ? {} : { mark }) };
       this.kernel.sockets.addConnection(sock);
       this.opened.push(sock);
       client = { kind: 'socket', socket: sock };

@@ -232,11 +232,17 @@ export function parseEndpointText(text: string): Endpoint {
   return { family, addr, port: Number(m[2]) };
 }
 
+/** An IPv6 socket connecting to ::ffff:a.b.c.d makes an IPv4 connection to a.b.c.d. @internal */
+export function unmapped(e: Endpoint): Endpoint {
+  return e.family === 6 && e.addr[0] === 0 && e.addr[1] === 0 && e.addr[2] === 0xffff ? { family: 4, addr: [e.addr[3]!], port: e.port } : e;
+}
+
 /**
  * Where a local connection to `e` is addressed: 0.0.0.0 and :: are the host itself, and
  * `connect()` sends to 127.0.0.1 and ::1 instead. @internal
  */
 export function addressedTo(e: Endpoint): Endpoint {
+  e = unmapped(e);
   if (!e.addr.every((w) => w === 0)) return e;
   return { ...e, addr: e.family === 4 ? [0x7f000001] : [0, 0, 0, 1] };
 }
@@ -311,7 +317,7 @@ export function dnsPort(setup: CaptureSetup, port: number): boolean {
 /** What the setup says should happen to an app's outbound TCP connection. */
 /** @internal */
 export function expectOutbound(setup: CaptureSetup, probe: LawProbe & { from: 'local' }): Expectation {
-  const dst = parseEndpointText(probe.dst);
+  const dst = unmapped(parseEndpointText(probe.dst));
   const o = setup.outbound ?? {};
   if (dnsPort(setup, dst.port) || isSpecial(dst)) return { kind: 'free' };
   if (inRanges(dst.port, o.excludedPorts)) return { kind: 'bypass', why: `port ${dst.port} is an excluded outbound port` };
