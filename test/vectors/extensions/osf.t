@@ -1,5 +1,5 @@
 :PREROUTING,INPUT,FORWARD
-*filter
+*mangle
 -p tcp -m osf --genre Linux;=;OK
 -p tcp -m osf ! --genre Linux --ttl 0 --log 2;=;OK
 -p tcp -m osf --genre Windows --log 1 --ttl 2;-p tcp -m osf --genre Windows --ttl 2 --log 1;OK
