@@ -364,8 +364,8 @@ function connectSpec(values: Values): ConnectSpec {
   };
 }
 
-/** The options a line of a `--probes` file takes. */
-const PROBE_OPTIONS = {
+/** The options that describe one probe, on the command line and on a line of a `--probes` file. */
+const PROBE_SPEC_OPTIONS = {
   from: { type: 'string' },
   uid: { type: 'string' },
   gid: { type: 'string' },
@@ -377,6 +377,11 @@ const PROBE_OPTIONS = {
   mark: { type: 'string' },
   'so-mark': { type: 'string' },
   in: { type: 'string' },
+} as const satisfies ParseArgsConfig['options'];
+
+/** The options a line of a `--probes` file takes. */
+const PROBE_OPTIONS = {
+  ...PROBE_SPEC_OPTIONS,
   close: { type: 'boolean' },
   after: { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
@@ -490,17 +495,7 @@ export async function runConnect(args: string[], io: CliIO): Promise<number> {
       args,
       options: {
         ...NETNS_OPTIONS,
-        from: { type: 'string' },
-        uid: { type: 'string' },
-        gid: { type: 'string' },
-        groups: { type: 'string' },
-        src: { type: 'string' },
-        sport: { type: 'string' },
-        dst: { type: 'string' },
-        proto: { type: 'string' },
-        mark: { type: 'string' },
-        'so-mark': { type: 'string' },
-        in: { type: 'string' },
+        ...PROBE_SPEC_OPTIONS,
         enumerate: { type: 'boolean' },
         probes: { type: 'string' },
       },
