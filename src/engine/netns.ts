@@ -1333,7 +1333,8 @@ export class Netns {
    * not keep: for them no socket is found (documented).
    */
   private socketOf(p: PacketState): PacketSocket | null {
-    let s: SocketRecord | null = p.assignedSocket;
+    // A locally generated packet still carries its socket (skb->sk) in OUTPUT and POSTROUTING.
+    let s: SocketRecord | null = p.assignedSocket ?? (p.inIface === null ? p.sender : null);
     if (s === null) {
       if (p.proto !== PROTO.TCP && p.proto !== PROTO.UDP) return null;
       let daddr: readonly number[] = p.dst;

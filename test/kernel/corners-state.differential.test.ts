@@ -145,6 +145,24 @@ const SOCKET: readonly NamedCase[] = [
     ipBatch: TPROXY_BATCH, options: TPROXY_OPTIONS, worldBatch: ['route add 10.9.0.7/32 via 10.0.0.2'],
     probes: [local('10.1.0.5:80', { src: '10.9.0.7', transparent: true }), local('10.1.0.5:80')],
   },
+  {
+    name: 'nft socket: transparent, wildcard and mark of the socket a packet belongs to',
+    rules4: '', listen: [8080, { address: '10.0.0.2', port: 9090 }, { port: 7070, transparent: true }],
+    nft: [
+      'table inet t {',
+      '  chain in {',
+      '    type filter hook input priority 0; policy accept;',
+      '    tcp dport 8080 tcp flags syn socket wildcard 1 accept',
+      '    tcp dport 9090 tcp flags syn socket wildcard 0 accept',
+      '    tcp dport 7070 tcp flags syn socket transparent 1 accept',
+      '    tcp dport 6060 tcp flags syn socket transparent 0 accept',
+      '    tcp flags syn drop',
+      '  }',
+      '}',
+      '',
+    ].join('\n'),
+    probes: [local('10.0.0.2:8080'), local('10.0.0.2:9090'), local('10.0.0.2:7070'), local('10.0.0.2:6060'), remote('10.1.0.5', '10.0.0.2:9090'), local('[fd00::2]:8080')],
+  },
 ];
 
 // connect() refuses a broadcast or multicast destination before any packet leaves.
