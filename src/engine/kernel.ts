@@ -860,7 +860,7 @@ export class Kernel implements TargetHost {
   private socketLookup(p: PacketState, tr: TraceRecorder | null): PathResult {
     let s: SocketRecord | null = p.assignedSocket;
     let how = 'tproxy';
-    if (s === null || s.kind === 'listener') {
+    if (s === null || s.remote === null) {
       const est = this.sockets.established(p);
       if (est !== null) {
         s = est;
@@ -932,7 +932,7 @@ function dropped(p: PacketState, tr: TraceRecorder | null, hook: HookName | null
 
 /** `listener 0.0.0.0:4140 uid 2102`. */
 export function describeSocket(s: SocketRecord, how: string): string {
-  if (s.kind === 'listener') {
+  if (s.remote === null) {
     const a = s.local === null ? (s.family === 4 ? '0.0.0.0' : '::') : addressText(s.local, s.family);
     const addr = s.family === 6 ? `[${a}]:${s.localPort}` : `${a}:${s.localPort}`;
     return `${how === 'tproxy' ? 'transparent ' : ''}listener ${addr}${s.transparent && how !== 'tproxy' ? ' (IP_TRANSPARENT)' : ''} uid ${s.owner.uid}`;
