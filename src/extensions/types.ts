@@ -8,6 +8,7 @@
 import type { Diagnostic } from '../errors.js';
 import type { PacketView } from '../model/packet.js';
 import type { Family, HookName, Negatable, Span, TableName } from '../model/types.js';
+import type { RateEstimator } from './rate-estimator.js';
 
 /** One long option an extension understands. */
 export interface OptionDef {
@@ -174,4 +175,6 @@ export interface RuntimeIpset {
 /** What lowering may know besides the rule: the namespace's ipsets, by name. */
 export interface LowerEnvironment {
   readonly ipsets?: ReadonlyMap<string, RuntimeIpset>;
+  /** The namespace's rate estimators (`RATEEST` feeds them, `rateest` reads them), by name. */
+  readonly rateEstimators?: ReadonlyMap<string, RateEstimator>;
 }
