@@ -5,7 +5,7 @@
 // (IPv6 rules keep to TCP: dropping neighbour discovery, which the simulator does not model,
 // would cut the pod off in the kernel.)
 import { namedDifferential, type NamedCase } from './connect-differential.js';
-import type { SimProbe } from './generate.js';
+import { Rng, type SimProbe } from './generate.js';
 import { describeKernel } from './harness.js';
 
 const A = '10.1.0.5';
@@ -58,4 +58,67 @@ const clock = Date.now() / 1000;
 
 describeKernel('extension fates: Netns.connect vs real sockets', () => {
   namedDifferential(CASES.map((c) => ({ ...c, options: { clock } })));
+});
+
+// HMARK: the mark is the kernel's jhash of the tuple, so a wrong hash shows. HMARK in mangle
+// (PREROUTING for remote clients, OUTPUT for local ones), then nat REDIRECTs each possible mark
+// to its own port (9000 + mark - offset): the port a probe lands on is its mark. Random options
+// (tuple items, prefix lengths, port masks and sets, proto mask, rnd, mod, offset, ct), random
+// sources and source ports, IPv4 and IPv6.
+function hmarkCases(count: number): NamedCase[] {
+  const out: NamedCase[] = [];
+  for (let i = 0; i < count; i++) {
+    const r = new Rng(1400 + i);
+    const v6 = i % 3 === 2;
+    const local = !v6 && i % 3 === 1;
+    const full = v6 ? 128 : 32;
+    const mod = r.int(2, 6);
+    const offset = r.int(0, 3) === 0 ? undefined : r.int(0, 1000);
+    const base = offset ?? 0;
+    const opts: string[] = [];
+    const tuple: string[] = [];
+    const pick = (item: string, option: () => string): void => {
+      const c = r.int(0, 2);
+      if (c === 1) tuple.push(item);
+      else if (c === 2) opts.push(option());
+    };
+    pick('src', () => `--hmark-src-prefix ${r.int(0, full)}`);
+    pick('dst', () => `--hmark-dst-prefix ${r.int(0, full)}`);
+    if (r.int(0, 4) === 0) pick('spi', () => `--hmark-spi-mask 0x${r.int(0, 0xffffffff).toString(16)}`);
+    else {
+      pick('sport', () => `--hmark-sport-mask 0x${r.int(0, 0xffff).toString(16)}`);
+      pick('dport', () => `--hmark-dport-mask 0x${r.int(0, 0xffff).toString(16)}`);
+    }
+    if (r.int(0, 3) === 0) opts.push(r.int(0, 2) === 0 ? `--hmark-spi 0x${r.int(0, 0xffffffff).toString(16)}` : `--hmark-sport ${r.int(0, 0xffff)} --hmark-dport ${r.int(0, 0xffff)}`);
+    pick('proto', () => `--hmark-proto-mask ${r.int(0, 0xff)}`);
+    if (r.int(0, 3) === 0) tuple.push('ct');
+    if (tuple.length === 0 && opts.length === 0) tuple.push('src');
+    const hmark = [tuple.length > 0 ? `--hmark-tuple ${tuple.join(',')}` : '', ...opts, `--hmark-rnd 0x${r.int(0, 0xffffffff).toString(16)}`, `--hmark-mod ${mod}`, offset === undefined ? '' : `--hmark-offset ${offset}`].filter((x) => x !== '').join(' ');
+    const hook = local ? 'OUTPUT' : 'PREROUTING';
+    const redirects = Array.from({ length: mod }, (_, k) => `-A ${hook} -p tcp -m mark --mark ${base + k} -j REDIRECT --to-ports ${9000 + k}`);
+    const rules = table('mangle', `-A ${hook} -p tcp -j HMARK ${hmark}`) + table('nat', ...redirects);
+    const probes: SimProbe[] = [];
+    const used = new Set<number>();
+    for (let k = 0; k < 6; k++) {
+      let sport = r.int(20000, 30000);
+      while (used.has(sport)) sport++;
+      used.add(sport);
+      const port = r.int(0, 1) === 0 ? 8080 : 8081;
+      if (local) probes.push({ from: 'local', uid: 1000, gid: 1000, dst: `${r.int(0, 1) === 0 ? '127.0.0.1' : '10.0.0.2'}:${port}`, sport });
+      else if (v6) probes.push({ from: 'remote', src: `fd00:${r.int(1, 0xffff).toString(16)}::${r.int(1, 0xffff).toString(16)}`, dst: `[fd00::2]:${port}`, sport });
+      else probes.push({ from: 'remote', src: `10.${r.int(1, 200)}.${r.int(0, 255)}.${r.int(1, 254)}`, dst: `10.0.0.2:${port}`, sport });
+    }
+    out.push({
+      name: `HMARK ${i}: ${hook} ${hmark}`,
+      rules4: v6 ? '' : rules,
+      ...(v6 ? { rules6: rules } : {}),
+      listen: [8080, 8081, ...Array.from({ length: mod }, (_, k) => 9000 + k)],
+      probes,
+    });
+  }
+  return out;
+}
+
+describeKernel('HMARK: the mark of random tuples and options, Netns.connect vs real sockets', () => {
+  namedDifferential(hmarkCases(Number(process.env.HMARK_CASES ?? 48)));
 });
