@@ -47,6 +47,32 @@ const CASES: readonly NamedCase[] = [
   { name: 'quota of SYN bytes', rules4: filter('-A INPUT -p tcp -m tcp --dport 8080 --tcp-flags SYN,ACK SYN -m quota --quota 130 -j ACCEPT', '-A INPUT -p tcp -m tcp --dport 8080 --tcp-flags SYN,ACK SYN -j DROP'), listen: [8080], probes: [remote(A), remote(B), remote(A)] },
   { name: 'connlimit counts the new connection itself', rules4: filter('-A INPUT -p tcp -m tcp --dport 8080 --tcp-flags SYN,ACK SYN -m connlimit --connlimit-above 0 -j DROP', '-A INPUT -p tcp -m tcp --dport 8081 --tcp-flags SYN,ACK SYN -m connlimit --connlimit-upto 1 --connlimit-mask 24 -j DROP'), listen: [8080, 8081], probes: [remote(A), remote(A, '10.0.0.2:8081')] },
   { name: 'time: after a date in the past, before one in the future', rules4: filter('-A INPUT -p tcp -m tcp --dport 8080 -m time --datestart 2020-01-01 -j DROP', '-A INPUT -p tcp -m tcp --dport 8081 -m time --datestop 2001-01-01 -j DROP', '-A INPUT -p tcp -m tcp --dport 8082 -m time --datestart 2037-01-01 -j DROP'), listen: [8080, 8081, 8082], probes: [remote(A), remote(A, '10.0.0.2:8081'), remote(A, '10.0.0.2:8082')] },
+  {
+    // The estimators tick every 8 s from the load, so every probe here sees a rate of 0.
+    name: 'rateest before the estimator first ticks: the rate is 0',
+    rules4: table('mangle', '-A PREROUTING -p tcp -j RATEEST --rateest-name r --rateest-interval 8s --rateest-ewmalog 16s', '-A PREROUTING -p tcp -j RATEEST --rateest-name s --rateest-interval 8s --rateest-ewmalog 32s') + filter(
+      '-A INPUT -p tcp -m tcp --dport 8080 -m rateest --rateest r --rateest-gt --rateest-pps 0 -j REJECT',
+      '-A INPUT -p tcp -m tcp --dport 8081 -m rateest --rateest r --rateest-lt --rateest-bps 8 -j REJECT',
+      '-A INPUT -p tcp -m tcp --dport 8082 -m rateest --rateest r --rateest-eq --rateest-bps 0 --rateest-pps 0 -j REJECT',
+      '-A INPUT -p tcp -m tcp --dport 8083 -m rateest --rateest1 r --rateest-eq --rateest-bps --rateest2 s -j REJECT',
+      '-A INPUT -p tcp -m tcp --dport 8084 -m rateest --rateest-delta --rateest r --rateest-bps1 1mbit --rateest-gt --rateest-bps2 2mbit -j REJECT',
+      '-A INPUT -p tcp -m tcp --dport 8085 -m rateest --rateest r ! --rateest-lt --rateest-pps 1 -j REJECT',
+      '-A INPUT -p tcp -m tcp --dport 8086 -m rateest --rateest-delta --rateest1 r --rateest-pps1 5 --rateest-gt --rateest-pps2 3 --rateest2 s -j REJECT',
+      '-A INPUT -p tcp -m tcp --dport 8087 -m rateest --rateest1 r --rateest-gt --rateest-pps --rateest2 s -j REJECT',
+    ),
+    listen: [8080, 8081, 8082, 8083, 8084, 8085, 8086, 8087],
+    probes: [8080, 8081, 8082, 8083, 8084, 8085, 8086, 8087, 8080, 8081].map((p) => remote(A, `10.0.0.2:${p}`)),
+  },
+  {
+    name: 'rateest (IPv6) before the estimator first ticks',
+    rules4: '',
+    rules6: table('mangle', '-A PREROUTING -p tcp -j RATEEST --rateest-name r6 --rateest-interval 8s --rateest-ewmalog 16s') + filter(
+      '-A INPUT -p tcp -m tcp --dport 8080 -m rateest --rateest r6 --rateest-lt --rateest-pps 1 -j REJECT',
+      '-A INPUT -p tcp -m tcp --dport 8081 -m rateest --rateest r6 --rateest-gt --rateest-bps 0 -j REJECT',
+    ),
+    listen: [8080, 8081],
+    probes: [{ from: 'remote', src: 'fd00:1::5', dst: '[fd00::2]:8080' }, { from: 'remote', src: 'fd00:1::5', dst: '[fd00::2]:8081' }],
+  },
   { name: 'NETMAP in OUTPUT and POSTROUTING', rules4: table('nat', '-A OUTPUT -d 10.9.9.0/24 -j NETMAP --to 127.0.0.0/24', '-A POSTROUTING -o eth0 -j NETMAP --to 10.0.0.0/24'), listen: [8080], probes: [local('10.9.9.1:8080'), local('10.7.7.7:80')] },
   { name: 'NETMAP in PREROUTING', rules4: table('nat', '-A PREROUTING -d 10.0.0.2/32 -p tcp -m tcp --dport 8081 -j NETMAP --to 10.0.0.3/32', '-A PREROUTING -d 10.0.0.0/24 -p tcp -m tcp --dport 8080 -j NETMAP --to 10.0.0.0/24'), listen: [8080, 8081], probes: [remote(A, '10.0.0.2:8081'), remote(A)] },
   { name: 'CHECKSUM, AUDIT, IDLETIMER, CLASSIFY continue', rules4: table('mangle', '-A POSTROUTING -p tcp -j CHECKSUM --checksum-fill', '-A POSTROUTING -j CLASSIFY --set-class 1:10', '-A INPUT -j AUDIT --type accept', '-A INPUT -j IDLETIMER --timeout 10 --label idle'), listen: [8080], probes: [remote(A), local('127.0.0.1:8080')] },
