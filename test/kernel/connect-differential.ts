@@ -140,7 +140,13 @@ export function connectDifferential(cases: readonly ConnectCase[], title = 'seed
 export type NamedListener = number | { readonly address?: string; readonly port: number; readonly transparent?: boolean };
 
 /** A probe of a hand-written case: a local one may carry SO_MARK, a bound source and IP_TRANSPARENT. */
-export type NamedProbe = SimProbe | (Extract<SimProbe, { from: 'local' }> & { readonly mark?: number; readonly src?: string; readonly transparent?: boolean });
+export type NamedProbe = (SimProbe | (Extract<SimProbe, { from: 'local' }> & { readonly mark?: number; readonly src?: string; readonly transparent?: boolean })) & {
+  /**
+   * The kernel side keeps both ends of this connection open until the case ends, as `Netns`
+   * keeps every connection it makes (by default the harness closes each with a RST after the probe).
+   */
+  readonly keep?: boolean;
+};
 
 /** A hand-written case: rules, listeners, and probes made in order in one namespace. */
 export interface NamedCase {
@@ -173,10 +179,15 @@ export function namedDifferential(cases: readonly NamedCase[]): void {
       rules4: c.rules4,
       rules6: c.rules6 ?? '',
       listeners,
-      probes: c.probes.map((p) => (p.from === 'local' ? { ...p, from: 'local' } : { from: 'remote', src: p.src, dst: p.dst, ...(p.sport === undefined ? {} : { sport: p.sport }) })),
+      probes: c.probes.map((p) => (p.from === 'local' ? { ...p, from: 'local' } : { from: 'remote', src: p.src, dst: p.dst, ...(p.sport === undefined ? {} : { sport: p.sport }), ...(p.keep ? { keep: true } : {}) })),
       ...(c.ipBatch ? { ipBatch: c.ipBatch } : {}),
       ...(c.worldBatch ? { worldBatch: c.worldBatch } : {}),
     };
-    return { seed: i + 1, name: c.name, description: c.name, kernel, sim: { rules: c.rules4, rules6: c.rules6 ?? '', listen: listen as (number | string)[], ...(c.options ?? {}) }, probes: c.probes };
+    const probes = c.probes.map((p): SimProbe => {
+      if (p.keep === undefined) return p;
+      const { keep: _keep, ...rest } = p;
+      return rest as SimProbe;
+    });
+    return { seed: i + 1, name: c.name, description: c.name, kernel, sim: { rules: c.rules4, rules6: c.rules6 ?? '', listen: listen as (number | string)[], ...(c.options ?? {}) }, probes };
   }), '$name');
 }

@@ -4,7 +4,7 @@
 // does in the kernel), and outcome, address, port and SO_ORIGINAL_DST must agree, probe by probe.
 // (IPv6 rules keep to TCP: dropping neighbour discovery, which the simulator does not model,
 // would cut the pod off in the kernel.)
-import { namedDifferential, type NamedCase } from './connect-differential.js';
+import { namedDifferential, type NamedCase, type NamedProbe } from './connect-differential.js';
 import { Rng, type SimProbe } from './generate.js';
 import { describeKernel } from './harness.js';
 
@@ -147,4 +147,53 @@ function hmarkCases(count: number): NamedCase[] {
 
 describeKernel('HMARK: the mark of random tuples and options, Netns.connect vs real sockets', () => {
   namedDifferential(hmarkCases(Number(process.env.HMARK_CASES ?? 48)));
+});
+
+// connlimit across connections: every probe keeps its connection open (in the kernel too), so
+// the earlier ones are counted, and connlimit decides the Nth.
+const kept = (src: string, dst = '10.0.0.2:8080'): NamedProbe => ({ from: 'remote', src, dst, keep: true });
+const keptLocal = (dst: string): NamedProbe => ({ from: 'local', uid: 1000, gid: 1000, dst, keep: true });
+const SYN_RESET = '-p tcp -m tcp --tcp-flags FIN,SYN,RST,ACK SYN';
+const CONNLIMIT_CASES: readonly NamedCase[] = [
+  {
+    name: 'connlimit: the third connection from one address is over 2',
+    rules4: filter(`-A INPUT ${SYN_RESET} -m tcp --dport 8080 -m connlimit --connlimit-above 2 --connlimit-mask 32 --connlimit-saddr -j REJECT --reject-with tcp-reset`),
+    listen: [8080],
+    probes: [kept(A), kept(A), kept(A), kept(B), kept(A), kept(B), kept(B)],
+  },
+  {
+    name: 'connlimit: a /24 counts its addresses together',
+    rules4: filter(`-A INPUT ${SYN_RESET} -m tcp --dport 8080 -m connlimit --connlimit-above 1 --connlimit-mask 24 -j REJECT --reject-with tcp-reset`),
+    listen: [8080],
+    probes: [kept(A), kept(B), kept('10.2.0.5'), kept('10.2.0.9'), kept('10.1.0.77')],
+  },
+  {
+    name: 'connlimit: --connlimit-daddr counts connections to the destination',
+    rules4: filter(`-A INPUT ${SYN_RESET} -m tcp --dport 8080 -m connlimit --connlimit-above 2 --connlimit-daddr -j REJECT --reject-with tcp-reset`),
+    listen: [8080],
+    probes: [kept(A), kept(B), kept('10.2.0.5'), kept('10.3.0.5')],
+  },
+  {
+    name: 'connlimit: --connlimit-upto accepts up to N, then the default DROP',
+    rules4: filter(`-A INPUT ${SYN_RESET} -m tcp --dport 8080 -m connlimit --connlimit-upto 2 -j ACCEPT`, `-A INPUT ${SYN_RESET} -m tcp --dport 8080 -j REJECT --reject-with tcp-reset`),
+    listen: [8080],
+    probes: [kept(A), kept(A), kept(A), kept(B)],
+  },
+  {
+    name: 'connlimit: local connections in OUTPUT, by destination',
+    rules4: filter(`-A OUTPUT ${SYN_RESET} -m connlimit --connlimit-above 1 --connlimit-daddr -j REJECT --reject-with tcp-reset`),
+    listen: [8080, 8081],
+    probes: [keptLocal('127.0.0.1:8080'), keptLocal('127.0.0.1:8081'), keptLocal('10.0.0.2:8080'), keptLocal('10.0.0.2:8081')],
+  },
+  {
+    name: 'connlimit (IPv6): a /64 counts its addresses together',
+    rules4: '',
+    rules6: filter(`-A INPUT ${SYN_RESET} -m tcp --dport 8080 -m connlimit --connlimit-above 2 --connlimit-mask 64 -j REJECT --reject-with tcp-reset`),
+    listen: [8080],
+    probes: [kept('fd00:1::5', '[fd00::2]:8080'), kept('fd00:1::6', '[fd00::2]:8080'), kept('fd00:1::7', '[fd00::2]:8080'), kept('fd00:2::5', '[fd00::2]:8080')],
+  },
+];
+
+describeKernel('connlimit across kept connections: Netns.connect vs real sockets', () => {
+  namedDifferential(CONNLIMIT_CASES);
 });

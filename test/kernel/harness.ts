@@ -356,8 +356,10 @@ export type KernelProbe =
       readonly src?: string;
       /** `IP_TRANSPARENT` on the connecting socket. */
       readonly transparent?: boolean;
+      /** Keep both ends of the connection open until the case ends (default: closed with a RST after the probe). */
+      readonly keep?: boolean;
     }
-  | { readonly from: 'remote'; readonly src: string; readonly dst: string; readonly sport?: number };
+  | { readonly from: 'remote'; readonly src: string; readonly dst: string; readonly sport?: number; readonly keep?: boolean };
 
 /** A pod (rules + listeners) and the probes to run against it, in order. */
 export interface KernelCase {
