@@ -25,13 +25,12 @@ import type { DscpTargetOptions } from '../extensions/target/DSCP.js';
 import type { TtlTargetOptions } from '../extensions/target/TTL.js';
 import { NF_NAT_MANIP_DST, NF_NAT_MANIP_SRC } from './conntrack.js';
 import type { PacketState, SocketRecord } from './packet-state.js';
-import type { RuntimeIpset } from '../extensions/types.js';
+import type { RuntimeIpset, RuntimeRateEstimator } from '../extensions/types.js';
 import type { SetTargetOptions } from '../extensions/target/SET.js';
 import type { TraceRecorder } from './trace-events.js';
 import { hmarkHasPorts, hmarkValue } from '../extensions/target/HMARK.js';
 import type { HmarkOptions, HmarkTuple } from '../extensions/target/HMARK.js';
 import type { RateestTargetOptions } from '../extensions/target/RATEEST.js';
-import type { RateEstimator } from '../extensions/rate-estimator.js';
 
 /** `XT_CONTINUE`: the rule's target lets traversal go on. */
 export const XT_CONTINUE = -1;
@@ -110,7 +109,7 @@ export interface TargetHost {
   /** The namespace's ipsets, which `SET` changes. */
   readonly ipsets?: ReadonlyMap<string, RuntimeIpset>;
   /** The namespace's rate estimators, which `RATEEST` feeds, by name. */
-  readonly rateEstimators?: ReadonlyMap<string, RateEstimator>;
+  readonly rateEstimators?: ReadonlyMap<string, RuntimeRateEstimator>;
 }
 
 /** ICMP types whose body carries the packet they answer (`get_inner_hdr` in xt_HMARK.c). */

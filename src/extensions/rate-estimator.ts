@@ -14,8 +14,10 @@
  * @module
  */
 
+import type { RuntimeRateEstimator } from './types.js';
+
 /** One estimator (`struct xt_rateest` with its `net_rate_estimator`). */
-export class RateEstimator {
+export class RateEstimator implements RuntimeRateEstimator {
   readonly name: string;
   /** `xt_rateest_target_info.interval`: -2 … 3 (250 ms … 8 s). */
   readonly interval: number;

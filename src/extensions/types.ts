@@ -8,7 +8,6 @@
 import type { Diagnostic } from '../errors.js';
 import type { PacketView } from '../model/packet.js';
 import type { Family, HookName, Negatable, Span, TableName } from '../model/types.js';
-import type { RateEstimator } from './rate-estimator.js';
 
 /** One long option an extension understands. */
 export interface OptionDef {
@@ -172,9 +171,21 @@ export interface RuntimeIpset {
   del(addr: readonly number[], proto: number, port: number): void;
 }
 
+/**
+ * A rate estimator as the engine holds it while a namespace runs (`struct xt_rateest`): `RATEEST`
+ * counts packets into it, `rateest` reads its rates. Times are seconds on the namespace's clock.
+ */
+export interface RuntimeRateEstimator {
+  readonly name: string;
+  /** One packet of `length` bytes at `now`. */
+  add(length: number, now: number): void;
+  /** Bytes and packets per second at `now`. */
+  read(now: number): { bps: number; pps: number };
+}
+
 /** What lowering may know besides the rule: the namespace's ipsets, by name. */
 export interface LowerEnvironment {
   readonly ipsets?: ReadonlyMap<string, RuntimeIpset>;
   /** The namespace's rate estimators (`RATEEST` feeds them, `rateest` reads them), by name. */
-  readonly rateEstimators?: ReadonlyMap<string, RateEstimator>;
+  readonly rateEstimators?: ReadonlyMap<string, RuntimeRateEstimator>;
 }
