@@ -124,9 +124,12 @@ export function connectDifferential(cases: readonly ConnectCase[], title = 'seed
     }
     // In order, in one namespace: conntrack state carries from probe to probe, as in the kernel.
     const results: (SimConnectResult | string)[] = [];
-    for (const p of c.probes) {
+    for (const probe of c.probes) {
+      // A probe's `after` (NamedProbe): the clock moves on first, as the kernel side sleeps.
+      const { after, ...p } = probe as SimProbe & { readonly after?: number };
+      if (after !== undefined) ns.advance(after);
       try {
-        results.push(ns.connect(p));
+        results.push(ns.connect(p as SimProbe));
       } catch (e) {
         results.push(`threw ${describeError(e)}`);
       }
@@ -146,6 +149,8 @@ export type NamedProbe = (SimProbe | (Extract<SimProbe, { from: 'local' }> & { r
    * keeps every connection it makes (by default the harness closes each with a RST after the probe).
    */
   readonly keep?: boolean;
+  /** Seconds that pass before this probe: the kernel side sleeps, `Netns` advances its clock. */
+  readonly after?: number;
 };
 
 /** A hand-written case: rules, listeners, and probes made in order in one namespace. */
@@ -179,11 +184,18 @@ export function namedDifferential(cases: readonly NamedCase[]): void {
       rules4: c.rules4,
       rules6: c.rules6 ?? '',
       listeners,
-      probes: c.probes.map((p) => (p.from === 'local' ? { ...p, from: 'local' } : { from: 'remote', src: p.src, dst: p.dst, ...(p.sport === undefined ? {} : { sport: p.sport }), ...(p.keep ? { keep: true } : {}) })),
+      probes: c.probes.map((p) => {
+        const wait = p.after === undefined ? {} : { waitMs: Math.round(p.after * 1000) };
+        if (p.from === 'local') {
+          const { after: _after, ...rest } = p;
+          return { ...rest, from: 'local', ...wait };
+        }
+        return { from: 'remote', src: p.src, dst: p.dst, ...(p.sport === undefined ? {} : { sport: p.sport }), ...(p.keep ? { keep: true } : {}), ...wait };
+      }),
       ...(c.ipBatch ? { ipBatch: c.ipBatch } : {}),
       ...(c.worldBatch ? { worldBatch: c.worldBatch } : {}),
     };
-    const probes = c.probes.map((p): SimProbe => {
+    const probes = c.probes.map((p): SimProbe & { readonly after?: number } => {
       if (p.keep === undefined) return p;
       const { keep: _keep, ...rest } = p;
       return rest as SimProbe;

@@ -197,3 +197,31 @@ const CONNLIMIT_CASES: readonly NamedCase[] = [
 describeKernel('connlimit across kept connections: Netns.connect vs real sockets', () => {
   namedDifferential(CONNLIMIT_CASES);
 });
+
+// rateest after the estimator's first interval (2 s from the load): the first connection's SYN
+// and ACK (60 + 52 bytes; IPv6 80 + 72) are averaged in at the tick (ewma_log 1), and the
+// probes 2.5 s later read exactly that rate (28 B/s; IPv6 38 B/s), before the second tick.
+function rateestAfterTick(v6: boolean): NamedCase {
+  const bps = v6 ? 38 : 28;
+  const rules = table('mangle', '-A PREROUTING -p tcp -j RATEEST --rateest-name r --rateest-interval 2s --rateest-ewmalog 4s') + filter(
+    `-A INPUT -p tcp -m tcp --dport 8080 -m rateest --rateest r --rateest-eq --rateest-bps ${bps * 8} -j REJECT`,
+    `-A INPUT -p tcp -m tcp --dport 8081 -m rateest --rateest r --rateest-eq --rateest-bps ${(bps - 1) * 8} -j REJECT`,
+    `-A INPUT -p tcp -m tcp --dport 8082 -m rateest --rateest-delta --rateest r --rateest-bps1 ${(bps + 2) * 8} --rateest-eq --rateest-bps2 16 -j REJECT`,
+    '-A INPUT -p tcp -m tcp --dport 8083 -m rateest --rateest r --rateest-eq --rateest-pps 0 -j REJECT',
+    '-A INPUT -p tcp -m tcp --dport 8084 -m rateest --rateest r --rateest-gt --rateest-bps 0 -j REJECT',
+  );
+  const src = v6 ? 'fd00:1::5' : A;
+  const to = (port: number): string => (v6 ? `[fd00::2]:${port}` : `10.0.0.2:${port}`);
+  const p = (port: number, after?: number): NamedProbe => ({ from: 'remote', src, dst: to(port), keep: true, ...(after === undefined ? {} : { after }) });
+  return {
+    name: `rateest ${v6 ? '(IPv6) ' : ''}after the first interval reads the averaged rate`,
+    rules4: v6 ? '' : rules,
+    ...(v6 ? { rules6: rules } : {}),
+    listen: [8080, 8081, 8082, 8083, 8084],
+    probes: [p(8080), p(8080, 2.5), p(8081), p(8082), p(8083), p(8084)],
+  };
+}
+
+describeKernel('rateest across an estimator interval: Netns.connect (with advance) vs real sockets', () => {
+  namedDifferential([rateestAfterTick(false), rateestAfterTick(true)]);
+});

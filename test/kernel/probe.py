@@ -295,6 +295,9 @@ class Case:
     # --- probes ---------------------------------------------------------------------------
 
     def probe(self, p):
+        if p.get('waitMs'):
+            # Time passes before this probe (rate estimators tick, timers run).
+            time.sleep(float(p['waitMs']) / 1000.0)
         fam, host, port = _parse_hostport(p['dst'])
         if p['from'] == 'local':
             _setns(self.pod)
