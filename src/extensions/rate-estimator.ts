@@ -31,6 +31,10 @@ export class RateEstimator implements RuntimeRateEstimator {
   private lastPackets = 0;
   private avbps = 0;
   private avpps = 0;
+  /** Bytes per second at the last {@link sample} (`avbps >> 8`, 32-bit). */
+  bps = 0;
+  /** Packets per second at the last {@link sample}. */
+  pps = 0;
   /** When the timer fires next (seconds on the namespace's clock). */
   private next: number;
 
@@ -69,9 +73,16 @@ export class RateEstimator implements RuntimeRateEstimator {
     this.packets += 1;
   }
 
-  /** `gen_estimator_read`: bytes and packets per second at `now` (32-bit, as the match reads them). */
-  read(now: number): { bps: number; pps: number } {
+  /** `gen_estimator_read` at `now`: sets {@link bps} and {@link pps}. */
+  sample(now: number): void {
     this.catchUp(now);
-    return { bps: Math.floor(this.avbps / 256) >>> 0, pps: Math.floor(this.avpps / 256) >>> 0 };
+    this.bps = Math.floor(this.avbps / 256) >>> 0;
+    this.pps = Math.floor(this.avpps / 256) >>> 0;
+  }
+
+  /** Bytes and packets per second at `now`. */
+  read(now: number): { bps: number; pps: number } {
+    this.sample(now);
+    return { bps: this.bps, pps: this.pps };
   }
 }

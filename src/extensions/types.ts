@@ -179,8 +179,12 @@ export interface RuntimeRateEstimator {
   readonly name: string;
   /** One packet of `length` bytes at `now`. */
   add(length: number, now: number): void;
-  /** Bytes and packets per second at `now`. */
-  read(now: number): { bps: number; pps: number };
+  /** Brings {@link bps} and {@link pps} up to `now`. */
+  sample(now: number): void;
+  /** Bytes per second at the last {@link sample} (32-bit, as the match reads it). */
+  readonly bps: number;
+  /** Packets per second at the last {@link sample}. */
+  readonly pps: number;
 }
 
 /** What lowering may know besides the rule: the namespace's ipsets, by name. */

@@ -212,15 +212,15 @@ export const rateest: MatchExtension<RateestMatchOptions> = {
     const headroom = (given: number, rate: number): number => (given >= rate ? given - rate : 0);
     return (p) => {
       const now = p.now ?? 0;
-      const s1 = est1.read(now);
-      const bps1 = delta ? headroom(o.bps1, s1.bps) : s1.bps;
-      const pps1 = delta ? headroom(o.pps1, s1.pps) : s1.pps;
+      est1.sample(now);
+      const bps1 = delta ? headroom(o.bps1, est1.bps) : est1.bps;
+      const pps1 = delta ? headroom(o.pps1, est1.pps) : est1.pps;
       let bps2 = o.bps2;
       let pps2 = o.pps2;
       if (est2 !== null) {
-        const s2 = est2.read(now);
-        bps2 = delta ? headroom(o.bps2, s2.bps) : s2.bps;
-        pps2 = delta ? headroom(o.pps2, s2.pps) : s2.pps;
+        est2.sample(now);
+        bps2 = delta ? headroom(o.bps2, est2.bps) : est2.bps;
+        pps2 = delta ? headroom(o.pps2, est2.pps) : est2.pps;
       }
       let ret = true;
       if (mode === 1) {
