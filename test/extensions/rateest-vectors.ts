@@ -50,3 +50,17 @@ export const RATEEST_VECTORS: readonly (readonly [string, string | null])[] = [
   ['-m rateest --rateest foo --rateest-lt ! --rateest-bps 4mbit -j ACCEPT', null],
   ['-m rateest -j ACCEPT', null],
 ];
+
+/**
+ * Whole mangle tables where the order and agreement of the estimator rules decide the load
+ * (true: the kernel loads it), checked the same two ways.
+ */
+export const RATEEST_TABLES: readonly (readonly [readonly string[], boolean])[] = [
+  [['-A OUTPUT -m rateest --rateest foo --rateest-gt --rateest-pps 1 -j ACCEPT', '-A OUTPUT -j RATEEST --rateest-name foo --rateest-interval 1s --rateest-ewmalog 4s'], false],
+  [['-A OUTPUT -j RATEEST --rateest-name foo --rateest-interval 1s --rateest-ewmalog 4s', '-A OUTPUT -j RATEEST --rateest-name foo --rateest-interval 2s --rateest-ewmalog 8s'], false],
+  [['-A OUTPUT -j RATEEST --rateest-name foo --rateest-interval 1s --rateest-ewmalog 4s', '-A OUTPUT -j RATEEST --rateest-name foo --rateest-interval 1s --rateest-ewmalog 4s'], true],
+  [['-A OUTPUT -j RATEEST --rateest-name foo --rateest-interval 1s --rateest-ewmalog 4s', '-A INPUT -j RATEEST --rateest-name foo --rateest-interval 0.9s --rateest-ewmalog 3.5s'], true],
+  [['-A OUTPUT -j RATEEST --rateest-name foo --rateest-interval 1s --rateest-ewmalog 4s', '-A INPUT -j RATEEST --rateest-name foo --rateest-interval 1000ms --rateest-ewmalog 3s'], false],
+  [['-A PREROUTING -j RATEEST --rateest-name a --rateest-interval 250ms --rateest-ewmalog 1s', '-A OUTPUT -m rateest --rateest1 a --rateest-lt --rateest-bps --rateest2 b -j ACCEPT', '-A OUTPUT -j RATEEST --rateest-name b --rateest-interval 250ms --rateest-ewmalog 1s'], false],
+  [['-A PREROUTING -j RATEEST --rateest-name a --rateest-interval 250ms --rateest-ewmalog 1s', '-A OUTPUT -j RATEEST --rateest-name b --rateest-interval 250ms --rateest-ewmalog 1s', '-A PREROUTING -m rateest --rateest1 a --rateest-lt --rateest-bps --rateest2 b -j ACCEPT'], true],
+];

@@ -12,7 +12,7 @@ import { printIptablesSave } from '../../src/print/save.js';
 import { parseIptablesSave } from '../../src/syntax/save.js';
 import { parseAddress } from '../../src/syntax/address.js';
 import { parseRuleArgs, tokenize } from './harness.js';
-import { RATEEST_PREAMBLE, RATEEST_VECTORS } from './rateest-vectors.js';
+import { RATEEST_PREAMBLE, RATEEST_TABLES, RATEEST_VECTORS } from './rateest-vectors.js';
 
 /** Loads a mangle table as iptables-restore and the kernel would: errors, or the saved lines. */
 function load(lines: readonly string[], family: 4 | 6 = 4): { ok: true; lines: string[] } | { ok: false; errors: string[] } {
@@ -31,6 +31,9 @@ describe('rateest vectors (after the RATEEST rules that create foo and 012345678
 });
 
 describe('rate estimators: the load checks', () => {
+  it.each(RATEEST_TABLES.map(([lines, loads], i) => [i, lines, loads] as const))('table %i loads as in the kernel', (_i, lines, loads) => {
+    expect(load(lines).ok).toBe(loads);
+  });
   const est = '-A OUTPUT -j RATEEST --rateest-name e --rateest-interval 1s --rateest-ewmalog 4s';
   const use = '-A OUTPUT -m rateest --rateest e --rateest-gt --rateest-pps 1';
   it('a rateest before the RATEEST that creates its estimator is refused, at its place', () => {

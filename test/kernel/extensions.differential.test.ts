@@ -13,7 +13,7 @@ import { describeKernel, kernelSaveMany, type KernelSaveResult } from './harness
 import { check } from '../../src/check/index.js';
 import { printIptablesSave } from '../../src/print/save.js';
 import { parseIptablesSave } from '../../src/syntax/save.js';
-import { RATEEST_PREAMBLE, RATEEST_VECTORS } from '../extensions/rateest-vectors.js';
+import { RATEEST_PREAMBLE, RATEEST_TABLES, RATEEST_VECTORS } from '../extensions/rateest-vectors.js';
 
 interface Case {
   readonly id: string;
@@ -207,5 +207,22 @@ describeKernel('rateest vectors (after their RATEEST rules) vs iptables-save', (
       return;
     }
     expect(ours, errors.map((d) => d.message).join('; ')).toEqual(k.save.split('\n').filter((l) => l.startsWith('-A OUTPUT ')));
+  });
+});
+
+describeKernel('rate estimator order and agreement vs the kernel', () => {
+  const cases = RATEEST_TABLES.map(([lines, loads], i) => ({ i, loads, text: `*mangle\n${lines.join('\n')}\nCOMMIT\n` }));
+  const kernel = new Map<(typeof cases)[number], KernelSaveResult>();
+  beforeAll(async () => {
+    const results = await kernelSaveMany(cases.map((c) => c.text), 4);
+    cases.forEach((c, i) => kernel.set(c, results[i]!));
+  }, 600_000);
+  it.for(cases)('table $i', (c) => {
+    const k = kernel.get(c)!;
+    const parsed = parseIptablesSave(c.text, { family: 4, mode: 'strict' });
+    const errors = [...parsed.diagnostics, ...check(parsed.ruleset)].filter((d) => d.severity === 'error');
+    expect(k.ok, k.ok ? '' : k.stderr).toBe(c.loads);
+    expect(errors.length === 0, errors.map((d) => d.message).join('; ')).toBe(k.ok);
+    if (k.ok) expect(printIptablesSave(parsed.ruleset).split('\n').filter((l) => l.startsWith('-A '))).toEqual(k.save.split('\n').filter((l) => l.startsWith('-A ')));
   });
 });
