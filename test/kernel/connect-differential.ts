@@ -167,6 +167,8 @@ export interface NamedCase {
   readonly ipBatch?: readonly string[];
   /** `ip -batch` lines run in the real world namespace (routes back to extra pod addresses). */
   readonly worldBatch?: readonly string[];
+  /** An nft script loaded after the iptables rules (`nft -f`; the `nft` option of `Netns`). */
+  readonly nft?: string;
 }
 
 const endpointText = (address: string, port: number): string => (address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`);
@@ -194,12 +196,13 @@ export function namedDifferential(cases: readonly NamedCase[]): void {
       }),
       ...(c.ipBatch ? { ipBatch: c.ipBatch } : {}),
       ...(c.worldBatch ? { worldBatch: c.worldBatch } : {}),
+      ...(c.nft ? { nft: c.nft } : {}),
     };
     const probes = c.probes.map((p): SimProbe & { readonly after?: number } => {
       if (p.keep === undefined) return p;
       const { keep: _keep, ...rest } = p;
       return rest as SimProbe;
     });
-    return { seed: i + 1, name: c.name, description: c.name, kernel, sim: { rules: c.rules4, rules6: c.rules6 ?? '', listen: listen as (number | string)[], ...(c.options ?? {}) }, probes };
+    return { seed: i + 1, name: c.name, description: c.name, kernel, sim: { rules: c.rules4, rules6: c.rules6 ?? '', listen: listen as (number | string)[], ...(c.nft ? { nft: c.nft } : {}), ...(c.options ?? {}) }, probes };
   }), '$name');
 }
