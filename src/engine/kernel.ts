@@ -40,7 +40,7 @@ import type { Iface, RouteResult, Routing } from './routing.js';
 import { isLoopback } from './routing.js';
 import { NF_ACCEPT, NF_DROP } from './targets.js';
 import type { TargetHost } from './targets.js';
-import type { RuntimeIpset } from '../extensions/types.js';
+import type { RuntimeIpset, RuntimeRateEstimator } from '../extensions/types.js';
 import type { RouteEvent, TraceRecorder } from './trace-events.js';
 import { pushAll } from '../limits.js';
 
@@ -236,6 +236,8 @@ export class Kernel implements TargetHost {
   forwarding: boolean;
   /** The namespace's ipsets (the `set` match reads them, `SET` changes them). */
   ipsets: ReadonlyMap<string, RuntimeIpset> = new Map();
+  /** The namespace's rate estimators (`RATEEST` feeds them, `rateest` reads them). */
+  rateEstimators: ReadonlyMap<string, RuntimeRateEstimator> = new Map();
   private readonly scratchSrc = [0, 0, 0, 0];
   private readonly scratchDst = [0, 0, 0, 0];
 

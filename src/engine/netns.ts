@@ -29,6 +29,7 @@ import type { PathResult } from './kernel.js';
 import { lowerRuleset } from './lower.js';
 import type { LoweredRuleset } from './lower.js';
 import { checkIpsetReferences, ipsetTable } from './ipset.js';
+import { rateEstimatorTable } from './rate-estimators.js';
 import type { Ipset } from '../model/ipset.js';
 import { parseIpsetSave } from '../syntax/ipset.js';
 import { PacketState } from './packet-state.js';
@@ -482,7 +483,8 @@ export class Netns {
     const ipsets = ipsetTable(typeof options.ipsets === 'string' ? parseIpsetSave(options.ipsets) : (options.ipsets ?? []));
     checkIpsetReferences(this.ruleset4, ipsets);
     checkIpsetReferences(this.ruleset6, ipsets);
-    const env = { ipsets };
+    const rateEstimators = rateEstimatorTable([this.ruleset4, this.ruleset6], options.clock ?? 0);
+    const env = { ipsets, rateEstimators };
     const evaluator = (rs: Ruleset): TableEvaluator =>
       options.evaluator === 'reference'
         ? new ReferenceInterpreter(rs, registry, env)
@@ -522,6 +524,7 @@ export class Netns {
     this.kernel = new Kernel(this.routing, ct, sockets, evaluator(this.ruleset4), evaluator(this.ruleset6), options.ipForward ?? false);
     this.kernel.now = this.clock;
     this.kernel.ipsets = ipsets;
+    this.kernel.rateEstimators = rateEstimators;
     this.kernel.ctEnabled4 = options.conntrack ?? needsConntrack(this.ruleset4);
     this.kernel.ctEnabled6 = options.conntrack ?? needsConntrack(this.ruleset6);
     if (this.nftRuleset.tables.length > 0) {
