@@ -245,7 +245,7 @@ describe('hangs and unbounded memory that were', () => {
     const r = lib(
       `const ns = new L.Netns({ conntrack: true, conntrackMax: 4096 });
        let last;
-       for (let i = 0; i < 4096; i++) last = ns.connect({ from: 'local', uid: 0, proto: 'udp', dst: '10.0.' + (i >> 8) + '.' + ((i & 255) || 1) + ':' + (1 + i) }, { trace: false });
+       for (let i = 0; i < 4096; i++) last = ns.connect({ from: 'local', uid: 0, proto: 'udp', dst: '10.1.' + (i >> 8) + '.' + ((i & 255) || 1) + ':' + (1 + i) }, { trace: false });
        const full = ns.connect({ from: 'local', uid: 0, proto: 'udp', dst: '10.9.0.8:53' });
        console.log(JSON.stringify([last.outcome, ns.conntrack().length, full.outcome, full.reason, full.trace.filter((e) => e.type === 'drop').map((e) => e.reason)]));`,
       { heap: 128, timeout: 120 },
