@@ -65,6 +65,8 @@ interface Context {
   readonly where: Map<NftStatement, RuleAt>;
   /** Map lookups of NAT and mark statements, recording (made while lowering, before fields exist). */
   readonly finders: Map<object, (p: PacketState, host: NftHost, vals: readonly Val[]) => NftElement | undefined>;
+  /** Statements (not matches) that draw `numgen random`. */
+  readonly drawing: Set<NftStatement>;
 }
 
 let building: Context | null = null;
@@ -419,6 +421,8 @@ export class InstrumentedNftEngine extends LoweredNftEngine {
 
   protected override statement(s: NftStatement, table: NftTable, p: PacketState, host: NftHost, tr: TraceRecorder | null, site: TargetSite): 'next' | 'break' | Verdict {
     this.host = host;
+    // Statements read their selectors through the reference's `read`, not the lowered readers.
+    if (this.c.drawing.has(s)) this.c.rec.random = true;
     if (s.kind === 'nat' && (s.type === 'dnat' || s.type === 'redirect') && s.port?.kind === 'range' && s.port.low.value !== s.port.high.value) {
       // get_unique_tuple keeps a destination port inside the range and maps one outside it to
       // the range's start: which of the two depends on the probe's port.
@@ -458,6 +462,7 @@ export class InstrumentedNftEngine extends LoweredNftEngine {
  */
 export function instrumentNft(ruleset: NftRuleset, rec: FactRecorder): InstrumentedNftEngine {
   const where = new Map<NftStatement, RuleAt>();
+  const drawing = new Set<NftStatement>();
   for (const table of ruleset.tables) {
     for (const chain of table.chains) {
       chain.rules.forEach((rule, index) => {
@@ -469,11 +474,14 @@ export function instrumentNft(ruleset: NftRuleset, rec: FactRecorder): Instrumen
             : s.kind === 'mangle' ? [s.value.kind === 'map' ? s.value.key : s.value.kind === 'value' ? undefined : s.value]
               : s.kind === 'nat' ? [s.addr?.kind === 'map' ? s.addr.key : undefined] : [];
           if (sels.some(numgenInc)) refuse({ rule, table, chain, index }, '"numgen inc" (a counter over earlier packets)');
+          const draws = (sel: NftSelector | undefined): boolean =>
+            sel !== undefined && ((sel.kind === 'numgen' && sel.mode === 'random') || (sel.kind === 'bitwise' && draws(sel.operand)) || (sel.kind === 'concat' && sel.items.some(draws)));
+          if (s.kind !== 'match' && s.kind !== 'vmap' && sels.some(draws)) drawing.add(s);
         }
       });
     }
   }
-  const ctx: Context = { rec, where, finders: new Map() };
+  const ctx: Context = { rec, where, finders: new Map(), drawing };
   building = ctx;
   try {
     return new InstrumentedNftEngine(ruleset, ctx);
