@@ -71,8 +71,9 @@ interface Context {
 
 let building: Context | null = null;
 
+/** A rule as a class names it: table, chain, and the rule as nft lists it (counters without their values). */
 function ruleText(at: RuleAt): string {
-  return `${at.table.family} ${at.table.name} ${at.chain.name}: ${printNftRule(at.rule, at.table)}`;
+  return `${at.table.family} ${at.table.name} ${at.chain.name}: ${printNftRule(at.rule, at.table).replace(/\bcounter packets \d+ bytes \d+/g, 'counter')}`;
 }
 
 function refuse(at: RuleAt | undefined, what: string): never {
