@@ -544,7 +544,7 @@ function signature(results: readonly ConnectResult[], fields: readonly FieldDef[
 }
 
 function toClass(sig: Signature, regions: readonly Region[], example: Record<string, string | number>, fields: readonly FieldDef[], family: Family, ifaceName: (i: number) => string): ExploreClass {
-  const boxes = coalesce(mergeRegions(regions).flatMap((r) => expand(r)), fields);
+  const boxes = coalesce(mergeRegions(regions).flatMap((r) => expand(r, fields)), fields);
   const first = sig.outcomes[0]!;
   const all = (k: 'outcome' | 'address' | 'port' | 'originalDestination'): unknown => (sig.outcomes.every((o) => o[k] === first[k]) ? first[k] : null);
   const single = sig.outcomes.length === 1;
@@ -609,10 +609,12 @@ function mergeRegions(regions: readonly Region[]): Region[] {
   return cur;
 }
 
-function expand(r: Region): Box[] {
+function expand(r: Region, fields: readonly FieldDef[]): Box[] {
   let out: [bigint, bigint][][] = [[]];
-  for (const s of r) {
-    const ps = pairs(s);
+  for (let f = 0; f < r.length; f++) {
+    const s = r[f]!;
+    // A box names one interface: regions united across interfaces with adjacent indexes part again.
+    const ps = fields[f]!.kind === 'iface' ? pairs(s).flatMap(([a, b]) => Array.from({ length: Number(b - a) + 1 }, (_, i) => [a + BigInt(i), a + BigInt(i)] as [bigint, bigint])) : pairs(s);
     out = out.flatMap((b) => ps.map((p) => [...b, p]));
   }
   return out;

@@ -8,6 +8,7 @@ import { Netns } from '../../src/engine/netns.js';
 import type { ExploreOptions, ExploreResult } from '../../src/explore/index.js';
 import { mulberry32 } from '../kernel/generate.js';
 import { generateNftConnectCase, generateNftText } from '../kernel/nft-generate.js';
+import { kubeProxyNftRules, kubeProxyNode, kubeProxyProbes, kubeProxyRules, kubeProxyServices } from '../../bench/kube-proxy.js';
 import { cornerProbes, expectAgreement, expectPartition } from './helpers.js';
 
 const NFT = `table ip t {
@@ -208,4 +209,25 @@ describe('explore over generated nft rule sets: classes partition the space and 
       }
     },
   );
+});
+
+describe('explore over kube-proxy\'s nftables mode', () => {
+  it('the service-ips verdict map (ip daddr . meta l4proto . th dport), endpoints drawn by numgen: partition, agreement, and the iptables mode\'s outcomes', () => {
+    const services = kubeProxyServices(12, 3);
+    const nft = { ...kubeProxyNode(undefined, { nft: kubeProxyNftRules(services) }), from: 'remote' as const, family: 4 as const };
+    const r = explore(nft);
+    expectPartition(r, 4, ['eth0', 'cbr0']);
+    for (const p of cornerProbes(r, 4, mulberry32(5), 200)) expectAgreement(r, nft, p);
+    // Every service's own address and port: the class agrees with connect, and a service with
+    // several endpoints has one alternative per endpoint.
+    const ipt = explore({ ...kubeProxyNode(kubeProxyRules(services)), from: 'remote', family: 4 });
+    for (const p of kubeProxyProbes(services, 60, 9)) {
+      const probe = { src: p.src as string, dst: p.dst, iface: 'cbr0' };
+      expectAgreement(r, nft, probe);
+      const a = classOf(r, probe)!;
+      const b = classOf(ipt, probe)!;
+      const view = (c: typeof a): unknown => (c.alternatives ?? [c]).map((o) => expectedFor(o, probe)).sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y)));
+      expect(view(a), `${p.dst}`).toEqual(view(b));
+    }
+  });
 });
