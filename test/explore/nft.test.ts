@@ -100,6 +100,17 @@ describe('explore over native nftables', () => {
     });
   }
 
+  it('numgen random: each draw is a branch with its probability (1/2 each for mod 2), as connect --enumerate gives', () => {
+    const rules = 'table ip t {\n\tchain out { type nat hook output priority -100; policy accept;\n\t\ttcp dport 80 numgen random mod 2 vmap { 0 : jump a, 1 : accept }\n\t}\n\tchain a {\n\t\tmeta l4proto tcp redirect to :15001\n\t}\n}\n';
+    const branches = new Netns({ rules, listen: [15001] }).connectAll({ from: 'local', uid: 0, dst: '10.1.1.1:80', sport: 41000 } as never, { trace: false });
+    expect(branches.map((b) => [b.outcome, b.port, b.probability])).toEqual([['local', 15001, 0.5], ['remote', 80, 0.5]]);
+    const r = explore({ rules, listen: [15001], from: 'local', family: 4 });
+    const c = classOf(r, { uid: 0, gid: 0, dst: '10.1.1.1:80' })!;
+    expect(c.outcome).toBe('random');
+    expect(c.alternatives!.map((o) => [o.outcome, o.probability])).toEqual([['local', 0.5], ['remote', 0.5]]);
+    expect(classOf(r, { uid: 0, gid: 0, dst: '10.1.1.1:81' })!.outcome).toBe('remote');
+  });
+
   const refused = (rules: string, what: RegExp): void => {
     let caught: unknown;
     try {
