@@ -404,9 +404,12 @@ interface Signature {
  * `Netns.connect` (in a namespace with no earlier connections, with the same source port) gives
  * the outcome of the class that holds it.
  *
+ * iptables rules and native nft rules (`nft` option, or nft text as `rules`) are explored alike,
+ * alone or together.
+ *
  * Throws `UNSUPPORTED` naming the rule when a match cannot be split exactly (`recent`,
- * `statistic --mode nth`, conntrack tuple tests, masks that are not prefixes, DNAT to an address
- * range).
+ * `statistic --mode nth`, nft `limit` and `numgen inc`, masks that are not prefixes, DNAT to an
+ * address range).
  *
  * @example
  * ```ts
