@@ -101,6 +101,12 @@ export function tcpNextState(state: number, dir: number, flags: number): number 
   return next >= S_IV ? state : next;
 }
 
+/** What {@link ConntrackTable.tcpStep} made of a packet. */
+export const TCP_STEP = { VALID: 0, IGNORED: 1, INVALID: 2, REOPEN: 3 } as const;
+/** `tcpLast` with no packet seen yet, and its close-begun bit. */
+const TCP_LAST_NONE = 7;
+const TCP_LAST_CLOSE_INIT = 16;
+
 /** Where an entry's slot stands. */
 const FREE = 0;
 const UNCONFIRMED = 1;
@@ -145,7 +151,7 @@ export interface ConntrackSnapshot {
   readonly expires: number;
 }
 
-const TCP_STATE_NAMES = ['NONE', 'SYN_SENT', 'SYN_RECV', 'ESTABLISHED', 'FIN_WAIT', 'CLOSE_WAIT', 'LAST_ACK', 'TIME_WAIT', 'CLOSE', 'SYN_SENT2'] as const;
+export const TCP_STATE_NAMES = ['NONE', 'SYN_SENT', 'SYN_RECV', 'ESTABLISHED', 'FIN_WAIT', 'CLOSE_WAIT', 'LAST_ACK', 'TIME_WAIT', 'CLOSE', 'SYN_SENT2'] as const;
 
 const INITIAL_CAPACITY = 16;
 /** The hash of a table that has never confirmed anything: one empty slot, never written. */
@@ -181,6 +187,12 @@ export class ConntrackTable {
   private confirmedAt = NO_U32;
   /** {@link TCP_CT} state of a TCP entry. */
   tcpState = NO_U8;
+  /**
+   * TCP history `tcp_packet` keeps: the last valid or ignored packet's table row (bits 0–2, 7
+   * for none) and direction (bit 3), and whether a FIN began a close (bit 4,
+   * `IP_CT_TCP_FLAG_CLOSE_INIT` of either side).
+   */
+  private tcpLast = NO_U8;
   /** When the entry's timer fires, on the namespace's clock (seconds). */
   expires = NO_F64;
   /** Timers of confirmed entries: a binary min-heap on (time, entry, id), checked lazily. */
@@ -237,6 +249,7 @@ export class ConntrackTable {
     this.confirmedAt = u32(this.confirmedAt);
     this.state = u8(this.state);
     this.tcpState = u8(this.tcpState);
+    this.tcpLast = u8(this.tcpLast);
     const expires = new Float64Array(capacity);
     expires.set(this.expires);
     this.expires = expires;
@@ -292,6 +305,7 @@ export class ConntrackTable {
     this.id[e] = this.nextId++;
     this.state[e] = UNCONFIRMED;
     this.tcpState[e] = TCP_CT.NONE;
+    this.tcpLast[e] = TCP_LAST_NONE;
     this.expires[e] = 0;
     return e;
   }
@@ -480,6 +494,46 @@ export class ConntrackTable {
   // ---- timers --------------------------------------------------------------------------------
 
   /**
+   * `nf_conntrack_tcp_packet`'s state step for a packet of an existing entry, by the kernel's
+   * table: {@link TCP_STEP.VALID} moves the state on and re-arms the timer (as {@link refresh});
+   * {@link TCP_STEP.IGNORED} lets the packet through with the entry, state and timer untouched (a
+   * SYN in ESTABLISHED, a SYN-ACK the entry does not expect); {@link TCP_STEP.INVALID} takes the
+   * entry from the packet (an ACK while the entry is still SYN_SENT); {@link TCP_STEP.REOPEN}
+   * asks for the entry to be killed and the packet looked up again (a SYN after a close or an
+   * abort by the same side).
+   */
+  tcpStep(e: number, dir: number, flags: number, now: number): number {
+    const i = tcpIndex(flags);
+    if (i < 0) return TCP_STEP.INVALID;
+    const old = this.tcpState[e]!;
+    let next = TCP_CONNTRACKS[dir]![i]![old]!;
+    const last = this.tcpLast[e]!;
+    const lastIndex = last & 7;
+    const lastDir = (last >> 3) & 1;
+    if (next === TCP_CT.SYN_SENT && old >= TCP_CT.TIME_WAIT) {
+      if (last & TCP_LAST_CLOSE_INIT || (lastDir === dir && lastIndex === 4)) return TCP_STEP.REOPEN;
+      next = S_IG;
+    }
+    if (next === S_IG) {
+      // b) a SYN-ACK answering a SYN the entry ignored: the ends are in step, the entry catches up.
+      if (i === 1 && lastIndex === 0 && lastDir !== dir) next = TCP_CT.SYN_RECV;
+      else {
+        this.tcpLast[e] = (last & TCP_LAST_CLOSE_INIT) | (dir << 3) | i;
+        return TCP_STEP.IGNORED;
+      }
+    }
+    if (next === S_IV) return TCP_STEP.INVALID;
+    let l = (last & TCP_LAST_CLOSE_INIT) | (dir << 3) | i;
+    if (old !== next && next === TCP_CT.FIN_WAIT) l |= TCP_LAST_CLOSE_INIT;
+    this.tcpLast[e] = l;
+    this.tcpState[e] = next;
+    let timeout = TCP_TIMEOUTS[next]!;
+    if (!(this.status[e]! & CT_STATUS.SEEN_REPLY) && timeout > TCP_TIMEOUT_UNACK) timeout = TCP_TIMEOUT_UNACK;
+    this.expires[e] = now + timeout;
+    return TCP_STEP.VALID;
+  }
+
+  /**
    * `nf_conntrack_*_packet`: moves the entry's state on for a packet of direction `dir` and
    * (re)arms its timer from `now` with the kernel's default timeout for the new state.
    */
@@ -487,8 +541,11 @@ export class ConntrackTable {
     const proto = this.proto[e]!;
     let timeout: number;
     if (proto === 6) {
-      const next = tcpNextState(this.tcpState[e]!, dir, flags);
+      const old = this.tcpState[e]!;
+      const next = tcpNextState(old, dir, flags);
       this.tcpState[e] = next;
+      const i = tcpIndex(flags);
+      if (i >= 0) this.tcpLast[e] = (this.tcpLast[e]! & TCP_LAST_CLOSE_INIT) | (dir << 3) | i | (old !== next && next === TCP_CT.FIN_WAIT ? TCP_LAST_CLOSE_INIT : 0);
       timeout = TCP_TIMEOUTS[next]!;
       if (!(this.status[e]! & CT_STATUS.SEEN_REPLY) && timeout > TCP_TIMEOUT_UNACK) timeout = TCP_TIMEOUT_UNACK;
     } else if (proto === 17 || proto === 136) {
@@ -675,6 +732,7 @@ export class ConntrackTable {
     t.id.set(this.id);
     t.confirmedAt.set(this.confirmedAt);
     t.tcpState.set(this.tcpState);
+    t.tcpLast.set(this.tcpLast);
     t.expires.set(this.expires);
     t.heapTime = this.heapTime.slice();
     t.heapEntry = this.heapEntry.slice();

@@ -21,7 +21,8 @@ import {
   IP_CT_DIR_ORIGINAL,
   IP_CT_DIR_REPLY,
   NF_NAT_MANIP_DST,
-  TCP_CT,
+  TCP_STATE_NAMES as TCP_STATE_NAME,
+  TCP_STEP,
   NF_NAT_MANIP_SRC,
   T_DPORT,
   T_DST,
@@ -475,33 +476,43 @@ export class Kernel implements TargetHost {
     // returns before): a RST coming back in on lo can be untracked by raw, an ICMP error cannot.
     if (!icmpError) p.ctAttachedNone = false;
     let ref = table.lookup(p.zone, p.proto, p.src, p.sport, p.dst, p.dport);
-    if (ref >= 0 && p.proto === PROTO.TCP && table.tcpState[ref >> 1] === TCP_CT.TIME_WAIT && (p.tcpFlags & (TCP_FLAGS.SYN | TCP_FLAGS.ACK | TCP_FLAGS.RST)) === TCP_FLAGS.SYN) {
-      // nf_conntrack_tcp_packet: a SYN in TIME_WAIT after a close re-opens the connection: the old
-      // entry is killed and the packet looked up again (-NF_REPEAT), which makes a new one.
-      const old = ref >> 1;
-      if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'reopen', state: 'NEW', direction: (ref & 1) === 0 ? 'ORIGINAL' : 'REPLY', zone: table.zone[old]!, id: table.id[old]! });
-      table.remove(old);
-      ref = -1;
-    }
     if (ref >= 0) {
       const e = ref >> 1;
       const dir = ref & 1;
       const status = table.status;
-      let state: number;
-      if (dir === IP_CT_DIR_REPLY) {
-        status[e] = status[e]! | CT_STATUS.SEEN_REPLY;
-        state = CT_STATE.ESTABLISHED;
-      } else {
-        state = status[e]! & CT_STATUS.SEEN_REPLY ? CT_STATE.ESTABLISHED : CT_STATE.NEW;
-        if (state === CT_STATE.ESTABLISHED && p.proto === PROTO.TCP && p.tcpFlags & TCP_FLAGS.ACK) status[e] = status[e]! | CT_STATUS.ASSURED;
-        if (state === CT_STATE.ESTABLISHED && p.proto !== PROTO.TCP) status[e] = status[e]! | CT_STATUS.ASSURED;
+      // resolve_normal_ct: the packet's ctinfo.
+      const state = dir === IP_CT_DIR_REPLY || status[e]! & CT_STATUS.SEEN_REPLY ? CT_STATE.ESTABLISHED : CT_STATE.NEW;
+      let step: number = TCP_STEP.VALID;
+      if (p.proto === PROTO.TCP) {
+        const before = table.tcpState[e]!;
+        step = table.tcpStep(e, dir, p.tcpFlags, this.now);
+        if (step === TCP_STEP.REOPEN) {
+          // nf_conntrack_tcp_packet: a SYN after a close (or after this side's RST) re-opens the
+          // connection: the old entry is killed and the packet looked up again (-NF_REPEAT),
+          // which makes a new one.
+          if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'reopen', state: 'NEW', direction: dir === 0 ? 'ORIGINAL' : 'REPLY', zone: table.zone[e]!, id: table.id[e]!, reason: `the entry was ${TCP_STATE_NAME[before]}` });
+          table.remove(e);
+          ref = -1;
+        } else if (step === TCP_STEP.INVALID) {
+          // tcp_packet returns -NF_ACCEPT: the packet goes on without its entry, INVALID.
+          p.setConntrack(table, -1, IP_CT_DIR_ORIGINAL, CT_STATE.INVALID);
+          if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'invalid', state: 'INVALID', direction: dir === 0 ? 'ORIGINAL' : 'REPLY', zone: table.zone[e]!, id: table.id[e]!, reason: `${flagText(p.tcpFlags)} in state ${TCP_STATE_NAME[before]}` });
+          return true;
+        }
       }
-      table.refresh(e, dir, p.tcpFlags, this.now);
-      p.setConntrack(table, e, dir, state);
-      if (tr !== null) {
-        tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'found', state: stateName(state), direction: dir === 0 ? 'ORIGINAL' : 'REPLY', zone: table.zone[e]!, id: table.id[e]! });
+      if (ref >= 0) {
+        if (dir === IP_CT_DIR_REPLY) status[e] = status[e]! | CT_STATUS.SEEN_REPLY;
+        else if (state === CT_STATE.ESTABLISHED && (p.proto !== PROTO.TCP || p.tcpFlags & TCP_FLAGS.ACK)) status[e] = status[e]! | CT_STATUS.ASSURED;
+        if (p.proto !== PROTO.TCP) table.refresh(e, dir, p.tcpFlags, this.now);
+        p.setConntrack(table, e, dir, state);
+        if (tr !== null) {
+          tr.push({
+            packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'found', state: stateName(state), direction: dir === 0 ? 'ORIGINAL' : 'REPLY', zone: table.zone[e]!, id: table.id[e]!,
+            ...(step === TCP_STEP.IGNORED ? { reason: `${flagText(p.tcpFlags)} ignored in state ${TCP_STATE_NAME[table.tcpState[e]!]}: the entry is kept as it was` } : {}),
+          });
+        }
+        return true;
       }
-      return true;
     }
     if (icmpError) {
       // icmp_error_message / icmpv6_error_message: an error about no connection of the table is
@@ -871,6 +882,16 @@ export class Kernel implements TargetHost {
     if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'socket', result: 'delivered', address: addressText(p.dst, p.family), port: p.dport, socket: describeSocket(s, how) });
     return { kind: 'local', socket: s, p };
   }
+}
+
+/** TCP flags as a trace names them: SYN, SYN-ACK, FIN-ACK, RST-ACK, ACK. */
+function flagText(f: number): string {
+  const names: string[] = [];
+  if (f & TCP_FLAGS.SYN) names.push('SYN');
+  if (f & TCP_FLAGS.FIN) names.push('FIN');
+  if (f & TCP_FLAGS.RST) names.push('RST');
+  if (f & TCP_FLAGS.ACK) names.push('ACK');
+  return names.length === 0 ? 'a segment without flags' : names.join('-');
 }
 
 function stateName(bit: number): 'NEW' | 'ESTABLISHED' | 'RELATED' | 'INVALID' | 'UNTRACKED' {

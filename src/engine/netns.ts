@@ -5,7 +5,7 @@
  * @module
  */
 import { CT_STATE, TCP_FLAGS } from '../model/packet.js';
-import type { SocketView } from '../model/packet.js';
+import type { PacketSocket, SocketView } from '../model/packet.js';
 import type { Family, Ruleset } from '../model/types.js';
 import { NetfilterSimError, diagnostic } from '../errors.js';
 import type { Diagnostic } from '../errors.js';
@@ -19,7 +19,7 @@ import type { NftRuleset } from '../nftables/model.js';
 import { NftEngine } from './nft.js';
 import { LoweredNftEngine } from './nft-lower.js';
 import { PROTO } from './constants.js';
-import { ConntrackTable, IP_CT_DIR_ORIGINAL, TCP_CT, T_DPORT, T_DST, T_SRC, addressText, formatEndpoint, sameAddr } from './conntrack.js';
+import { ConntrackTable, IP_CT_DIR_ORIGINAL, IP_CT_DIR_REPLY, NF_NAT_MANIP_SRC, TCP_CT, T_DPORT, T_DST, T_SPORT, T_SRC, addressText, formatEndpoint, sameAddr } from './conntrack.js';
 import type { ConntrackSnapshot } from './conntrack.js';
 import { LoweredEvaluator } from './evaluate.js';
 import type { RuleCounter, TableEvaluator } from './evaluate.js';
@@ -507,6 +507,7 @@ export class Netns {
       statisticRandom: (probability) => this.statisticRandom(probability),
       now: () => this.clock,
       connCount: (family, addr, prefix, daddr) => this.connCount(family, addr, prefix, daddr),
+      socketLookup: (p) => this.socketOf(p),
       recentTable: (name) => {
         let t = this.recent.get(name);
         if (t === undefined) {
@@ -905,6 +906,17 @@ export class Netns {
   }
 
   /** `connect()` found no free source port: it fails with EADDRNOTAVAIL before any packet. */
+  /** connect() fails before any packet leaves: the caller sees the system call's error. */
+  private refuseConnect(dst: Endpoint, family: Family, label: string, errno: string, why: string, tr: TraceRecorder | null): ConnectResult {
+    const to = addressText(dst.addr, family);
+    if (tr !== null) {
+      tr.packet = 0;
+      tr.label = label;
+      tr.push({ packet: 0, label, type: 'route', hook: null, dst: to, result: 'unreachable', dev: null, via: null, src: null, table: null, reason: why });
+    }
+    return this.result('refused', dst.addr, dst.port, family, null, `connect(): ${errno}: ${why} (${to})`, tr, errno);
+  }
+
   private noPort(family: Family, src: readonly number[], dst: Endpoint, label: string, tr: TraceRecorder | null): ConnectResult {
     const range = `${this.portLow}–${this.portHigh}`;
     const why = `connect(): EADDRNOTAVAIL: no free source port in ${range} from ${addressText(src, family)} to ${formatEndpoint(dst.addr, dst.port, family)}`;
@@ -962,6 +974,10 @@ export class Netns {
         src = a.addr.slice();
       }
       const mark = (spec.mark ?? 0) >>> 0;
+      // tcp_v6_connect refuses a multicast destination before routing.
+      if (family === 6 && proto === PROTO.TCP && dst.addr[0]! >>> 24 === 0xff) {
+        return this.refuseConnect(dst, family, label, 'ENETUNREACH', 'a TCP connection cannot go to a multicast address', tr);
+      }
       // connect(): ip_route_connect picks the source address from the route.
       const route = this.routing.routeOutput(family, dst.addr, mark, src);
       const srcAddr = src ?? (route.src ? route.src.slice() : null);
@@ -974,6 +990,16 @@ export class Netns {
         // connect() fails at once with the route's error (fib_props): the caller sees a refusal.
         const errno = route.type === 'prohibit' ? 'EACCES' : route.type === 'blackhole' ? 'EINVAL' : route.table === 0 || route.type !== 'unreachable' ? 'ENETUNREACH' : 'EHOSTUNREACH';
         return this.result('refused', dst.addr, dst.port, family, null, `connect(): ${errno}: no route to ${addressText(dst.addr, family)}`, tr, errno);
+      }
+      // tcp_v4_connect: a broadcast or multicast route (RTCF_BROADCAST, RTCF_MULTICAST) refuses a
+      // connection; ip4_datagram_connect refuses a broadcast without SO_BROADCAST.
+      if (family === 4) {
+        const d = dst.addr[0]! >>> 0;
+        const broadcast = route.type === 'broadcast' || d === 0xffffffff;
+        if (proto === PROTO.TCP && (broadcast || d >>> 28 === 0xe)) {
+          return this.refuseConnect(dst, family, label, 'ENETUNREACH', `a TCP connection cannot go to a ${broadcast ? 'broadcast' : 'multicast'} address`, tr);
+        }
+        if (proto === PROTO.UDP && broadcast) return this.refuseConnect(dst, family, label, 'EACCES', 'a broadcast address without SO_BROADCAST', tr);
       }
       // A local route (a policy `local default dev lo` for the socket's mark) to an address the
       // host does not own gives that address as the source, which output routing then refuses:
@@ -1159,7 +1185,6 @@ export class Netns {
     const syn = first.p;
     const family = syn.family;
     let server: ServerEnd;
-    let origin: string | null = null;
     switch (first.kind) {
       case 'dropped':
         if (first.reject) return this.answer(client, syn, first.reject, `rejected (${first.reject})`, tr);
@@ -1180,12 +1205,11 @@ export class Netns {
         if (l.kind !== 'listener') return this.result('dropped', syn.dst, syn.dport, family, null, 'the SYN reached an established connection', tr);
         const req: SocketRecord = {
           kind: 'connection', family, proto: PROTO.TCP, local: syn.dst.slice(), localPort: syn.dport, remote: syn.src.slice(), remotePort: syn.sport,
-          owner: l.owner, transparent: l.transparent, listener: l,
+          owner: l.owner, transparent: l.transparent, listener: l, halfOpen: true,
         };
         this.kernel.sockets.addConnection(req);
         this.opened.push(req);
         server = { kind: 'socket', socket: req };
-        origin = origDst(syn);
         break;
       }
       case 'wire': {
@@ -1219,19 +1243,52 @@ export class Netns {
       const c = client.socket;
       ack = this.packet(family, PROTO.TCP, c.local!.slice(), c.localPort, c.remote!.slice(), c.remotePort, TCP_FLAGS.ACK);
       const r3 = this.sendFrom(client, ack, c.owner, c, 2, 'ACK', tr);
-      if (!this.arrived(r3, server)) return this.failure(r3, tr, 'the ACK', client, true, 2);
+      if (!this.arrived(r3, server)) return this.misdirected(r3, client, tr) ?? this.failure(r3, tr, 'the ACK', client, true, 2);
     } else {
       ack = this.packet(family, PROTO.TCP, client.addr.slice(), client.port, client.dstAddr.slice(), client.dstPort, TCP_FLAGS.ACK);
       const r3 = this.sendFrom(client, ack, null, null, 2, 'ACK', tr);
-      if (!this.arrived(r3, server)) return this.failure(r3, tr, 'the ACK', client, true, 2);
+      if (!this.arrived(r3, server)) return this.misdirected(r3, client, tr) ?? this.failure(r3, tr, 'the ACK', client, true, 2);
     }
     this.handshakeDone = true;
+    if (server.kind === 'socket') server.socket.halfOpen = false;
     const closed = this.closing ? this.close(client, server, family, tr) : '';
     if (server.kind === 'socket') {
       const s = server.socket;
-      return this.result('local', s.local, s.localPort, family, origin, `accepted by ${describe(s.listener ?? s)}${closed}`, tr, undefined, formatEndpoint(s.remote!, s.remotePort, family));
+      return this.result('local', s.local, s.localPort, family, this.originalDst(s), `accepted by ${describe(s.listener ?? s)}${closed}`, tr, undefined, formatEndpoint(s.remote!, s.remotePort, family));
     }
     return this.result('remote', server.addr, server.port, family, null, `connected through ${server.dev}${closed}`, tr, undefined, formatEndpoint(server.clientAddr, server.clientPort, family));
+  }
+
+  /**
+   * The client's ACK reached a TCP other than the one that answered its SYN (a NAT rule applied
+   * to the ACK alone, when conntrack never saw the SYN): a listener or a closed port there has no
+   * such connection and answers with a RST (`tcp_v4_send_reset`: the ACK's acknowledgment number
+   * as its sequence, no ACK flag), which resets the client's connection when it reaches it.
+   * Returns null when the ACK met no TCP (dropped, or lost on the way).
+   */
+  private misdirected(r: PathResult, client: ClientEnd, tr: TraceRecorder | null): ConnectResult | null {
+    const p = r.p;
+    const family = p.family;
+    const rst = this.packet(family, PROTO.TCP, p.dst.slice(), p.dport, p.src.slice(), p.sport, TCP_FLAGS.RST);
+    let back: PathResult;
+    let where: string;
+    if (r.kind === 'local' || r.kind === 'refused') {
+      if (r.kind === 'local' && r.socket.kind !== 'listener') return null;
+      const l = r.kind === 'local' ? r.socket : this.kernel.sockets.listener(family, PROTO.TCP, p.dst, p.dport);
+      where = l !== null ? `${describe(l)}, which has no such connection` : `${formatEndpoint(p.dst, p.dport, family)}, where no socket listens`;
+      // The reset leaves from the kernel's control socket (IPv4) or unowned (IPv6), as for a SYN.
+      rst.socket = family === 4 ? KERNEL_SOCKET : null;
+      rst.checkSource = true;
+      this.startPacket(tr, 3, 'RST', rst, 'local', null);
+      back = this.kernel.sendLocal(rst, tr);
+    } else if (r.kind === 'wire' && !isMartianOnWire(p)) {
+      where = `${formatEndpoint(p.dst, p.dport, family)}, which has no such connection`;
+      const peer: ServerEnd = { kind: 'peer', dev: r.dev.name, family, addr: p.dst.slice(), port: p.dport, clientAddr: p.src.slice(), clientPort: p.sport };
+      back = this.sendFrom(peer, rst, null, null, 3, 'RST', tr);
+    } else return null;
+    const why = `the ACK reached ${where}`;
+    if (this.arrived(back, client)) return this.result('refused', p.dst, p.dport, family, null, `${why}: connection reset`, tr);
+    return this.failure(back, tr, `${why}; its RST`, client, false, 3);
   }
 
   /**
@@ -1273,6 +1330,47 @@ export class Netns {
     return lost === null ? '; closed (client in TIME_WAIT)' : `; the close did not complete: ${lost}`;
   }
 
+  /**
+   * `nf_sk_lookup_slow_v4`/`_v6` for an arriving packet: the socket TPROXY assigned it, else the
+   * connection with its 4-tuple (any state: a request, TIME_WAIT), else the listener of its
+   * destination. An IPv4 answer of a source-NATed connection is looked up by the original
+   * source it is coming back to. ICMP errors carry the packet they answer, which the engine does
+   * not keep: for them no socket is found (documented).
+   */
+  private socketOf(p: PacketState): PacketSocket | null {
+    // A locally generated packet still carries its socket (skb->sk) in OUTPUT and POSTROUTING.
+    let s: SocketRecord | null = p.assignedSocket ?? (p.inIface === null ? p.sender : null);
+    if (s === null) {
+      if (p.proto !== PROTO.TCP && p.proto !== PROTO.UDP) return null;
+      let daddr: readonly number[] = p.dst;
+      let dport = p.dport;
+      const e = p.ctEntry;
+      const t = p.ctTable;
+      if (p.family === 4 && e >= 0 && t !== null && p.ctDir === IP_CT_DIR_REPLY && p.ctState === CT_STATE.ESTABLISHED && t.natDone[e]! & NF_NAT_MANIP_SRC) {
+        daddr = t.readAddr(e, IP_CT_DIR_ORIGINAL, T_SRC, []);
+        dport = t.port(e, IP_CT_DIR_ORIGINAL, T_SPORT);
+      }
+      const sockets = this.kernel.sockets;
+      s = sockets.find(p.family, p.proto, daddr, dport, p.src, p.sport) ?? sockets.listener(p.family, p.proto, daddr, dport);
+      if (s === null) return null;
+    }
+    return { wildcard: s.local === null, transparent: s.transparent, full: s.halfOpen !== true && s.timeWaitUntil === undefined, mark: s.mark ?? 0 };
+  }
+
+  /**
+   * `SO_ORIGINAL_DST` on an accepted socket (`getorigdst`): the connection conntrack holds for the
+   * socket's own addresses, in the default zone and either direction, gives its original
+   * destination. Whatever packets of the exchange went untracked or into another zone, the
+   * lookup finds the entry that a later packet made.
+   */
+  private originalDst(s: SocketRecord): string | null {
+    const t = this.kernel.conntrack;
+    const ref = t.lookup(0, s.proto, s.local!, s.localPort, s.remote!, s.remotePort);
+    if (ref < 0) return null;
+    const e = ref >> 1;
+    return formatEndpoint(t.readAddr(e, IP_CT_DIR_ORIGINAL, T_DST, []), t.port(e, IP_CT_DIR_ORIGINAL, T_DPORT), s.family);
+  }
+
   /** A packet from one end of an established exchange to the other. */
   private endPacket(end: ClientEnd | ServerEnd, family: Family, flags: number): PacketState {
     if (end.kind === 'socket') {
@@ -1289,7 +1387,7 @@ function describe(s: SocketRecord): string {
   return `${s.kind === 'listener' ? 'the listener' : 'the socket'} ${s.family === 6 ? `[${a}]` : a}:${s.localPort}${s.transparent ? ' (IP_TRANSPARENT)' : ''}`;
 }
 
-/** `SO_ORIGINAL_DST` on the socket that received `p`: the original tuple's destination (default zone only). */
+/** `SO_ORIGINAL_DST` for the socket that received `p` (a datagram): its connection's original destination (default zone only). */
 function origDst(p: PacketState): string | null {
   const e = p.ctEntry;
   const t = p.ctTable;

@@ -405,10 +405,16 @@ export class NftEngine {
         // oif / oifname: where a reply would be routed; "missing" when nothing routes it.
         return bits & ADDR_TYPE.UNREACHABLE ? 0n : 1n;
       }
-      case 'socket':
-        if (sel.key === 'transparent') return p.assignedSocket?.transparent ? 1n : 0n;
-        if (sel.key === 'wildcard') return p.assignedSocket?.local === null ? 1n : 0n;
-        return BigInt(p.mark >>> 0);
+      case 'socket': {
+        // nft_socket_eval: the packet's socket, else a lookup as for an arriving packet; no
+        // socket (or a key a request or TIME_WAIT socket lacks) breaks the rule.
+        const sk = p.socketLookup();
+        if (sk === null) return null;
+        if (sel.key === 'transparent') return sk.transparent ? 1n : 0n;
+        if (!sk.full) return null;
+        if (sel.key === 'wildcard') return sk.wildcard ? 1n : 0n;
+        return BigInt(sk.mark >>> 0);
+      }
       case 'numgen': {
         if (sel.mode === 'inc') {
           const n = this.numgenCounters.get(sel) ?? 0;

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { PacketView, SocketView } from '../model/packet.js';
+import type { PacketSocket, PacketView, SocketView } from '../model/packet.js';
 import type { Family, HookName, TableName } from '../model/types.js';
 import { ConntrackViewImpl } from './conntrack.js';
 import type { ConntrackTable } from './conntrack.js';
@@ -20,6 +20,8 @@ export interface PacketHost {
   readonly connCount?: (family: Family, addr: readonly number[], prefix: number, daddr: boolean) => number;
   /** The namespace's `recent` lists. */
   readonly recentTable?: (name: string) => Map<string, { stamps: number[]; ttl: number }>;
+  /** The namespace's socket lookup for an arriving packet (`-m socket`). */
+  readonly socketLookup?: (p: PacketState) => PacketSocket | null;
 }
 
 /** A socket of the namespace (listener, connecting or accepted). @internal */
@@ -40,6 +42,8 @@ export interface SocketRecord {
   readonly listener: SocketRecord | null;
   /** In TIME_WAIT after an active close: when it ends (seconds on the namespace's clock). */
   timeWaitUntil?: number;
+  /** An accepted connection still waiting for the client's ACK (a request socket, not a full one). */
+  halfOpen?: boolean;
 }
 
 /** The packet state the engine threads through the hooks. @internal */
@@ -148,6 +152,14 @@ export class PacketState implements PacketView {
 
   recentTable(name: string): Map<string, { stamps: number[]; ttl: number }> {
     return this.host.recentTable ? this.host.recentTable(name) : new Map();
+  }
+
+  setMark(mark: number): void {
+    this.mark = mark >>> 0;
+  }
+
+  socketLookup(): PacketSocket | null {
+    return this.host.socketLookup ? this.host.socketLookup(this) : null;
   }
 
   connCount(addr: readonly number[], prefix: number, daddr: boolean): number {

@@ -126,7 +126,7 @@ export interface ConntrackEvent extends TraceEventBase {
   /**
    * `new` entry created, `found` in the table, `attached` (the packet already carries its entry:
    * loopback re-entry), `untracked` (NOTRACK), `invalid`, `confirm` (inserted into the table),
-   * `reopen` (a SYN met the entry of a closed connection in TIME_WAIT: that entry is removed and
+   * `reopen` (a SYN met the entry of a closed or aborted connection: that entry is removed and
    * a new one made; `id` is the removed entry's).
    */
   readonly action: 'new' | 'found' | 'attached' | 'untracked' | 'invalid' | 'confirm' | 'reopen';
@@ -134,6 +134,12 @@ export interface ConntrackEvent extends TraceEventBase {
   readonly direction: 'ORIGINAL' | 'REPLY' | null;
   readonly zone: number;
   readonly id: number | null;
+  /**
+   * Why TCP tracking judged the packet as it did: for `invalid`, the segment and the state it met
+   * (an ACK while the entry is SYN_SENT); for `found`, present when the segment was ignored (the
+   * entry's state and timer are kept); for `reopen`, the state of the entry removed.
+   */
+  readonly reason?: string;
 }
 
 /** A NAT binding decided by a rule, or a null binding, or a binding applied to the packet. */

@@ -294,13 +294,37 @@ export function isLocal(setup: CaptureSetup, e: Endpoint): boolean {
   return false;
 }
 
-/** Not a unicast address (or port) a TCP connection can go to or come from. */
+/**
+ * The IPv4 broadcast addresses of the setup's namespace: each interface subnet's (a prefix
+ * shorter than /31) and loopback's 127.255.255.255.
+ * @internal
+ */
+export function broadcastsOf(setup: CaptureSetup): number[] {
+  const out = [0x7fffffff];
+  for (const iface of interfacesOf(setup)) {
+    for (const a of iface.addresses) {
+      const m = /^([^/]+)\/(\d+)$/.exec(a);
+      const addr = m ? parseAddress(m[1]!, 4) : null;
+      const prefix = m ? Number(m[2]) : 32;
+      if (addr === null || prefix >= 31) continue;
+      const host = prefix === 0 ? 0xffffffff : (2 ** (32 - prefix) - 1) >>> 0;
+      const b = (addr[0]! | host) >>> 0;
+      if (!out.includes(b)) out.push(b);
+    }
+  }
+  return out;
+}
+
+/**
+ * Not a unicast address (or port) a TCP connection can go to or come from: with the setup, its
+ * namespace's broadcast addresses too (connect() to one fails).
+ */
 /** @internal */
-export function isSpecial(e: Endpoint): boolean {
+export function isSpecial(e: Endpoint, setup?: CaptureSetup): boolean {
   if (e.port === 0) return true;
   if (e.family === 4) {
     const first = e.addr[0]! >>> 24;
-    return first === 0 || first >= 224;
+    return first === 0 || first >= 224 || (setup !== undefined && broadcastsOf(setup).includes(e.addr[0]! >>> 0));
   }
   const top = e.addr[0]! >>> 16;
   return e.addr.every((w) => w === 0) || top >>> 8 === 0xff || (top & 0xffc0) === 0xfe80;
@@ -329,7 +353,7 @@ export function dnsPort(setup: CaptureSetup, port: number): boolean {
 export function expectOutbound(setup: CaptureSetup, probe: LawProbe & { from: 'local' }): Expectation {
   const dst = unmapped(parseEndpointText(probe.dst));
   const o = setup.outbound ?? {};
-  if (dnsPort(setup, dst.port) || isSpecial(dst)) return { kind: 'free' };
+  if (dnsPort(setup, dst.port) || isSpecial(dst, setup)) return { kind: 'free' };
   if (inRanges(dst.port, o.excludedPorts)) return { kind: 'bypass', why: `port ${dst.port} is an excluded outbound port` };
   if (isLocal(setup, dst)) return { kind: 'free' };
   if ((o.excludedInterfaces ?? []).includes('eth0')) return { kind: 'bypass', why: 'eth0, the interface it leaves through, is excluded' };
@@ -352,7 +376,7 @@ export function expectInbound(setup: CaptureSetup, probe: LawProbe & { from: 're
   const i = setup.inbound;
   const dst = parseEndpointText(probe.dst);
   const src = parseAddress(probe.src, dst.family);
-  if (!i || setup.proxy.inboundPort === undefined || !src || !isLocal(setup, dst) || isSpecial(dst) || isSpecial({ ...dst, addr: src })) return { kind: 'free' };
+  if (!i || setup.proxy.inboundPort === undefined || !src || !isLocal(setup, dst) || isSpecial(dst, setup) || isSpecial({ ...dst, addr: src }, setup)) return { kind: 'free' };
   if (isLocal(setup, { ...dst, addr: src })) return { kind: 'free' };
   // Loopback is not an address a remote client reaches (IPv6 drops ::1 off lo before any hook).
   if (dst.family === 4 ? dst.addr[0]! >>> 24 === 127 : dst.addr.every((w, k) => w === (k === 3 ? 1 : 0))) return { kind: 'free' };
@@ -621,10 +645,10 @@ export function nonTcpNeverRedirected(setup: CaptureSetup, probe: LawProbe): Cou
   expectArgument(probe, 'object', 'probe');
   if ((probe.proto ?? 'tcp') === 'tcp') return undefined;
   const dst = parseEndpointText(probe.dst);
-  if (dnsPort(setup, dst.port) || isSpecial(dst)) return undefined;
+  if (dnsPort(setup, dst.port) || isSpecial(dst, setup)) return undefined;
   if (probe.from === 'remote') {
     const src = parseAddress(probe.src, dst.family);
-    if (!src || isSpecial({ ...dst, addr: src }) || isLocal(setup, { ...dst, addr: src })) return undefined;
+    if (!src || isSpecial({ ...dst, addr: src }, setup) || isLocal(setup, { ...dst, addr: src })) return undefined;
   }
   const r = run(setup, probe);
   if (!redirected(r.result, probe, r.tproxied)) return undefined;

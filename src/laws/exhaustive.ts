@@ -22,7 +22,7 @@ import { printIptablesSave } from '../print/save.js';
 import { parseCidr } from '../syntax/address.js';
 import {
   APP_TRAFFIC_REACHES_PROXY, EXCLUDED_NEVER_REDIRECTED, INBOUND_REACHES_PROXY, NON_TCP_NEVER_REDIRECTED, PROXY_NEVER_CAPTURES_ITSELF,
-  addressedTo, dnsPort, expectInbound, expectOutbound, interfacesOf, isLocal, isProxy, isSpecial, parseEndpointText, parsed,
+  addressedTo, broadcastsOf, dnsPort, expectInbound, expectOutbound, interfacesOf, isLocal, isProxy, isSpecial, parseEndpointText, parsed,
 } from './capture.js';
 import type { CaptureSetup } from './capture.js';
 import { connectCommand } from './counterexample.js';
@@ -129,6 +129,7 @@ function lawCuts(setup: CaptureSetup, from: 'local' | 'remote', family: Family):
   for (const f of addrFields) {
     for (const t of special) add(f, cidrRange(t, family));
     for (const iface of interfacesOf(setup)) for (const a of iface.addresses) add(f, cidrRange(a.replace(/\/\d+$/, ''), family));
+    if (family === 4) for (const b of broadcastsOf(setup)) add(f, [BigInt(b), BigInt(b)]);
   }
   const cidrList = (l: '*' | readonly string[] | undefined): readonly string[] => (l === undefined || l === '*' ? [] : l);
   for (const t of [...(o.excludedDestinations ?? []), ...cidrList(o.includedDestinations)]) add('dst', cidrRange(t, family));
@@ -355,10 +356,10 @@ export function proveNonTcpNeverRedirected(setup: CaptureSetup): LawProof {
   expectFields(setup, { proxy: 'object' }, 'setup');
   const check: CellLaw = (s, probe, o) => {
     const dst = parseEndpointText(probe.dst);
-    if (dnsPort(s, dst.port) || isSpecial(dst)) return null;
+    if (dnsPort(s, dst.port) || isSpecial(dst, s)) return null;
     if (probe.from === 'remote') {
       const src = parseAnyAddress(probe.src);
-      if (!src || isSpecial({ ...dst, addr: src.addr }) || isLocal(s, { ...dst, addr: src.addr })) return null;
+      if (!src || isSpecial({ ...dst, addr: src.addr }, s) || isLocal(s, { ...dst, addr: src.addr })) return null;
     }
     if (!redirected(o, probe)) return null;
     return `${probeText(probe)} should end where it was addressed, but ${describe(o)}.`;

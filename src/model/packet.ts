@@ -125,4 +125,24 @@ export interface PacketView {
    * masked address; absent means an empty list for every packet.
    */
   recentTable?(name: string): Map<string, { stamps: number[]; ttl: number }>;
+  /**
+   * The local socket an arriving packet belongs to (`nf_sk_lookup_slow_v4`/`_v6`, for `-m socket`):
+   * the socket already assigned to it (TPROXY), else the connection with its 4-tuple, else the
+   * listener of its destination. Absent means no socket is ever found.
+   */
+  socketLookup?(): PacketSocket | null;
+  /** Sets `skb->mark` from a match (`socket --restore-skmark`); absent where the packet is read-only. */
+  setMark?(mark: number): void;
+}
+
+/** What `-m socket` can see of the socket a packet belongs to. */
+export interface PacketSocket {
+  /** A listener bound to the wildcard address (0.0.0.0 or ::). */
+  readonly wildcard: boolean;
+  /** IP_TRANSPARENT (an accepted connection inherits its listener's). */
+  readonly transparent: boolean;
+  /** `sk_fullsock`: false for a connection still in the SYN-ACK stage or in TIME_WAIT. */
+  readonly full: boolean;
+  /** `SO_MARK` (0 when unset). */
+  readonly mark: number;
 }

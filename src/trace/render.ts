@@ -48,13 +48,15 @@ function describeEvent(e: TraceEvent, c: Colors): string {
         case 'new':
           return `new connection #${e.id} (${e.state})${e.zone ? ` zone ${e.zone}` : ''}`;
         case 'found':
-          return `connection #${e.id}, ${e.direction === 'REPLY' ? 'reply' : 'original'} direction (${e.state})`;
+          return `connection #${e.id}, ${e.direction === 'REPLY' ? 'reply' : 'original'} direction (${e.state})${e.reason ? c.dim(`: ${e.reason}`) : ''}`;
         case 'attached':
           return `already tracked: connection #${e.id} (${e.state})`;
         case 'confirm':
           return `connection #${e.id} confirmed`;
         case 'reopen':
-          return `connection #${e.id} was in TIME_WAIT: removed, the SYN starts a new one`;
+          return `connection #${e.id} ${e.reason ?? 'was closed'}: removed, the SYN starts a new one`;
+        case 'invalid':
+          return e.reason ? `INVALID: ${e.reason}${e.id !== null ? ` (connection #${e.id} kept)` : ''}` : 'INVALID';
         default:
           return e.state;
       }

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { NetfilterSimError } from '../../src/errors.js';
-import { CT_STATE, CT_STATUS, IPPROTO } from '../../src/model/packet.js';
+import { CT_STATE, CT_STATUS, IPPROTO, type PacketSocket } from '../../src/model/packet.js';
 import { MATCHES } from '../../src/extensions/registry.js';
 import type { MatchExtension } from '../../src/extensions/types.js';
 import { parseAddress } from '../../src/syntax/address.js';
@@ -241,10 +241,42 @@ describe('addrtype, iprange', () => {
   });
 });
 
+describe('socket', () => {
+  const sock = (over: Partial<PacketSocket> = {}): PacketSocket => ({ wildcard: false, transparent: false, full: true, mark: 0, ...over });
+  it('finds no socket without a socket table', () => {
+    expect(lowerRule('-m socket')(packet())).toBe(false);
+    expect(lowerRule('-m socket --nowildcard')(packet({ socketLookup: () => null }))).toBe(false);
+  });
+  it('ignores a wildcard listener unless --nowildcard', () => {
+    const wild = packet({ socketLookup: () => sock({ wildcard: true }) });
+    expect(lowerRule('-m socket')(wild)).toBe(false);
+    expect(lowerRule('-m socket --nowildcard')(wild)).toBe(true);
+    expect(lowerRule('-m socket')(packet({ socketLookup: () => sock() }))).toBe(true);
+    // A request or TIME_WAIT socket is not a full one: never a wildcard.
+    expect(lowerRule('-m socket')(packet({ socketLookup: () => sock({ wildcard: true, full: false }) }))).toBe(true);
+  });
+  it('--transparent wants IP_TRANSPARENT', () => {
+    expect(lowerRule('-m socket --transparent')(packet({ socketLookup: () => sock() }))).toBe(false);
+    expect(lowerRule('-m socket --transparent')(packet({ socketLookup: () => sock({ transparent: true }) }))).toBe(true);
+  });
+  it('--restore-skmark copies the mark of a full socket that matches', () => {
+    let mark = 0;
+    const setMark = (m: number): void => {
+      mark = m;
+    };
+    expect(lowerRule('-m socket --restore-skmark')(packet({ socketLookup: () => sock({ mark: 7 }), setMark }))).toBe(true);
+    expect(mark).toBe(7);
+    mark = 0;
+    expect(lowerRule('-m socket --restore-skmark')(packet({ socketLookup: () => sock({ mark: 7, wildcard: true }), setMark }))).toBe(false);
+    expect(lowerRule('-m socket --transparent --restore-skmark')(packet({ socketLookup: () => sock({ mark: 9 }), setMark }))).toBe(false);
+    expect(mark).toBe(0);
+  });
+});
+
 describe('matches we cannot evaluate say so', () => {
   const assumed = [...new Set(MATCHES.values())].filter((m: MatchExtension) => m.evaluates === 'assumed').map((m) => m.name).sort();
   it('the assumed ones', () => {
-    expect(assumed).toEqual(['bpf', 'cgroup', 'cluster', 'connbytes', 'cpu', 'eui64', 'helper', 'mac', 'osf', 'policy', 'rpfilter', 'socket', 'string', 'u32']);
+    expect(assumed).toEqual(['bpf', 'cgroup', 'cluster', 'connbytes', 'cpu', 'eui64', 'helper', 'mac', 'osf', 'policy', 'rpfilter', 'string', 'u32']);
   });
   it('follow their documented rule', () => {
     expect(lowerRule('-m mac --mac-source 00:11:22:33:44:55')(packet())).toBe(false);
@@ -257,7 +289,6 @@ describe('matches we cannot evaluate say so', () => {
     expect(lowerRule('-m policy --dir out --pol ipsec')(packet())).toBe(false);
     expect(lowerRule('-m rpfilter')(packet())).toBe(true);
     expect(lowerRule('-m rpfilter --invert')(packet())).toBe(false);
-    expect(lowerRule('-m socket')(packet())).toBe(false);
     expect(lowerRule('-p tcp -m osf --genre Linux')(packet())).toBe(false);
     expect(lowerRule('-p tcp -m osf ! --genre Linux')(packet())).toBe(false);
     expect(lowerRule('-m srh ! --srh-tag 5 ! --srh-next-hdr 6', 6)(packet())).toBe(false);

@@ -463,6 +463,17 @@ function rawArea(_seed: number, rng: Rng): Pod {
       const h = a.host(rng.pick(a.far));
       raw.push(`-A OUTPUT -d ${h} -j CT --zone ${z}`, `-A PREROUTING -s ${h} -j CT --zone ${z}`);
     },
+    // One segment of the handshake untracked: the SYN (the ACK is taken up mid-stream, and a NAT
+    // rule then applies to the ACK alone) or the SYN-ACK (the ACK meets an entry in SYN_SENT).
+    () => raw.push(`-A ${rng.pick(['PREROUTING', 'OUTPUT'])} -p tcp -m tcp --tcp-flags SYN,ACK ${rng.pick(['SYN', 'SYN,ACK'])} ${nt()}`),
+    // A zone for the SYN alone, loopback included: the rest of the connection is in the default zone.
+    () => raw.push(`-A ${rng.pick(['PREROUTING', 'OUTPUT'])} -p tcp -m tcp --tcp-flags SYN,ACK SYN -j CT --zone ${rng.int(1, 5)}`),
+    // The socket an arriving packet belongs to.
+    () => {
+      const opts = rng.sample(['--transparent', '--nowildcard'], rng.int(0, 2)).join(' ');
+      mangle.push(`-A PREROUTING -p tcp -m socket${opts ? ` ${opts}` : ''} -j MARK --set-mark 0x9`);
+      filter.push(`-A INPUT -m mark ${rng.pick(['', '! '])}--mark 0x9 -p tcp -m tcp --dport ${port()} -j ${rng.pick(['DROP', 'REJECT --reject-with tcp-reset'])}`);
+    },
     // Last in OUTPUT, so that it never keeps a zone rule from a packet (the zones stay symmetric).
     () => rawTail.push(`-A OUTPUT -p tcp -j CT --ctevents new,destroy`),
     () => raw.push(`-A ${rng.pick(['PREROUTING', 'OUTPUT'])} -p tcp -m tcp --dport ${port()} -j ${rng.pick(['DROP', 'ACCEPT', 'RETURN'])}`),
@@ -842,7 +853,7 @@ export const AREAS: readonly { readonly name: string; readonly what: string }[] 
   { name: 'tproxy', what: 'TPROXY with its fwmark rule and local route, transparent listeners' },
   { name: 'marks', what: 'MARK/CONNMARK set, save, restore and masks, routing by mark' },
   { name: 'ctstate', what: 'filter on every conntrack state, status, direction and tuple' },
-  { name: 'raw', what: 'raw NOTRACK/CT --notrack, CT zones (off loopback), ctevents' },
+  { name: 'raw', what: 'raw NOTRACK/CT --notrack (both ways, or one segment of the handshake), CT zones, ctevents, -m socket' },
   { name: 'owner', what: 'owner uid/gid ranges, negations, --suppl-groups, --socket-exists' },
   { name: 'goto', what: 'chains 3-10 deep with -j/-g, RETURN, verdicts at every depth' },
   { name: 'nth', what: 'statistic --mode nth counters across connections' },

@@ -156,6 +156,8 @@ export interface NamedCase {
   readonly ipBatch?: readonly string[];
   /** `ip -batch` lines run in the real world namespace (routes back to extra pod addresses). */
   readonly worldBatch?: readonly string[];
+  /** An nft script loaded after the iptables rules (`nft -f`; the `nft` option of `Netns`). */
+  readonly nft?: string;
 }
 
 const endpointText = (address: string, port: number): string => (address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`);
@@ -176,7 +178,8 @@ export function namedDifferential(cases: readonly NamedCase[]): void {
       probes: c.probes.map((p) => (p.from === 'local' ? { ...p, from: 'local' } : { from: 'remote', src: p.src, dst: p.dst, ...(p.sport === undefined ? {} : { sport: p.sport }) })),
       ...(c.ipBatch ? { ipBatch: c.ipBatch } : {}),
       ...(c.worldBatch ? { worldBatch: c.worldBatch } : {}),
+      ...(c.nft ? { nft: c.nft } : {}),
     };
-    return { seed: i + 1, name: c.name, description: c.name, kernel, sim: { rules: c.rules4, rules6: c.rules6 ?? '', listen: listen as (number | string)[], ...(c.options ?? {}) }, probes: c.probes };
+    return { seed: i + 1, name: c.name, description: c.name, kernel, sim: { rules: c.rules4, rules6: c.rules6 ?? '', listen: listen as (number | string)[], ...(c.nft ? { nft: c.nft } : {}), ...(c.options ?? {}) }, probes: c.probes };
   }), '$name');
 }

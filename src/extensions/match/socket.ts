@@ -3,8 +3,13 @@
  * to a local socket (PREROUTING, INPUT). Options `--transparent`, `--nowildcard`,
  * `--restore-skmark`, printed in that order.
  *
- * Not evaluated faithfully: the socket lookup happens before routing and is not modelled;
- * lower() assumes no socket is found, so the match never holds.
+ * Evaluated as `socket_match` does: the packet's socket is the one TPROXY assigned it, else the
+ * namespace's connection with its 4-tuple (a request or TIME_WAIT one included), else the
+ * listener of its destination (`nf_sk_lookup_slow_v4`/`_v6`). A listener bound to the wildcard
+ * address is ignored unless `--nowildcard`; `--transparent` wants an IP_TRANSPARENT socket;
+ * `--restore-skmark` copies the socket's mark to the packet when a full socket matches. A packet
+ * evaluated without a namespace (no socket table) finds no socket, as do ICMP errors, whose
+ * inner packet the engine does not keep.
  *
  * @module
  */
@@ -46,11 +51,16 @@ export const socket: MatchExtension<SocketOptions> = {
     if (o.restoreSkmark) out.push('--restore-skmark');
     return out.join(' ');
   },
-  lower() {
-    return () => false;
-  },
-  evaluates: 'assumed',
-  assumption() {
-    return 'the early socket lookup is not modelled: no socket is taken to be found';
+  lower(o) {
+    return (p) => {
+      const sk = p.socketLookup ? p.socketLookup() : null;
+      if (sk === null) return false;
+      // socket_match: "wildcard" is a full socket bound to the any address, ignored unless
+      // XT_SOCKET_NOWILDCARD; XT_SOCKET_TRANSPARENT wants IP_TRANSPARENT.
+      const wildcard = !o.nowildcard && sk.full && sk.wildcard;
+      const transparent = o.transparent ? sk.transparent : true;
+      if (o.restoreSkmark && !wildcard && transparent && sk.full && p.setMark) p.setMark(sk.mark);
+      return !wildcard && transparent;
+    };
   },
 };
