@@ -63,7 +63,7 @@ describe('netfilter-sim explore', () => {
     const j = JSON.parse(r.out) as { classes: { outcome: string; port: number | string | null; boxes: { uid: number[]; dst: string[]; dport: number[] }[]; rules: string[] }[] };
     const captured = j.classes.find((c) => c.outcome === 'local' && c.port === 15001)!;
     expect(captured.rules).toEqual(['inet pod-nat redirect-out: meta l4proto tcp redirect to :15001']);
-    expect(captured.boxes).toContainEqual({ uid: [0, 1336], gid: [0, 4294967295], dst: ['0.0.0.1', '127.0.0.0'], dport: [1, 65535] });
+    expect(captured.boxes).toContainEqual({ uid: [0, 1336], gid: [0, 4294967295], dst: ['10.0.1.0', '127.0.0.0'], dport: [1, 65535] });
     // Beside the Linkerd rules: the nat OUTPUT chain at -100 (iptables) and the nft one at -100
     // (registered later) both run; the first REDIRECT wins.
     const both = await cli(['explore', '--rules', 'l.rules', '--rules', 'pod.nft', '--listen', '4140,4143,15001', '--from', 'local', '-4', '--json'], { 'l.rules': LINKERD, 'pod.nft': NFT });
