@@ -74,11 +74,12 @@ export function longLived(total = 1_000_000) {
 
 /**
  * Bytes per open (established, not closed) connection: its conntrack entry and both sockets. Each
- * goes to its own destination; all are redirected to 127.0.0.1:4140, where the accepted sides
- * share one address pair, so at most 64,512 can be open at once (the null SNAT binding's port
- * space, 1024–65535) — as in the kernel. Of 50,000 attempts a few (about 16) are dropped even so:
- * the bounded search (128 consecutive ports from a random offset, then 64, 32, 16) can land four
- * times in the dense block of ephemeral ports; the kernel's search is the same.
+ * goes to one Service address on a port of its own (so that the namespace's per-destination route
+ * cache holds one entry, not one per connection); all are redirected to 127.0.0.1:4140, where the
+ * accepted sides share one address pair, so at most 64,512 can be open at once (the null SNAT
+ * binding's port space, 1024–65535) — as in the kernel. A few attempts may be dropped even so: the
+ * bounded search (128 consecutive ports from a random offset, then 64, 32, 16) can land four times
+ * in the dense block of ephemeral ports; the kernel's search is the same.
  */
 export function openMemory(n) {
   if (typeof globalThis.gc !== 'function') return { skipped: 'run with --expose-gc' };
@@ -86,9 +87,8 @@ export function openMemory(n) {
   ns.connect({ from: 'local', uid: 1000, dst: '10.96.0.10:80' });
   fullGc();
   const m0 = heap();
-  const ip = (k) => `10.${96 + (k >>> 16)}.${(k >>> 8) & 255}.${k & 255}`;
   let open = 0;
-  for (let k = 0; k < n; k++) if (ns.connect({ from: 'local', uid: 1000, dst: `${ip(k + 256)}:80` }, { trace: false }).outcome === 'local') open++;
+  for (let k = 0; k < n; k++) if (ns.connect({ from: 'local', uid: 1000, dst: `10.96.0.11:${1 + (k % 65535)}` }, { trace: false }).outcome === 'local') open++;
   fullGc();
   const m1 = heap();
   // Read the namespace after measuring, so that it is alive when measured.

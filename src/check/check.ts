@@ -203,6 +203,7 @@ export function check(ruleset: Ruleset, options: CheckOptions = {}): Diagnostic[
   const matches = options.registry?.matches ?? MATCHES;
   const targets = options.registry?.targets ?? TARGETS;
   const backend = options.backend ?? 'nft';
+  out.push(...checkRateEstimators(ruleset));
   for (const table of ruleset.tables) {
     const byName = new Map<string, Chain>();
     const builtins = BUILTIN_CHAINS[table.name] as readonly string[];
@@ -321,4 +322,49 @@ function checkRule(
     }
     out.push(...checkExtension(ext, t.options, ctx, at(t.span)));
   }
+}
+
+/**
+ * The rate estimators a rule set names, as the kernel checks them rule by rule in load order
+ * (`xt_rateest_tg_checkentry`, `xt_rateest_mt_checkentry`): a `rateest` match must name an
+ * estimator an earlier `RATEEST` rule created (else "No such file or directory"), and two
+ * `RATEEST` rules with one name must agree on interval and ewmalog (else "Invalid argument").
+ * Load order is the text's order when the rules have spans, else tables, chains and rules in turn.
+ */
+function checkRateEstimators(ruleset: Ruleset): Diagnostic[] {
+  interface Site { readonly r: Rule; readonly where: string; readonly order: number }
+  const sites: Site[] = [];
+  for (const t of ruleset.tables) {
+    for (const c of t.chains) {
+      c.rules.forEach((r, i) => {
+        const uses = r.matches.some((m) => m.name === 'rateest') || (r.target?.kind === 'extension' && r.target.name === 'RATEEST');
+        if (uses) sites.push({ r, where: ruleLabel(t.name, c.name, i), order: sites.length });
+      });
+    }
+  }
+  if (sites.length === 0) return [];
+  if (sites.every((s) => s.r.span !== undefined)) sites.sort((a, b) => a.r.span!.offset - b.r.span!.offset || a.order - b.order);
+  const out: Diagnostic[] = [];
+  const made = new Map<string, { interval: number; ewmaLog: number }>();
+  for (const { r, where } of sites) {
+    for (const m of r.matches) {
+      if (m.name !== 'rateest') continue;
+      const o = m.options as { name1: string; name2?: string };
+      for (const n of o.name2 === undefined ? [o.name1] : [o.name1, o.name2]) {
+        if (!made.has(n)) {
+          out.push(diagnostic('UNKNOWN_ESTIMATOR', `rateest: no rate estimator "${n}": no earlier RATEEST rule creates it (the kernel refuses the rule: No such file or directory) (${where})`, m.span ?? r.span, n));
+        }
+      }
+    }
+    const t = r.target;
+    if (t?.kind === 'extension' && t.name === 'RATEEST') {
+      const o = t.options as { name: string; interval: number; ewmaLog: number };
+      const had = made.get(o.name);
+      if (had === undefined) made.set(o.name, { interval: o.interval, ewmaLog: o.ewmaLog });
+      else if (had.interval !== o.interval || had.ewmaLog !== o.ewmaLog) {
+        out.push(diagnostic('CONFLICTING_OPTIONS', `RATEEST: estimator "${o.name}" exists with another interval or ewmalog (the kernel refuses the rule: Invalid argument) (${where})`, t.span ?? r.span, o.name));
+      }
+    }
+  }
+  return out;
 }

@@ -40,7 +40,7 @@ import type { Iface, RouteResult, Routing } from './routing.js';
 import { isLoopback } from './routing.js';
 import { NF_ACCEPT, NF_DROP } from './targets.js';
 import type { TargetHost } from './targets.js';
-import type { RuntimeIpset } from '../extensions/types.js';
+import type { RuntimeIpset, RuntimeRateEstimator } from '../extensions/types.js';
 import type { RouteEvent, TraceRecorder } from './trace-events.js';
 import { pushAll } from '../limits.js';
 
@@ -236,6 +236,8 @@ export class Kernel implements TargetHost {
   forwarding: boolean;
   /** The namespace's ipsets (the `set` match reads them, `SET` changes them). */
   ipsets: ReadonlyMap<string, RuntimeIpset> = new Map();
+  /** The namespace's rate estimators (`RATEEST` feeds them, `rateest` reads them). */
+  rateEstimators: ReadonlyMap<string, RuntimeRateEstimator> = new Map();
   private readonly scratchSrc = [0, 0, 0, 0];
   private readonly scratchDst = [0, 0, 0, 0];
 
@@ -861,7 +863,7 @@ export class Kernel implements TargetHost {
   private socketLookup(p: PacketState, tr: TraceRecorder | null): PathResult {
     let s: SocketRecord | null = p.assignedSocket;
     let how = 'tproxy';
-    if (s === null || s.kind === 'listener') {
+    if (s === null || s.remote === null) {
       const est = this.sockets.established(p);
       if (est !== null) {
         s = est;
@@ -933,7 +935,7 @@ function dropped(p: PacketState, tr: TraceRecorder | null, hook: HookName | null
 
 /** `listener 0.0.0.0:4140 uid 2102`. */
 export function describeSocket(s: SocketRecord, how: string): string {
-  if (s.kind === 'listener') {
+  if (s.remote === null) {
     const a = s.local === null ? (s.family === 4 ? '0.0.0.0' : '::') : addressText(s.local, s.family);
     const addr = s.family === 6 ? `[${a}]:${s.localPort}` : `${a}:${s.localPort}`;
     return `${how === 'tproxy' ? 'transparent ' : ''}listener ${addr}${s.transparent && how !== 'tproxy' ? ' (IP_TRANSPARENT)' : ''} uid ${s.owner.uid}`;

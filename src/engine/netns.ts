@@ -29,6 +29,7 @@ import type { PathResult } from './kernel.js';
 import { lowerRuleset } from './lower.js';
 import type { LoweredRuleset } from './lower.js';
 import { checkIpsetReferences, ipsetTable } from './ipset.js';
+import { rateEstimatorTable } from './rate-estimators.js';
 import type { Ipset } from '../model/ipset.js';
 import { parseIpsetSave } from '../syntax/ipset.js';
 import { PacketState } from './packet-state.js';
@@ -487,7 +488,8 @@ export class Netns {
     const ipsets = ipsetTable(typeof options.ipsets === 'string' ? parseIpsetSave(options.ipsets) : (options.ipsets ?? []));
     checkIpsetReferences(this.ruleset4, ipsets);
     checkIpsetReferences(this.ruleset6, ipsets);
-    const env = { ipsets };
+    const rateEstimators = rateEstimatorTable([this.ruleset4, this.ruleset6], options.clock ?? 0);
+    const env = { ipsets, rateEstimators };
     const evaluator = (rs: Ruleset): TableEvaluator =>
       options.evaluator === 'reference'
         ? new ReferenceInterpreter(rs, registry, env)
@@ -527,6 +529,7 @@ export class Netns {
     this.kernel = new Kernel(this.routing, ct, sockets, evaluator(this.ruleset4), evaluator(this.ruleset6), options.ipForward ?? false);
     this.kernel.now = this.clock;
     this.kernel.ipsets = ipsets;
+    this.kernel.rateEstimators = rateEstimators;
     this.kernel.ctEnabled4 = options.conntrack ?? needsConntrack(this.ruleset4);
     this.kernel.ctEnabled6 = options.conntrack ?? needsConntrack(this.ruleset6);
     if (this.nftRuleset.tables.length > 0) {
@@ -569,7 +572,7 @@ export class Netns {
     this.kernel.conntrack.expire(this.clock);
     const q = this.timeWait;
     let h = this.timeWaitHead;
-    while (h < q.length && q[h]!.timeWaitUntil! <= this.clock) {
+    while (h < q.length && q[h]!.timeWaitUntil <= this.clock) {
       const s = q[h]!;
       // A socket whose tuple connect() reused early has left the table already.
       if (this.kernel.sockets.find(s.family, s.proto, s.local!, s.localPort, s.remote!, s.remotePort) === s) this.kernel.sockets.removeConnection(s);
@@ -847,7 +850,7 @@ export class Netns {
    */
   private timeWaitReusable(s: SocketRecord): boolean {
     const until = s.timeWaitUntil;
-    if (until === undefined) return false;
+    if (until < 0) return false;
     if (!isLoopback(s.local!, s.family) && !isLoopback(s.remote!, s.family)) return false;
     return Math.floor(this.clock) > Math.floor(until - TCP_TIMEWAIT_LEN);
   }
@@ -895,7 +898,7 @@ export class Netns {
     const p = r.p;
     switch (r.kind) {
       case 'local':
-        return this.result('local', p.dst, p.dport, p.family, origDst(p), `delivered to a socket (${r.socket.kind})`, tr, undefined, formatEndpoint(p.src, p.sport, p.family));
+        return this.result('local', p.dst, p.dport, p.family, origDst(p), `delivered to a socket (${r.socket.remote === null ? 'listener' : 'connection'})`, tr, undefined, formatEndpoint(p.src, p.sport, p.family));
       case 'wire':
         return this.result('remote', p.dst, p.dport, p.family, null, `left through ${r.dev.name}`, tr, undefined, formatEndpoint(p.src, p.sport, p.family));
       case 'refused':
@@ -1019,7 +1022,12 @@ export class Netns {
       // bind() to an address the host does not own succeeds only on an IP_TRANSPARENT socket (a
       // transparent proxy keeping its client's address): such a socket is one.
       const transparent = src !== null && !this.routing.isLocalAddress(family, src);
-      const sock: SocketRecord = { kind: 'connection', family, proto, local: srcAddr, localPort: sport, remote: to.slice(), remotePort: dst.port, owner, transparent, listener: null, ...(mark === 0 ? {} : { mark }) };
+      // Every field is given, in one order, so that all sockets share one shape; addresses and
+      // owners are shared between sockets, never written to.
+      const sock: SocketRecord = {
+        family, proto, local: this.interned(family, srcAddr), localPort: sport, remote: this.interned(family, to), remotePort: dst.port,
+        owner: this.ownerOf(owner), transparent, mark, listener: null, timeWaitUntil: -1, halfOpen: false,
+      };
       this.kernel.sockets.addConnection(sock);
       this.opened.push(sock);
       client = { kind: 'socket', socket: sock };
@@ -1143,7 +1151,7 @@ export class Netns {
       p.socket = owner;
       p.sender = sender;
       // skb->mark = sk->sk_mark on every packet the socket sends (its ACKs, its FIN).
-      if (sender?.mark !== undefined) p.mark = sender.mark;
+      if (sender !== null && sender.mark !== 0) p.mark = sender.mark;
       p.checkSource = sender !== null && !sender.transparent;
       this.startPacket(tr, index, label, p, 'local', null);
       return this.kernel.sendLocal(p, tr);
@@ -1202,10 +1210,10 @@ export class Netns {
       }
       case 'local': {
         const l = first.socket;
-        if (l.kind !== 'listener') return this.result('dropped', syn.dst, syn.dport, family, null, 'the SYN reached an established connection', tr);
+        if (l.remote !== null) return this.result('dropped', syn.dst, syn.dport, family, null, 'the SYN reached an established connection', tr);
         const req: SocketRecord = {
-          kind: 'connection', family, proto: PROTO.TCP, local: syn.dst.slice(), localPort: syn.dport, remote: syn.src.slice(), remotePort: syn.sport,
-          owner: l.owner, transparent: l.transparent, listener: l, halfOpen: true,
+          family, proto: PROTO.TCP, local: this.interned(family, syn.dst), localPort: syn.dport, remote: this.interned(family, syn.src), remotePort: syn.sport,
+          owner: l.owner, transparent: l.transparent, mark: 0, listener: l, timeWaitUntil: -1, halfOpen: true,
         };
         this.kernel.sockets.addConnection(req);
         this.opened.push(req);
@@ -1273,7 +1281,7 @@ export class Netns {
     let back: PathResult;
     let where: string;
     if (r.kind === 'local' || r.kind === 'refused') {
-      if (r.kind === 'local' && r.socket.kind !== 'listener') return null;
+      if (r.kind === 'local' && r.socket.remote !== null) return null;
       const l = r.kind === 'local' ? r.socket : this.kernel.sockets.listener(family, PROTO.TCP, p.dst, p.dport);
       where = l !== null ? `${describe(l)}, which has no such connection` : `${formatEndpoint(p.dst, p.dport, family)}, where no socket listens`;
       // The reset leaves from the kernel's control socket (IPv4) or unowned (IPv6), as for a SYN.
@@ -1330,6 +1338,40 @@ export class Netns {
     return lost === null ? '; closed (client in TIME_WAIT)' : `; the close did not complete: ${lost}`;
   }
 
+  /** IPv4 addresses and owners shared by the sockets that have them (read-only everywhere). */
+  private readonly addrIntern = new Map<number, readonly number[]>();
+  private readonly ownerIntern = new Map<number, Map<number, SocketView>>();
+
+  /** One shared array per IPv4 address (IPv6 addresses are copied). */
+  private interned(family: Family, addr: readonly number[]): readonly number[] {
+    if (family !== 4) return addr.slice();
+    const w = addr[0]!;
+    let a = this.addrIntern.get(w);
+    if (a === undefined) {
+      if (this.addrIntern.size >= 65536) this.addrIntern.clear();
+      a = [w];
+      this.addrIntern.set(w, a);
+    }
+    return a;
+  }
+
+  /** One shared owner per uid and gid without supplementary groups. */
+  private ownerOf(o: SocketView): SocketView {
+    if (o.groups.length !== 0) return o;
+    let byGid = this.ownerIntern.get(o.uid);
+    if (byGid === undefined) {
+      if (this.ownerIntern.size >= 4096) this.ownerIntern.clear();
+      byGid = new Map();
+      this.ownerIntern.set(o.uid, byGid);
+    }
+    let v = byGid.get(o.gid);
+    if (v === undefined) {
+      v = o;
+      byGid.set(o.gid, v);
+    }
+    return v;
+  }
+
   /**
    * `nf_sk_lookup_slow_v4`/`_v6` for an arriving packet: the socket TPROXY assigned it, else the
    * connection with its 4-tuple (any state: a request, TIME_WAIT), else the listener of its
@@ -1354,7 +1396,7 @@ export class Netns {
       s = sockets.find(p.family, p.proto, daddr, dport, p.src, p.sport) ?? sockets.listener(p.family, p.proto, daddr, dport);
       if (s === null) return null;
     }
-    return { wildcard: s.local === null, transparent: s.transparent, full: s.halfOpen !== true && s.timeWaitUntil === undefined, mark: s.mark ?? 0 };
+    return { wildcard: s.local === null, transparent: s.transparent, full: !s.halfOpen && s.timeWaitUntil < 0, mark: s.mark };
   }
 
   /**
@@ -1384,7 +1426,7 @@ export class Netns {
 
 function describe(s: SocketRecord): string {
   const a = s.local === null ? (s.family === 4 ? '0.0.0.0' : '::') : addressText(s.local, s.family);
-  return `${s.kind === 'listener' ? 'the listener' : 'the socket'} ${s.family === 6 ? `[${a}]` : a}:${s.localPort}${s.transparent ? ' (IP_TRANSPARENT)' : ''}`;
+  return `${s.remote === null ? 'the listener' : 'the socket'} ${s.family === 6 ? `[${a}]` : a}:${s.localPort}${s.transparent ? ' (IP_TRANSPARENT)' : ''}`;
 }
 
 /** `SO_ORIGINAL_DST` for the socket that received `p` (a datagram): its connection's original destination (default zone only). */
@@ -1476,7 +1518,7 @@ function parseListener(l: number | string | ListenerSpec): SocketRecord[] {
   }
   for (const b of binds) {
     for (const proto of protos) {
-      out.push({ kind: 'listener', family: b.family, proto, local: b.addr, localPort: spec.port, remote: null, remotePort: 0, owner, transparent: spec.transparent ?? false, listener: null });
+      out.push({ family: b.family, proto, local: b.addr, localPort: spec.port, remote: null, remotePort: 0, owner, transparent: spec.transparent ?? false, mark: 0, listener: null, timeWaitUntil: -1, halfOpen: false });
     }
   }
   return out;

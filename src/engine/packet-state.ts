@@ -26,24 +26,24 @@ export interface PacketHost {
 
 /** A socket of the namespace (listener, connecting or accepted). @internal */
 export interface SocketRecord {
-  readonly kind: 'listener' | 'connection';
   readonly family: Family;
   readonly proto: number;
   /** Bound/local address; null for a wildcard listener. */
   readonly local: readonly number[] | null;
   readonly localPort: number;
+  /** The peer's address; null for a listener (a socket is a listener exactly when it has none). */
   readonly remote: readonly number[] | null;
   readonly remotePort: number;
   readonly owner: SocketView;
   readonly transparent: boolean;
-  /** `SO_MARK`: every packet the socket sends carries it (absent: 0). */
-  readonly mark?: number;
+  /** `SO_MARK`: every packet the socket sends carries it (0: none). */
+  readonly mark: number;
   /** The listener an accepted connection came from. */
   readonly listener: SocketRecord | null;
-  /** In TIME_WAIT after an active close: when it ends (seconds on the namespace's clock). */
-  timeWaitUntil?: number;
+  /** In TIME_WAIT after an active close: when it ends (seconds on the namespace's clock); -1 otherwise. */
+  timeWaitUntil: number;
   /** An accepted connection still waiting for the client's ACK (a request socket, not a full one). */
-  halfOpen?: boolean;
+  halfOpen: boolean;
 }
 
 /** The packet state the engine threads through the hooks. @internal */

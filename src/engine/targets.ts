@@ -25,9 +25,12 @@ import type { DscpTargetOptions } from '../extensions/target/DSCP.js';
 import type { TtlTargetOptions } from '../extensions/target/TTL.js';
 import { NF_NAT_MANIP_DST, NF_NAT_MANIP_SRC } from './conntrack.js';
 import type { PacketState, SocketRecord } from './packet-state.js';
-import type { RuntimeIpset } from '../extensions/types.js';
+import type { RuntimeIpset, RuntimeRateEstimator } from '../extensions/types.js';
 import type { SetTargetOptions } from '../extensions/target/SET.js';
 import type { TraceRecorder } from './trace-events.js';
+import { hmarkHasPorts, hmarkValue } from '../extensions/target/HMARK.js';
+import type { HmarkOptions, HmarkTuple } from '../extensions/target/HMARK.js';
+import type { RateestTargetOptions } from '../extensions/target/RATEEST.js';
 
 /** `XT_CONTINUE`: the rule's target lets traversal go on. */
 export const XT_CONTINUE = -1;
@@ -58,6 +61,8 @@ export const EXT = {
   TOS: 17,
   DSCP: 18,
   SET: 19,
+  HMARK: 20,
+  RATEEST: 21,
 } as const;
 
 const EXT_BY_NAME: Readonly<Record<string, number>> = {
@@ -80,6 +85,8 @@ const EXT_BY_NAME: Readonly<Record<string, number>> = {
   TOS: EXT.TOS,
   DSCP: EXT.DSCP,
   SET: EXT.SET,
+  HMARK: EXT.HMARK,
+  RATEEST: EXT.RATEEST,
 };
 
 /** The opcode of a target name; targets the engine does not simulate continue or end the walk. */
@@ -101,7 +108,12 @@ export interface TargetHost {
   tproxyLookup(p: PacketState, onIp: readonly number[] | undefined, onPort: number): SocketRecord | null;
   /** The namespace's ipsets, which `SET` changes. */
   readonly ipsets?: ReadonlyMap<string, RuntimeIpset>;
+  /** The namespace's rate estimators, which `RATEEST` feeds, by name. */
+  readonly rateEstimators?: ReadonlyMap<string, RuntimeRateEstimator>;
 }
+
+/** ICMP types whose body carries the packet they answer (`get_inner_hdr` in xt_HMARK.c). */
+const ICMP_ERRORS: ReadonlySet<number> = new Set([3, 4, 5, 11, 12]);
 
 /** Where the target fired, for trace events. */
 export interface TargetSite {
@@ -205,6 +217,36 @@ export function applyTarget(op: number, options: unknown, p: PacketState, host: 
         else set.del(addr, p.proto, sport ? p.sport : p.dport);
         effect(tr, site, `${op === 'add' ? 'added to' : 'deleted from'} set ${operand.name}`);
       }
+      return XT_CONTINUE;
+    }
+    case EXT.HMARK: {
+      // hmark_tg_v4/v6: the packet's header, or with --hmark-tuple ct its entry's tuples
+      // (original source and port, reply source and port); no entry: the mark stays.
+      const o = options as HmarkOptions;
+      let t: HmarkTuple;
+      let note = '';
+      if (o.ct) {
+        const ct = p.ct;
+        if (p.ctEntry < 0 || ct === null) {
+          effect(tr, site, 'no conntrack entry: mark unchanged');
+          return XT_CONTINUE;
+        }
+        t = { family: p.family, src: ct.origSrc, dst: ct.replySrc, proto: ct.proto, ports: ct.proto === 1 ? null : { sport: ct.origSport, dport: ct.replySport } };
+      } else {
+        t = { family: p.family, src: p.src, dst: p.dst, proto: p.proto, ports: hmarkHasPorts(p.proto) && !p.fragment ? { sport: p.sport, dport: p.dport } : null };
+        if (p.family === 4 && p.proto === 1 && ICMP_ERRORS.has(p.icmpType)) note = ' (assumed: hashed on the ICMP error\'s own header; the kernel hashes the packet it carries)';
+      }
+      const before = p.mark;
+      p.mark = hmarkValue(o, t);
+      effect(tr, site, `mark ${hex(before)} → ${hex(p.mark)}${note}`);
+      return XT_CONTINUE;
+    }
+    case EXT.RATEEST: {
+      // xt_rateest_tg: the estimator counts the packet's bytes (skb->len) and the packet.
+      const o = options as RateestTargetOptions;
+      const est = host.rateEstimators?.get(o.name);
+      if (est !== undefined) est.add(p.length, p.now ?? 0);
+      effect(tr, site, `counted by rate estimator ${o.name}`);
       return XT_CONTINUE;
     }
     case EXT.OTHER_CONTINUE:

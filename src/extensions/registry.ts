@@ -66,6 +66,7 @@ import { dccp } from './match/dccp.js';
 import { srh } from './match/srh.js';
 import { osf } from './match/osf.js';
 import { bpf } from './match/bpf.js';
+import { rateest } from './match/rateest.js';
 import { CONNMARK } from './target/CONNMARK.js';
 import { CT } from './target/CT.js';
 import { DNAT } from './target/DNAT.js';
@@ -98,19 +99,21 @@ import { TCPOPTSTRIP } from './target/TCPOPTSTRIP.js';
 import { ECN } from './target/ECN.js';
 import { NETMAP } from './target/NETMAP.js';
 import { DNPT, SNPT } from './target/NPT.js';
+import { HMARK } from './target/HMARK.js';
+import { RATEEST } from './target/RATEEST.js';
 import type { MatchExtension, TargetExtension } from './types.js';
 
 const MATCH_LIST: readonly MatchExtension[] = [
   addrtype, comment, connmark, conntrack, icmp, icmp6, iprange, limit, mac, mark, multiport, nfacct,
   owner, policy, recent, rpfilter, sctp, set, socket, state, statistic, tcp, udp,
   length, ttl, hl, tos, dscp, pkttype, helper, realm, devgroup, cpu, quota, connlimit, esp, ah, ipcomp, ecn, tcpmss, physdev, cgroup, connbytes, connlabel, cluster, string, u32, time,
-  rt, frag, hbh, dst, ipv6header, eui64, mh, hashlimit, dccp, srh, osf, bpf,
+  rt, frag, hbh, dst, ipv6header, eui64, mh, hashlimit, dccp, srh, osf, bpf, rateest,
 ];
 
 const TARGET_LIST: readonly TargetExtension[] = [
   CONNMARK, CT, DNAT, LOG, MARK, MASQUERADE, NFLOG, NOTRACK, REDIRECT, REJECT, SET, SNAT, TPROXY, TRACE,
   CHECKSUM, AUDIT, CLASSIFY, CONNSECMARK, SECMARK, DSCP, TOS, TTL, HL, NFQUEUE, TEE, SYNPROXY, IDLETIMER,
-  TCPMSS, TCPOPTSTRIP, ECN, NETMAP, DNPT, SNPT,
+  TCPMSS, TCPOPTSTRIP, ECN, NETMAP, DNPT, SNPT, HMARK, RATEEST,
 ];
 
 function byName<E extends MatchExtension | TargetExtension>(list: readonly E[]): Map<string, E> {

@@ -171,7 +171,25 @@ export interface RuntimeIpset {
   del(addr: readonly number[], proto: number, port: number): void;
 }
 
+/**
+ * A rate estimator as the engine holds it while a namespace runs (`struct xt_rateest`): `RATEEST`
+ * counts packets into it, `rateest` reads its rates. Times are seconds on the namespace's clock.
+ */
+export interface RuntimeRateEstimator {
+  readonly name: string;
+  /** One packet of `length` bytes at `now`. */
+  add(length: number, now: number): void;
+  /** Brings {@link bps} and {@link pps} up to `now`. */
+  sample(now: number): void;
+  /** Bytes per second at the last {@link sample} (32-bit, as the match reads it). */
+  readonly bps: number;
+  /** Packets per second at the last {@link sample}. */
+  readonly pps: number;
+}
+
 /** What lowering may know besides the rule: the namespace's ipsets, by name. */
 export interface LowerEnvironment {
   readonly ipsets?: ReadonlyMap<string, RuntimeIpset>;
+  /** The namespace's rate estimators (`RATEEST` feeds them, `rateest` reads them), by name. */
+  readonly rateEstimators?: ReadonlyMap<string, RuntimeRateEstimator>;
 }

@@ -349,19 +349,27 @@ export function parseHostMask(o: OptionOccurrence, ext: string, family: Family):
   const host = slash < 0 ? text : text.slice(0, slash);
   const addr = parseAddress(host, family);
   if (!addr) badValue(o, `${ext}: bad ${family === 4 ? 'IPv4' : 'IPv6'} address "${host}"`);
+  if (slash < 0) return { addr, mask: prefixMask(family === 4 ? 32 : 128, family) };
+  return { addr, mask: prefixMask(parsePlenMask(o, ext, family, text.slice(slash + 1), text), family) };
+}
+
+/**
+ * `XTTYPE_PLENMASK` (HMARK `--hmark-src-prefix`): a prefix length or a full mask, with the
+ * quirks of {@link parseHostMask}: an IPv4 length above 32 means 32, a non-contiguous mask means a
+ * full one, an IPv6 length above 128 is an error. Returns the prefix length.
+ */
+export function parsePlenMask(o: OptionOccurrence, ext: string, family: Family, m: string = argOf(o), whole: string = m): number {
   const full = family === 4 ? 32 : 128;
-  if (slash < 0) return { addr, mask: prefixMask(full, family) };
-  const m = text.slice(slash + 1);
-  const bad = (): never => badValue(o, `${ext}: bad value "${text}": neither a valid network mask nor a valid CIDR (0-${full})`);
+  const bad = (): never => badValue(o, `${ext}: bad value "${whole}": neither a valid network mask nor a valid CIDR (0-${full})`);
   const n = strtoul(m, 0, UINT32_MAX);
   if (n !== null) {
     if (family === 6 && n > 128) bad();
-    return { addr, mask: prefixMask(Math.min(n, full), family) };
+    return Math.min(n, full);
   }
   const asMask = m === '' ? null : parseAddress(m, family);
   if (!asMask) bad();
   const len = maskLength(asMask!);
-  return { addr, mask: prefixMask(len < 0 ? full : len, family) };
+  return len < 0 ? full : len;
 }
 
 /** True when two address arrays are equal. */

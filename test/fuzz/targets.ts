@@ -42,6 +42,7 @@ const saveSeeds = (): string[] => [
   ...filesUnder(join(ROOT, 'examples'), (n) => n.endsWith('.rules')),
   ...filesUnder(join(SHARED, 'vectors/linkerd'), (n) => n.endsWith('.save')).slice(0, 20),
   '*nat\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:PROXY_INIT_OUTPUT - [0:0]\n-A OUTPUT -j PROXY_INIT_OUTPUT\n-A PROXY_INIT_OUTPUT -m owner --uid-owner 2102 -j RETURN\n-A PROXY_INIT_OUTPUT -p tcp -j REDIRECT --to-ports 4140\nCOMMIT\n',
+  '*mangle\n-A PREROUTING -j RATEEST --rateest-name r --rateest-interval 250ms --rateest-ewmalog 1s\n-A PREROUTING -m rateest --rateest-delta --rateest1 r --rateest-bps1 1mbit --rateest-gt --rateest-bps2 2mbit --rateest2 r -j ACCEPT\n-A PREROUTING -m rateest --rateest r ! --rateest-lt --rateest-pps 5 -j DROP\n-A PREROUTING -p tcp -j HMARK --hmark-tuple src,dst,sport,dport,proto,ct --hmark-src-prefix 24 --hmark-rnd 0xdeadbeef --hmark-mod 7 --hmark-offset 100\nCOMMIT\n',
 ];
 
 const argvSeeds = (): string[] => [
@@ -49,6 +50,7 @@ const argvSeeds = (): string[] => [
   '-t nat -A OUTPUT -p tcp -m owner ! --uid-owner 1337 -j REDIRECT --to-ports 15001',
   '-I FORWARD 2 -i eth0 -o eth1 -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT',
   '-A PREROUTING -t mangle -p tcp --dport 80 -j TPROXY --on-port 15006 --tproxy-mark 0x1/0x1',
+  '-t mangle -A OUTPUT -j HMARK --hmark-tuple s,d,sp --hmark-dport-mask 0xff00 --hmark-rnd 1 --hmark-mod 3', '-t mangle -A OUTPUT -m rateest --rateest x --rateest-gt --rateest-bps',
   '-N CHAIN', '-P INPUT DROP', '-A INPUT -m comment --comment "a b" -m mark --mark 0x10/0xff -j LOG --log-prefix x',
 ];
 

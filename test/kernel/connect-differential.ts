@@ -124,9 +124,12 @@ export function connectDifferential(cases: readonly ConnectCase[], title = 'seed
     }
     // In order, in one namespace: conntrack state carries from probe to probe, as in the kernel.
     const results: (SimConnectResult | string)[] = [];
-    for (const p of c.probes) {
+    for (const probe of c.probes) {
+      // A probe's `after` (NamedProbe): the clock moves on first, as the kernel side sleeps.
+      const { after, ...p } = probe as SimProbe & { readonly after?: number };
+      if (after !== undefined) ns.advance(after);
       try {
-        results.push(ns.connect(p));
+        results.push(ns.connect(p as SimProbe));
       } catch (e) {
         results.push(`threw ${describeError(e)}`);
       }
@@ -140,7 +143,15 @@ export function connectDifferential(cases: readonly ConnectCase[], title = 'seed
 export type NamedListener = number | { readonly address?: string; readonly port: number; readonly transparent?: boolean };
 
 /** A probe of a hand-written case: a local one may carry SO_MARK, a bound source and IP_TRANSPARENT. */
-export type NamedProbe = SimProbe | (Extract<SimProbe, { from: 'local' }> & { readonly mark?: number; readonly src?: string; readonly transparent?: boolean });
+export type NamedProbe = (SimProbe | (Extract<SimProbe, { from: 'local' }> & { readonly mark?: number; readonly src?: string; readonly transparent?: boolean })) & {
+  /**
+   * The kernel side keeps both ends of this connection open until the case ends, as `Netns`
+   * keeps every connection it makes (by default the harness closes each with a RST after the probe).
+   */
+  readonly keep?: boolean;
+  /** Seconds that pass before this probe: the kernel side sleeps, `Netns` advances its clock. */
+  readonly after?: number;
+};
 
 /** A hand-written case: rules, listeners, and probes made in order in one namespace. */
 export interface NamedCase {
@@ -175,11 +186,23 @@ export function namedDifferential(cases: readonly NamedCase[]): void {
       rules4: c.rules4,
       rules6: c.rules6 ?? '',
       listeners,
-      probes: c.probes.map((p) => (p.from === 'local' ? { ...p, from: 'local' } : { from: 'remote', src: p.src, dst: p.dst, ...(p.sport === undefined ? {} : { sport: p.sport }) })),
+      probes: c.probes.map((p) => {
+        const wait = p.after === undefined ? {} : { waitMs: Math.round(p.after * 1000) };
+        if (p.from === 'local') {
+          const { after: _after, ...rest } = p;
+          return { ...rest, from: 'local', ...wait };
+        }
+        return { from: 'remote', src: p.src, dst: p.dst, ...(p.sport === undefined ? {} : { sport: p.sport }), ...(p.keep ? { keep: true } : {}), ...wait };
+      }),
       ...(c.ipBatch ? { ipBatch: c.ipBatch } : {}),
       ...(c.worldBatch ? { worldBatch: c.worldBatch } : {}),
       ...(c.nft ? { nft: c.nft } : {}),
     };
-    return { seed: i + 1, name: c.name, description: c.name, kernel, sim: { rules: c.rules4, rules6: c.rules6 ?? '', listen: listen as (number | string)[], ...(c.nft ? { nft: c.nft } : {}), ...(c.options ?? {}) }, probes: c.probes };
+    const probes = c.probes.map((p): SimProbe & { readonly after?: number } => {
+      if (p.keep === undefined) return p;
+      const { keep: _keep, ...rest } = p;
+      return rest as SimProbe;
+    });
+    return { seed: i + 1, name: c.name, description: c.name, kernel, sim: { rules: c.rules4, rules6: c.rules6 ?? '', listen: listen as (number | string)[], ...(c.nft ? { nft: c.nft } : {}), ...(c.options ?? {}) }, probes };
   }), '$name');
 }

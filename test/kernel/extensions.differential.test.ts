@@ -10,6 +10,10 @@ import { TARGETS } from '../../src/extensions/registry.js';
 import { parseRuleArgs, printRule, readVectors, runRule, tokenize } from '../extensions/harness.js';
 import { describeShared, optionalShared, sharedPath } from '../shared-data.js';
 import { describeKernel, kernelSaveMany, type KernelSaveResult } from './harness.js';
+import { check } from '../../src/check/index.js';
+import { printIptablesSave } from '../../src/print/save.js';
+import { parseIptablesSave } from '../../src/syntax/save.js';
+import { RATEEST_PREAMBLE, RATEEST_TABLES, RATEEST_VECTORS } from '../extensions/rateest-vectors.js';
 
 interface Case {
   readonly id: string;
@@ -179,3 +183,46 @@ function corpusSuite(): void {
     if (k.ok) expect(c.ours).toBe(savedRule(k.save, c.chain));
   });
 }
+
+// rateest names estimators that earlier RATEEST rules must create, so its vectors are loaded as a
+// whole table after them (IPv4 and IPv6): the kernel's refusals (no comparison, neither bps nor
+// pps, an unknown estimator) and iptables-save's reordering must be ours.
+describeKernel('rateest vectors (after their RATEEST rules) vs iptables-save', () => {
+  const cases = ([4, 6] as const).flatMap((family) => RATEEST_VECTORS.map(([rule]) => ({ family, rule, text: `*mangle\n${[...RATEEST_PREAMBLE, `-A OUTPUT ${rule}`].join('\n')}\nCOMMIT\n` })));
+  const kernel = new Map<(typeof cases)[number], KernelSaveResult>();
+  beforeAll(async () => {
+    for (const family of [4, 6] as const) {
+      const mine = cases.filter((c) => c.family === family);
+      const results = await kernelSaveMany(mine.map((c) => c.text), family);
+      mine.forEach((c, i) => kernel.set(c, results[i]!));
+    }
+  }, 600_000);
+  it.for(cases)('IPv$family $rule', (c) => {
+    const k = kernel.get(c)!;
+    const parsed = parseIptablesSave(c.text, { family: c.family, mode: 'strict' });
+    const errors = [...parsed.diagnostics, ...check(parsed.ruleset)].filter((d) => d.severity === 'error');
+    const ours = errors.length > 0 ? null : printIptablesSave(parsed.ruleset).split('\n').filter((l) => l.startsWith('-A OUTPUT '));
+    if (!k.ok) {
+      expect(ours, `kernel refused (${k.stderr.trim()}) but we accepted`).toBeNull();
+      return;
+    }
+    expect(ours, errors.map((d) => d.message).join('; ')).toEqual(k.save.split('\n').filter((l) => l.startsWith('-A OUTPUT ')));
+  });
+});
+
+describeKernel('rate estimator order and agreement vs the kernel', () => {
+  const cases = RATEEST_TABLES.map(([lines, loads], i) => ({ i, loads, text: `*mangle\n${lines.join('\n')}\nCOMMIT\n` }));
+  const kernel = new Map<(typeof cases)[number], KernelSaveResult>();
+  beforeAll(async () => {
+    const results = await kernelSaveMany(cases.map((c) => c.text), 4);
+    cases.forEach((c, i) => kernel.set(c, results[i]!));
+  }, 600_000);
+  it.for(cases)('table $i', (c) => {
+    const k = kernel.get(c)!;
+    const parsed = parseIptablesSave(c.text, { family: 4, mode: 'strict' });
+    const errors = [...parsed.diagnostics, ...check(parsed.ruleset)].filter((d) => d.severity === 'error');
+    expect(k.ok, k.ok ? '' : k.stderr).toBe(c.loads);
+    expect(errors.length === 0, errors.map((d) => d.message).join('; ')).toBe(k.ok);
+    if (k.ok) expect(printIptablesSave(parsed.ruleset).split('\n').filter((l) => l.startsWith('-A '))).toEqual(k.save.split('\n').filter((l) => l.startsWith('-A ')));
+  });
+});

@@ -356,8 +356,12 @@ export type KernelProbe =
       readonly src?: string;
       /** `IP_TRANSPARENT` on the connecting socket. */
       readonly transparent?: boolean;
+      /** Keep both ends of the connection open until the case ends (default: closed with a RST after the probe). */
+      readonly keep?: boolean;
+      /** Wait this long before the probe. */
+      readonly waitMs?: number;
     }
-  | { readonly from: 'remote'; readonly src: string; readonly dst: string; readonly sport?: number };
+  | { readonly from: 'remote'; readonly src: string; readonly dst: string; readonly sport?: number; readonly keep?: boolean; readonly waitMs?: number };
 
 /** A pod (rules + listeners) and the probes to run against it, in order. */
 export interface KernelCase {

@@ -164,6 +164,8 @@ class Case:
         self.timeout = float(req.get('connectTimeoutMs', 400)) / 1000.0
         self.accept_wait = float(req.get('acceptWaitMs', 250)) / 1000.0
         self.pod_listeners = []  # (sock, family)
+        # Both ends of the connections of probes with "keep": open until the case ends.
+        self.kept = []
         self.world_listeners = []
         self.pod = self.world = None
 
@@ -293,6 +295,9 @@ class Case:
     # --- probes ---------------------------------------------------------------------------
 
     def probe(self, p):
+        if p.get('waitMs'):
+            # Time passes before this probe (rate estimators tick, timers run).
+            time.sleep(float(p['waitMs']) / 1000.0)
         fam, host, port = _parse_hostport(p['dst'])
         if p['from'] == 'local':
             _setns(self.pod)
@@ -311,12 +316,16 @@ class Case:
             s = socket.socket(fam, socket.SOCK_STREAM)
             bind_addr = p['src']
             _setns(self.pod)
+        keep = bool(p.get('keep'))
         try:
-            return self._connect(s, fam, bind_addr, p.get('sport', 0), host, port)
+            return self._connect(s, fam, bind_addr, p.get('sport', 0), host, port, keep)
         finally:
-            _abort(s)
+            if keep:
+                self.kept.append(s)
+            else:
+                _abort(s)
 
-    def _connect(self, s, fam, bind_addr, sport, host, port):
+    def _connect(self, s, fam, bind_addr, sport, host, port, keep=False):
         result = {'outcome': None, 'address': None, 'port': None, 'originalDestination': None}
         try:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -353,13 +362,13 @@ class Case:
             result.update(outcome='refused', error=errno.errorcode.get(err, str(err)))
             return result
         result['source'] = self._sockname(s)
-        return self._who_accepted(result)
+        return self._who_accepted(result, keep)
 
     def _sockname(self, s):
         a = s.getsockname()
         return _fmt(s.family, a[0], a[1])
 
-    def _who_accepted(self, result):
+    def _who_accepted(self, result, keep=False):
         listeners = [(l, f, 'local') for l, f in self.pod_listeners]
         listeners += [(l, f, 'remote') for l, f in self.world_listeners]
         by_fd = {l.fileno(): (l, f, kind) for l, f, kind in listeners}
@@ -384,7 +393,10 @@ class Case:
                         _, h, pt = _parse_hostport(odst)
                         result.update(outcome='remote', address=h, port=pt)
             finally:
-                _abort(conn)
+                if keep:
+                    self.kept.append(conn)
+                else:
+                    _abort(conn)
             self._drain()
             return result
         # connect() completed but no listener finished the handshake (its final ACK was lost).

@@ -27,6 +27,8 @@ export interface SimConnectResult {
 /** A modelled pod. */
 export interface SimNetns {
   connect(probe: SimProbe, options?: { trace?: boolean }): SimConnectResult;
+  /** Moves the virtual clock on (`Netns.advance`). */
+  advance(seconds: number): void;
 }
 
 /** `new Netns({ rules, rules6?, listen })`. */

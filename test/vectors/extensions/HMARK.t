@@ -1,0 +1,56 @@
+:PREROUTING,INPUT,FORWARD,OUTPUT,POSTROUTING
+*mangle
+-j HMARK --hmark-tuple src,dst,sport,dport,proto --hmark-mod 10 --hmark-offset 100 --hmark-rnd 0xdeadbeef;-j HMARK --hmark-src-prefix 32 --hmark-dst-prefix 32 --hmark-sport-mask 0xffff --hmark-dport-mask 0xffff --hmark-proto-mask 0xffff --hmark-rnd 0xdeadbeef --hmark-mod 10 --hmark-offset 100;OK
+-j HMARK --hmark-tuple src,dst,sport,dport,proto,ct --hmark-mod 10 --hmark-offset 100 --hmark-rnd 0xdeadbeef;-j HMARK --hmark-src-prefix 32 --hmark-dst-prefix 32 --hmark-sport-mask 0xffff --hmark-dport-mask 0xffff --hmark-proto-mask 0xffff --hmark-rnd 0xdeadbeef --hmark-mod 10 --hmark-offset 100 --hmark-tuple ct;OK
+-j HMARK --hmark-tuple s,d,sp,dp,p --hmark-mod 10 --hmark-offset 100 --hmark-rnd 5;-j HMARK --hmark-src-prefix 32 --hmark-dst-prefix 32 --hmark-sport-mask 0xffff --hmark-dport-mask 0xffff --hmark-proto-mask 0xffff --hmark-rnd 0x00000005 --hmark-mod 10 --hmark-offset 100;OK
+-j HMARK --hmark-tuple spi --hmark-mod 10 --hmark-offset 100 --hmark-rnd 5;-j HMARK --hmark-spi-mask 0xffffffff --hmark-rnd 0x00000005 --hmark-mod 10 --hmark-offset 100;OK
+-j HMARK --hmark-tuple dst,spi --hmark-mod 10 --hmark-offset 100 --hmark-rnd 5;-j HMARK --hmark-dst-prefix 32 --hmark-spi-mask 0xffffffff --hmark-rnd 0x00000005 --hmark-mod 10 --hmark-offset 100;OK
+-j HMARK --hmark-tuple src,spi --hmark-rnd 1 --hmark-mod 2;-j HMARK --hmark-src-prefix 32 --hmark-spi-mask 0xffffffff --hmark-rnd 0x00000001 --hmark-mod 2;OK
+-j HMARK --hmark-tuple proto,spi --hmark-rnd 1 --hmark-mod 2;-j HMARK --hmark-spi-mask 0xffffffff --hmark-proto-mask 0xffff --hmark-rnd 0x00000001 --hmark-mod 2;OK
+-j HMARK --hmark-tuple SRC,Dst --hmark-rnd 1 --hmark-mod 2;-j HMARK --hmark-src-prefix 32 --hmark-dst-prefix 32 --hmark-rnd 0x00000001 --hmark-mod 2;OK
+-j HMARK --hmark-tuple src --hmark-mod 10 --hmark-rnd 1;-j HMARK --hmark-src-prefix 32 --hmark-rnd 0x00000001 --hmark-mod 10;OK
+-j HMARK --hmark-tuple ct --hmark-mod 7 --hmark-offset 1 --hmark-rnd 1;-j HMARK --hmark-rnd 0x00000001 --hmark-mod 7 --hmark-offset 1 --hmark-tuple ct;OK
+-j HMARK --hmark-tuple ct --hmark-rnd 1 --hmark-mod 0x10 --hmark-offset 010;-j HMARK --hmark-rnd 0x00000001 --hmark-mod 16 --hmark-offset 8 --hmark-tuple ct;OK
+-j HMARK --hmark-tuple ct --hmark-rnd 0 --hmark-mod 1 --hmark-offset 0;-j HMARK --hmark-rnd 0x00000000 --hmark-mod 1 --hmark-offset 0 --hmark-tuple ct;OK
+-j HMARK --hmark-src-prefix 24 --hmark-dst-prefix 16 --hmark-sport-mask 0x00ff --hmark-dport-mask 0xff00 --hmark-proto-mask 3 --hmark-mod 7 --hmark-offset 1 --hmark-rnd 1;-j HMARK --hmark-src-prefix 24 --hmark-dst-prefix 16 --hmark-sport-mask 0x00ff --hmark-dport-mask 0xff00 --hmark-proto-mask 0x03 --hmark-rnd 0x00000001 --hmark-mod 7 --hmark-offset 1;OK
+-j HMARK --hmark-sport 0x0102 --hmark-dport 0x0304 --hmark-mod 7 --hmark-offset 1 --hmark-rnd 1;-j HMARK --hmark-sport 0x0102 --hmark-dport 0x0304 --hmark-rnd 0x00000001 --hmark-mod 7 --hmark-offset 1;OK
+-j HMARK --hmark-spi 0x01020304 --hmark-mod 7 --hmark-offset 1 --hmark-rnd 1;-j HMARK --hmark-spi 0x01020304 --hmark-rnd 0x00000001 --hmark-mod 7 --hmark-offset 1;OK
+-j HMARK --hmark-spi-mask 0x01020304 --hmark-mod 7 --hmark-offset 1 --hmark-rnd 1;-j HMARK --hmark-spi-mask 0x01020304 --hmark-rnd 0x00000001 --hmark-mod 7 --hmark-offset 1;OK
+-j HMARK --hmark-spi-mask 5 --hmark-src-prefix 3 --hmark-rnd 1 --hmark-mod 2;-j HMARK --hmark-src-prefix 3 --hmark-spi-mask 0x00000005 --hmark-rnd 0x00000001 --hmark-mod 2;OK
+-j HMARK --hmark-src-prefix 33 --hmark-mod 7 --hmark-offset 1 --hmark-rnd 1;-j HMARK --hmark-src-prefix 32 --hmark-rnd 0x00000001 --hmark-mod 7 --hmark-offset 1;OK
+-j HMARK --hmark-src-prefix 0 --hmark-mod 7 --hmark-offset 1 --hmark-rnd 1;-j HMARK --hmark-src-prefix 0 --hmark-rnd 0x00000001 --hmark-mod 7 --hmark-offset 1;OK
+-j HMARK --hmark-src-prefix 255.255.0.0 --hmark-mod 7 --hmark-offset 1 --hmark-rnd 1;-j HMARK --hmark-src-prefix 16 --hmark-rnd 0x00000001 --hmark-mod 7 --hmark-offset 1;OK
+-j HMARK --hmark-src-prefix 255.0.255.0 --hmark-rnd 1 --hmark-mod 2;-j HMARK --hmark-src-prefix 32 --hmark-rnd 0x00000001 --hmark-mod 2;OK
+-j HMARK --hmark-proto-mask 0x100 --hmark-tuple src --hmark-mod 7 --hmark-offset 1 --hmark-rnd 1;-j HMARK --hmark-src-prefix 32 --hmark-proto-mask 0x100 --hmark-rnd 0x00000001 --hmark-mod 7 --hmark-offset 1;OK
+-j HMARK --hmark-mod 4294967295 --hmark-tuple src --hmark-offset 4294967295 --hmark-rnd 0xffffffff;-j HMARK --hmark-src-prefix 32 --hmark-rnd 0xffffffff --hmark-mod 4294967295 --hmark-offset 4294967295;OK
+-j HMARK --hmark-src-prefix 16 --hmark-tuple src --hmark-rnd 1 --hmark-mod 2;-j HMARK --hmark-src-prefix 32 --hmark-rnd 0x00000001 --hmark-mod 2;OK
+-j HMARK --hmark-sport-mask 0x10 --hmark-tuple sport --hmark-rnd 1 --hmark-mod 2;-j HMARK --hmark-sport-mask 0xffff --hmark-rnd 0x00000001 --hmark-mod 2;OK
+-j HMARK --hmark-tuple src,src --hmark-rnd 1 --hmark-mod 2;-j HMARK --hmark-src-prefix 32 --hmark-rnd 0x00000001 --hmark-mod 2;OK
+-j HMARK --hmark-tuple src --hmark-rnd 1 --hmark-mod 2 --hmark-sport-mask 0 --hmark-spi 0;-j HMARK --hmark-src-prefix 32 --hmark-sport-mask 0x0000 --hmark-spi 0x00000000 --hmark-rnd 0x00000001 --hmark-mod 2;OK
+-j HMARK --hmark-tuple src --hmark-rnd 1 --hmark-mod 2 --hmark-proto-mask 0;-j HMARK --hmark-src-prefix 32 --hmark-proto-mask 0x00 --hmark-rnd 0x00000001 --hmark-mod 2;OK
+-j HMARK --hmark-proto-mask 0x10 --hmark-rnd 1 --hmark-mod 2;-j HMARK --hmark-proto-mask 0x10 --hmark-rnd 0x00000001 --hmark-mod 2;OK
+-j HMARK --hmark-tuple src --hmark-mod 10;;FAIL
+-j HMARK --hmark-tuple src --hmark-rnd 1;;FAIL
+-j HMARK --hmark-tuple src --hmark-mod 10 --hmark-offset 1;;FAIL
+-j HMARK --hmark-mod 10 --hmark-offset 1 --hmark-rnd 1;;FAIL
+-j HMARK --hmark-tuple src --hmark-mod 0 --hmark-offset 1 --hmark-rnd 1;;FAIL
+-j HMARK --hmark-tuple src,dst,sport,dport,spi,ct --hmark-mod 10 --hmark-offset 100 --hmark-rnd 0xdeadbeef;;FAIL
+-j HMARK --hmark-tuple sport,spi --hmark-rnd 1 --hmark-mod 2;;FAIL
+-j HMARK --hmark-spi-mask 5 --hmark-dport-mask 3 --hmark-rnd 1 --hmark-mod 2;;FAIL
+-j HMARK --hmark-spi 1 --hmark-sport 1 --hmark-mod 7 --hmark-offset 1 --hmark-rnd 1;;FAIL
+-j HMARK --hmark-tuple src --hmark-rnd 1 --hmark-mod 2 --hmark-sport 0 --hmark-spi 0;;FAIL
+-j HMARK --hmark-tuple ct,src --hmark-mod 7 --hmark-offset 1 --hmark-rnd 1 --hmark-tuple dport;;FAIL
+-j HMARK --hmark-tuple src, --hmark-mod 7 --hmark-offset 1 --hmark-rnd 1;;FAIL
+-j HMARK --hmark-tuple src,,dst --hmark-mod 7 --hmark-offset 1 --hmark-rnd 1;;FAIL
+-j HMARK --hmark-tuple ,src --hmark-rnd 0 --hmark-mod 1 --hmark-offset 0;;FAIL
+-j HMARK --hmark-tuple SRC,foo --hmark-mod 7 --hmark-offset 1 --hmark-rnd 1;;FAIL
+-j HMARK --hmark-sport-mask 65536 --hmark-tuple src --hmark-mod 7 --hmark-offset 1 --hmark-rnd 1;;FAIL
+-j HMARK --hmark-mod 7 --hmark-tuple src --hmark-offset 1 --hmark-rnd 1 --hmark-mod 8;;FAIL
+-j HMARK --hmark-src-prefix 24 --hmark-src-prefix 16 --hmark-rnd 1 --hmark-mod 2;;FAIL
+-j HMARK --hmark-tuple src --hmark-src-prefix 16 --hmark-rnd 1 --hmark-mod 2;;FAIL
+-j HMARK --hmark-tuple sport --hmark-sport-mask 0x10 --hmark-rnd 1 --hmark-mod 2;;FAIL
+-j HMARK --hmark-tuple spi --hmark-spi-mask 0x10 --hmark-rnd 1 --hmark-mod 2;;FAIL
+-j HMARK --hmark-tuple ct --hmark-rnd 1 --hmark-mod 2 --hmark-offset -1;;FAIL
+:INPUT,FORWARD,OUTPUT
+*filter
+-j HMARK --hmark-mod 7 --hmark-tuple src --hmark-offset 1 --hmark-rnd 1;-j HMARK --hmark-src-prefix 32 --hmark-rnd 0x00000001 --hmark-mod 7 --hmark-offset 1;OK
