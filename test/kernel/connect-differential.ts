@@ -173,6 +173,13 @@ export interface NamedCase {
 
 const endpointText = (address: string, port: number): string => (address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`);
 
+/**
+ * The hand-written cases wait up to a second for connect(): a case's first probes may wait for
+ * neighbour discovery on addresses it added, which a loaded machine can stretch past the
+ * generated cases' 400 ms (a connection the kernel makes then looked dropped).
+ */
+const NAMED_OPTIONS = { connectTimeoutMs: 1000 };
+
 /** Registers one test per hand-written case (inside a `describeKernel` body), as {@link connectDifferential}. */
 export function namedDifferential(cases: readonly NamedCase[]): void {
   connectDifferential(cases.map((c, i): ConnectCase & { name: string } => {
@@ -204,5 +211,5 @@ export function namedDifferential(cases: readonly NamedCase[]): void {
       return rest as SimProbe;
     });
     return { seed: i + 1, name: c.name, description: c.name, kernel, sim: { rules: c.rules4, rules6: c.rules6 ?? '', listen: listen as (number | string)[], ...(c.nft ? { nft: c.nft } : {}), ...(c.options ?? {}) }, probes };
-  }), '$name');
+  }), '$name', NAMED_OPTIONS);
 }
