@@ -1,17 +1,21 @@
 // explore: time, classes and regions for the Linkerd and Istio default pods (local and remote
-// spaces), kube-proxy nodes of growing size (time, peak memory, classes), and explore against
-// sampling the same space with connect until every class is hit once.
+// spaces), Istio's pod with --native-nftables (nft rules) beside its iptables form, kube-proxy
+// nodes of growing size in iptables and nftables mode (time, peak memory, classes), and explore
+// against sampling the same space with connect until every class is hit once.
 //
 //   npm run build && node --expose-gc bench/explore.js [--kube 100,1000,10000] [--sample-budget 200000]
 //
+// Each kube-proxy size runs in its own process (this script with --child), so that its peak
+// resident memory is its own.
 // Prints a table; raw figures in bench/explore-results.json. Each figure is wall time and the
 // process's CPU time (user + system) over the same interval: on a machine shared with other work
 // the wall time includes waiting for a core, the CPU time does not.
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { explore, classOf, Netns } from '../dist/index.js';
-import { kubeProxyNode, kubeProxyRules, kubeProxyServices } from './kube-proxy.js';
+import { explore, classOf, Netns, compileIstio, parseIstioIptablesArgs } from '../dist/index.js';
+import { kubeProxyNftRules, kubeProxyNode, kubeProxyRules, kubeProxyServices } from './kube-proxy.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const arg = (name, fallback) => {
@@ -51,6 +55,19 @@ function peakRss(fn) {
   return { ms, cpuMs: cpuMs(process.cpuUsage(c)), out, peakMB: process.resourceUsage().maxRSS / 1024 };
 }
 
+// One kube-proxy size in this process: `--child iptables|nft N` prints its figures as JSON.
+if (process.argv.includes('--child')) {
+  const mode = arg('child');
+  const n = Number(process.argv[process.argv.indexOf('--child') + 2]);
+  const services = kubeProxyServices(n);
+  const text = mode === 'nft' ? kubeProxyNftRules(services) : kubeProxyRules(services);
+  const rules = mode === 'nft' ? text.split('\n').filter((l) => l.startsWith('add rule ') || l.startsWith('add element ')).length : text.split('\n').filter((l) => l.startsWith('-A ')).length;
+  const options = mode === 'nft' ? kubeProxyNode(undefined, { nft: text }) : kubeProxyNode(text);
+  const r = peakRss(() => explore({ ...options, from: 'local', family: 4 }));
+  process.stdout.write(JSON.stringify({ mode, services: n, rules, from: 'local', ms: r.ms, cpuMs: r.cpuMs, peakRssMB: r.peakMB, classes: r.out.classes.length, regions: r.out.regions }) + '\n');
+  process.exit(0);
+}
+
 const pods = [
   { name: 'Linkerd default pod', rules: readFileSync(join(ROOT, 'test/fixtures/linkerd/injected-default.save'), 'utf8'), listen: [4140, 4143, 4191, 8080] },
 ];
@@ -58,25 +75,35 @@ const istioFile = join(ROOT, '../shared/vectors/istio/kernel-save/derived/inject
 if (existsSync(istioFile)) pods.push({ name: 'Istio default pod', rules: readFileSync(istioFile, 'utf8'), listen: [15001, 15006, 15090, 8080] });
 else console.error('skipping the Istio pod: ../shared is not there');
 
+// Istio's sidecar pod as istio-iptables writes it with --native-nftables, and the same
+// configuration in iptables form (the flags of bench/nft.js).
+const ISTIO_ARGS = ['-p', '15001', '-z', '15006', '-u', '1337', '-m', 'REDIRECT', '-i', '*', '-x', '', '-b', '*', '-d', '15090,15021,15020'];
+const istioListen = [15001, 15006, 15090, 8080];
+pods.push(
+  { name: 'Istio pod, iptables form', rules: compileIstio(parseIstioIptablesArgs(ISTIO_ARGS)).restore.map((r) => r.text).join(''), listen: istioListen, families: [4] },
+  { name: 'Istio pod, native nftables', nft: compileIstio(parseIstioIptablesArgs([...ISTIO_ARGS, '--native-nftables'])).nft, listen: istioListen, families: [4, 6] },
+);
+
 const results = { node: process.version, pods: [], kubeProxy: [], sampling: [] };
 const rows = [];
 for (const pod of pods) {
   for (const from of ['local', 'remote']) {
-    for (const family of [4, 6]) {
-      const { ms, cpuMs: cpu, out } = timed(() => explore({ rules: pod.rules, listen: pod.listen, from, family }));
+    for (const family of pod.families ?? [4, 6]) {
+      const { ms, cpuMs: cpu, out } = timed(() => explore({ ...(pod.rules ? { rules: pod.rules } : {}), ...(pod.nft ? { nft: pod.nft } : {}), listen: pod.listen, from, family }));
       results.pods.push({ pod: pod.name, from, family, ms, cpuMs: cpu, classes: out.classes.length, regions: out.regions });
       rows.push([`${pod.name}, ${from}, IPv${family}`, `${ms.toFixed(1)} ms (cpu ${cpu.toFixed(1)} ms)`, `${out.classes.length} classes`, `${out.regions} regions`]);
     }
   }
 }
 
-for (const n of KUBE) {
-  const rules = kubeProxyRules(kubeProxyServices(n));
-  const ruleCount = rules.split('\n').filter((l) => l.startsWith('-A ')).length;
-  for (const from of ['local']) {
-    const r = peakRss(() => explore({ ...kubeProxyNode(rules), from, family: 4 }));
-    results.kubeProxy.push({ services: n, rules: ruleCount, from, ms: r.ms, cpuMs: r.cpuMs, peakRssMB: r.peakMB, classes: r.out.classes.length, regions: r.out.regions });
-    rows.push([`kube-proxy ${n} services (${ruleCount} rules), ${from}`, `${(r.ms / 1000).toFixed(2)} s (cpu ${(r.cpuMs / 1000).toFixed(2)} s)`, `${r.out.classes.length} classes`, `${r.out.regions} regions, peak rss ${r.peakMB.toFixed(0)} MB`]);
+for (const mode of ['iptables', 'nft']) {
+  for (const n of KUBE) {
+    const child = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--child', mode, String(n)], { encoding: 'utf8', maxBuffer: 1 << 24 });
+    if (child.status !== 0) throw new Error(`kube-proxy ${mode} ${n}: ${child.stderr}`);
+    const r = JSON.parse(child.stdout);
+    results.kubeProxy.push(r);
+    const unit = mode === 'nft' ? 'rules and elements' : 'rules';
+    rows.push([`kube-proxy ${mode} ${n} services (${r.rules} ${unit}), ${r.from}`, `${(r.ms / 1000).toFixed(2)} s (cpu ${(r.cpuMs / 1000).toFixed(2)} s)`, `${r.classes} classes`, `${r.regions} regions, peak rss ${r.peakRssMB.toFixed(0)} MB`]);
   }
 }
 

@@ -348,7 +348,8 @@ export class Kernel implements TargetHost {
       redirectAddress: (q) => this.redirectAddress(q),
       masqueradeAddress: (q) => this.masqueradeAddress(q),
       tproxyLookup: (q, onIp, onPort) => this.tproxyLookup(q, onIp, onPort),
-      random: (probability) => this.nftPacket!.statisticRandom(probability),
+      // statisticRandom takes xt_statistic's scale (a probability times 2^31); numgen gives a fraction.
+      random: (probability) => this.nftPacket!.statisticRandom(Math.round(probability * 0x80000000)),
     });
   }
 

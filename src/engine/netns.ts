@@ -131,6 +131,11 @@ export interface NetnsOptions {
    */
   readonly instrument?: (program: LoweredRuleset) => LoweredRuleset;
   /**
+   * Builds the lowered nft side instead of {@link LoweredNftEngine} (`explore` records facts with it).
+   * @internal
+   */
+  readonly instrumentNft?: (ruleset: NftRuleset) => NftEngine;
+  /**
    * `net.netfilter.nf_conntrack_max`: connections the table holds. A new connection past it is
    * dropped, and the trace says so ("nf_conntrack: table full, dropping packet"). Default 262144,
    * the kernel's value on a host with 8 GiB or more; at most 16777216.
@@ -528,7 +533,7 @@ export class Netns {
     this.kernel.ctEnabled4 = options.conntrack ?? needsConntrack(this.ruleset4);
     this.kernel.ctEnabled6 = options.conntrack ?? needsConntrack(this.ruleset6);
     if (this.nftRuleset.tables.length > 0) {
-      const nft = options.evaluator === 'reference' ? new NftEngine(this.nftRuleset) : new LoweredNftEngine(this.nftRuleset);
+      const nft = options.evaluator === 'reference' ? new NftEngine(this.nftRuleset) : options.instrumentNft ? options.instrumentNft(this.nftRuleset) : new LoweredNftEngine(this.nftRuleset);
       this.kernel.nft = nft;
       if (options.conntrack === undefined) {
         this.kernel.ctEnabled4 ||= nft.usesConntrack(4);

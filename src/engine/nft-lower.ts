@@ -23,13 +23,16 @@ import { HOOK_NAME, NFT_JUMP_STACK_SIZE, NftEngine, PORT_PROTOCOLS, TRANSPORT, a
 import type { NftHookEntry, NftHost, Verdict } from './nft.js';
 
 /** A selector's value: a number when it is below 2^32, a bigint above (so equal values compare equal). */
-type Val = number | bigint;
-type Reader = (p: PacketState, host: NftHost) => Val | null;
+/** @internal */
+export type Val = number | bigint;
+/** @internal */
+export type Reader = (p: PacketState, host: NftHost) => Val | null;
 type PartTest = (v: Val) => boolean;
 
 const U32 = 0xffffffffn;
 
-function canon(v: bigint): Val {
+/** @internal */
+export function canon(v: bigint): Val {
   return v >= 0n && v <= U32 ? Number(v) : v;
 }
 
@@ -38,7 +41,8 @@ const FIXED: Readonly<Record<'accept' | 'drop' | 'return' | 'continue', Verdict>
   accept: { code: 'accept' }, drop: { code: 'drop' }, return: { code: 'return' }, continue: CONTINUE,
 };
 
-function verdictOf(v: { readonly verdict: string; readonly chain?: string }): Verdict {
+/** @internal */
+export function verdictOf(v: { readonly verdict: string; readonly chain?: string }): Verdict {
   if (v.verdict === 'jump' || v.verdict === 'goto') return { code: v.verdict, chain: v.chain! };
   return FIXED[v.verdict as keyof typeof FIXED];
 }
@@ -115,7 +119,8 @@ function buildIndex(elements: readonly NftElement[], width: number): Index {
   };
 }
 
-type Step =
+/** One lowered statement. @internal */
+export type Step =
   | { readonly kind: 'match'; readonly test: (p: PacketState, host: NftHost) => boolean }
   | { readonly kind: 'verdict'; readonly verdict: Verdict }
   | { readonly kind: 'vmap'; readonly decide: (p: PacketState, host: NftHost) => Verdict | null }
@@ -225,7 +230,7 @@ export class LoweredNftEngine extends NftEngine {
     }
   }
 
-  private runLowered(lr: LoweredRule, table: NftTable, chain: NftChain, hookIndex: number, tableLabel: string, p: PacketState, host: NftHost, tr: TraceRecorder | null): Verdict {
+  protected runLowered(lr: LoweredRule, table: NftTable, chain: NftChain, hookIndex: number, tableLabel: string, p: PacketState, host: NftHost, tr: TraceRecorder | null): Verdict {
     const steps = lr.steps;
     const hook: HookName = HOOK_NAME[hookIndex]!;
     for (let k = 0; k < steps.length; k++) {
@@ -264,7 +269,7 @@ export class LoweredNftEngine extends NftEngine {
 
   // ---- lowering --------------------------------------------------------------------------------
 
-  private lowerStatement(s: NftStatement, table: NftTable): Step {
+  protected lowerStatement(s: NftStatement, table: NftTable): Step {
     switch (s.kind) {
       case 'match': return { kind: 'match', test: this.lowerMatch(s, table) };
       case 'verdict': return { kind: 'verdict', verdict: verdictOf(s) };
@@ -298,16 +303,16 @@ export class LoweredNftEngine extends NftEngine {
   }
 
   /** A named set's elements as the reference finds them: the rule's table first, then any table. */
-  private elements(m: NftAnonSet | NftSetRef, table: NftTable | undefined): readonly NftElement[] {
+  protected elements(m: NftAnonSet | NftSetRef, table: NftTable | undefined): readonly NftElement[] {
     if (m.kind === 'set') return m.elements;
     return table?.sets.find((x) => x.name === m.name)?.elements ?? this.findSet(m.name)?.elements ?? [];
   }
 
-  private lowerParts(sel: NftSelector): Reader[] {
+  protected lowerParts(sel: NftSelector): Reader[] {
     return sel.kind === 'concat' ? sel.items.map((i) => this.lowerRead(i)) : [this.lowerRead(sel)];
   }
 
-  private lowerMatch(s: Extract<NftStatement, { kind: 'match' }>, table: NftTable): (p: PacketState, host: NftHost) => boolean {
+  protected lowerMatch(s: Extract<NftStatement, { kind: 'match' }>, table: NftTable): (p: PacketState, host: NftHost) => boolean {
     const neg = s.op === '!=';
     if (s.left.kind === 'meta' && (s.left.key === 'iifname' || s.left.key === 'oifname')) {
       const inbound = s.left.key === 'iifname';
@@ -410,7 +415,7 @@ export class LoweredNftEngine extends NftEngine {
   }
 
   /** A selector's reader; the hot ones specialised, the rest through the reference's `read`. */
-  private lowerRead(sel: NftSelector): Reader {
+  protected lowerRead(sel: NftSelector): Reader {
     const generic: Reader = (p, host) => {
       const v = this.read(sel, p, host);
       return v === null ? null : canon(v);

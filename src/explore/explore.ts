@@ -19,10 +19,12 @@ import { defaultRegistry } from '../engine/registry.js';
 import { addressText } from '../engine/conntrack.js';
 import { parseAnyAddress } from '../engine/routing.js';
 import type { Family, Ruleset } from '../model/types.js';
+import type { NftAnonSet, NftElement, NftPrefix, NftRange, NftRuleset, NftSetRef, NftTable, NftValue } from '../nftables/model.js';
 import type { LoweredChain, LoweredRuleset } from '../engine/lower.js';
 import type { NatRange, PortRange } from '../extensions/target-options.js';
 import { FactRecorder, bigToWords, instrumentProgram, wordsToBig } from './instrument.js';
 import type { FieldKind } from './instrument.js';
+import { instrumentNft } from './instrument-nft.js';
 import { EMPTY, contains, intersect, isSingleton, leastFree, normalize, range, splitAt, subtract } from './intervals.js';
 import type { IntervalSet } from './intervals.js';
 
@@ -30,7 +32,7 @@ import type { IntervalSet } from './intervals.js';
 export type ExploreFrom = 'local' | 'remote';
 
 /** Options of {@link explore}: the namespace (as {@link Netns} takes it) and the space. */
-export interface ExploreOptions extends Omit<NetnsOptions, 'evaluator' | 'instrument'> {
+export interface ExploreOptions extends Omit<NetnsOptions, 'evaluator' | 'instrument' | 'instrumentNft'> {
   readonly from: ExploreFrom;
   /** Default tcp. */
   readonly proto?: 'tcp' | 'udp';
@@ -133,14 +135,14 @@ function specialRanges(family: Family): [bigint, bigint][] {
 }
 
 /** Every value of `kind` the rule sets' targets can write into a packet. */
-function targetConstants(rulesets: readonly Ruleset[], family: Family): { addrs: [bigint, bigint][]; ports: [bigint, bigint][] } {
+function targetConstants(rulesets: readonly (Ruleset | NftRuleset)[], family: Family): { addrs: [bigint, bigint][]; ports: [bigint, bigint][] } {
   const addrs: [bigint, bigint][] = [];
   const ports: [bigint, bigint][] = [];
   const port = (r: PortRange | undefined): void => {
     if (r) ports.push([BigInt(r.min), BigInt(r.max)]);
   };
   for (const rs of rulesets) {
-    if (rs.family !== family) continue;
+    if (isNftRuleset(rs) || rs.family !== family) continue;
     for (const t of rs.tables) {
       for (const c of t.chains) {
         for (const r of c.rules) {
@@ -160,7 +162,43 @@ function targetConstants(rulesets: readonly Ruleset[], family: Family): { addrs:
       }
     }
   }
+  for (const rs of rulesets) {
+    if (!isNftRuleset(rs)) continue;
+    const value = (v: NftValue | NftRange | NftPrefix, into: [bigint, bigint][]): void => {
+      if (v.kind === 'value') into.push([v.value, v.value]);
+      else if (v.kind === 'range') into.push([v.low.value, v.high.value]);
+      else into.push([v.value.value, v.value.value]);
+    };
+    const addrOf = (v: NftValue | NftRange | NftPrefix): boolean => {
+      const t = v.kind === 'value' ? v.type : v.kind === 'range' ? v.low.type : v.value.type;
+      return t === (family === 4 ? 'ipv4_addr' : 'ipv6_addr');
+    };
+    const mapData = (m: NftAnonSet | NftSetRef, table: NftTable): NftElement[] => (m.kind === 'set' ? [...m.elements] : [...(table.sets.find((x) => x.name === m.name)?.elements ?? rs.tables.flatMap((t) => t.sets.filter((x) => x.name === m.name).flatMap((x) => x.elements)))]);
+    for (const t of rs.tables) {
+      for (const c of t.chains) {
+        for (const r of c.rules) {
+          for (const st of r.statements) {
+            if (st.kind === 'nat') {
+              if (st.addr) {
+                if (st.addr.kind === 'map') {
+                  for (const e of mapData(st.addr.mappings, t)) if (e.data?.kind === 'value' && addrOf(e.data)) value(e.data, addrs);
+                } else if (addrOf(st.addr)) value(st.addr, addrs);
+              }
+              if (st.port && st.port.kind !== 'map') value(st.port, ports);
+            } else if (st.kind === 'tproxy') {
+              if (st.addr && addrOf(st.addr)) value(st.addr, addrs);
+              if (st.port) value(st.port, ports);
+            }
+          }
+        }
+      }
+    }
+  }
   return { addrs, ports };
+}
+
+function isNftRuleset(r: Ruleset | NftRuleset): r is NftRuleset {
+  return (r as { kind?: string }).kind === 'nftables';
 }
 
 /** The fields of the space, their domains, where the namespace cuts them, and its constants. */
@@ -199,7 +237,7 @@ function fieldDefs(ns: Netns, options: ExploreOptions, family: Family, sport: nu
     const a = parseAnyAddress(addr);
     if (a && a.family === family) point(a.addr);
   }
-  const rulesets = [ns.ruleset4, ns.ruleset6];
+  const rulesets = [ns.ruleset4, ns.ruleset6, ns.nftRuleset];
   const tc = targetConstants(rulesets, family);
   for (const [a, b] of tc.addrs) {
     addrConst.push([a, b]);
@@ -366,9 +404,12 @@ interface Signature {
  * `Netns.connect` (in a namespace with no earlier connections, with the same source port) gives
  * the outcome of the class that holds it.
  *
+ * iptables rules and native nft rules (`nft` option, or nft text as `rules`) are explored alike,
+ * alone or together.
+ *
  * Throws `UNSUPPORTED` naming the rule when a match cannot be split exactly (`recent`,
- * `statistic --mode nth`, conntrack tuple tests, masks that are not prefixes, DNAT to an address
- * range).
+ * `statistic --mode nth`, nft `limit` and `numgen inc`, masks that are not prefixes, DNAT to an
+ * address range).
  *
  * @example
  * ```ts
@@ -396,12 +437,8 @@ export function explore(options: ExploreOptions): ExploreResult {
     }
     return out;
   };
-  const ns = new Netns({ ...nsOptions, registry, evaluator: 'lowered', instrument });
-  // Native nft chains run outside the lowered program that records the facts: exploring them
-  // would silently leave their rules out of the partition.
-  if (ns.nftRuleset.tables.length > 0) {
-    throw new NetfilterSimError(diagnostic('UNSUPPORTED', 'explore: native nftables rule sets are not explored yet (their chains are evaluated outside the lowered program); give iptables-save rules'));
-  }
+  // Native nft chains record into the same recorder (instrument-nft.ts).
+  const ns = new Netns({ ...nsOptions, registry, evaluator: 'lowered', instrument, instrumentNft: (ruleset) => instrumentNft(ruleset, rec) });
   const maxRegions = options.maxRegions ?? 2_000_000;
   let explored = 0;
   const classes: ExploreClass[] = [];
@@ -510,7 +547,7 @@ function signature(results: readonly ConnectResult[], fields: readonly FieldDef[
 }
 
 function toClass(sig: Signature, regions: readonly Region[], example: Record<string, string | number>, fields: readonly FieldDef[], family: Family, ifaceName: (i: number) => string): ExploreClass {
-  const boxes = coalesce(mergeRegions(regions).flatMap((r) => expand(r)), fields);
+  const boxes = coalesce(mergeRegions(regions).flatMap((r) => expand(r, fields)), fields);
   const first = sig.outcomes[0]!;
   const all = (k: 'outcome' | 'address' | 'port' | 'originalDestination'): unknown => (sig.outcomes.every((o) => o[k] === first[k]) ? first[k] : null);
   const single = sig.outcomes.length === 1;
@@ -575,10 +612,12 @@ function mergeRegions(regions: readonly Region[]): Region[] {
   return cur;
 }
 
-function expand(r: Region): Box[] {
+function expand(r: Region, fields: readonly FieldDef[]): Box[] {
   let out: [bigint, bigint][][] = [[]];
-  for (const s of r) {
-    const ps = pairs(s);
+  for (let f = 0; f < r.length; f++) {
+    const s = r[f]!;
+    // A box names one interface: regions united across interfaces with adjacent indexes part again.
+    const ps = fields[f]!.kind === 'iface' ? pairs(s).flatMap(([a, b]) => Array.from({ length: Number(b - a) + 1 }, (_, i) => [a + BigInt(i), a + BigInt(i)] as [bigint, bigint])) : pairs(s);
     out = out.flatMap((b) => ps.map((p) => [...b, p]));
   }
   return out;

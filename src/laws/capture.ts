@@ -137,6 +137,16 @@ export interface CaptureSetup {
   /** IPv6 rules (text read as `ip6tables-restore` reads it). */
   readonly rules6?: string | Ruleset;
   /**
+   * Native nftables rules (an `nft -f` script or `nft list ruleset` text), alone or beside
+   * {@link rules} and {@link rules6}, as a node that has both.
+   */
+  readonly nft?: string;
+  /**
+   * The families the laws speak of for the {@link nft} rules.
+   * @defaultValue the families of its tables (`ip` IPv4, `ip6` IPv6, `inet` both)
+   */
+  readonly nftFamilies?: readonly Family[];
+  /**
    * Read rule text leniently (as `fmt --lenient`), dropping what cannot be read instead of
    * refusing it; every counterexample and proof then lists what was dropped in `warnings`.
    * @defaultValue false
@@ -420,6 +430,7 @@ function run(setup: CaptureSetup, probe: LawProbe, trace = false): Run {
     ...(setup.netns ?? {}),
     ...(p.rules4 ? { rules: p.rules4 } : {}),
     ...(p.rules6 ? { rules6: p.rules6 } : {}),
+    ...(setup.nft !== undefined ? { nft: setup.nft } : {}),
     listen: options,
   });
   const result = ns.connect(probe, { trace });
@@ -477,7 +488,7 @@ function counterexample(law: string, setup: CaptureSetup, probe: LawProbe, untra
     : undefined;
   return {
     law, message, family,
-    rules: rs ? printIptablesSave(rs) : '',
+    rules: rs ? printIptablesSave(rs) : (setup.nft ?? ''),
     command: connectCommand(probe, listen, family, {
       ...(setup.netns?.interfaces !== undefined ? { interfaces: interfacesOf(setup) } : {}),
       ...(setup.netns?.gateway !== undefined ? { gateway: typeof setup.netns.gateway === 'string' ? [setup.netns.gateway] : setup.netns.gateway } : {}),

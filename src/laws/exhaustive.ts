@@ -62,11 +62,24 @@ function namespaceOptions(setup: CaptureSetup): NetnsOptions {
     ...(setup.netns ?? {}),
     ...(p.rules4 ? { rules: p.rules4 } : {}),
     ...(p.rules6 ? { rules6: p.rules6 } : {}),
+    ...(setup.nft !== undefined ? { nft: setup.nft } : {}),
     listen: listenOf(setup).options,
   };
 }
 
 const spaceCache = new WeakMap<CaptureSetup, Map<string, ExploreResult>>();
+
+/** The families the setup's nft rules speak of. */
+function nftFamilies(setup: CaptureSetup): Set<Family> {
+  if (setup.nft === undefined) return new Set();
+  if (setup.nftFamilies !== undefined) return new Set(setup.nftFamilies);
+  const out = new Set<Family>();
+  for (const t of new Netns({ nft: setup.nft }).nftRuleset.tables) {
+    if (t.family !== 'ip6') out.add(4);
+    if (t.family !== 'ip') out.add(6);
+  }
+  return out;
+}
 
 /** The explored space of a setup (cached per setup). */
 function space(setup: CaptureSetup, from: 'local' | 'remote', proto: 'tcp' | 'udp'): ExploreResult {
@@ -76,7 +89,8 @@ function space(setup: CaptureSetup, from: 'local' | 'remote', proto: 'tcp' | 'ud
   let r = m.get(key);
   // The laws speak of the families the setup has rules for (IPv4 when it has none).
   const p = parsed(setup);
-  const families = [...(p.rules4 || !p.rules6 ? [4 as const] : []), ...(p.rules6 ? [6 as const] : [])];
+  const nft = nftFamilies(setup);
+  const families = [...(p.rules4 || nft.has(4) || (!p.rules6 && !nft.has(6)) ? [4 as const] : []), ...(p.rules6 || nft.has(6) ? [6 as const] : [])];
   if (!r) {
     const parts = families.map((family) => explore({ ...namespaceOptions(setup), from, proto, family }));
     r = { ...parts[0]!, classes: parts.flatMap((x) => x.classes) };
@@ -261,7 +275,7 @@ function counterexample(law: string, setup: CaptureSetup, probe: LawProbe, famil
   const rs = family === 4 ? p.rules4 : p.rules6;
   return {
     law, message, family,
-    rules: rs ? printIptablesSave(rs) : '',
+    rules: rs ? printIptablesSave(rs) : (setup.nft ?? ''),
     command: connectCommand(probe, listenOf(setup).text, family, {
       ...(setup.netns?.interfaces !== undefined ? { interfaces: interfacesOf(setup) } : {}),
       ...(setup.netns?.gateway !== undefined ? { gateway: typeof setup.netns.gateway === 'string' ? [setup.netns.gateway] : setup.netns.gateway } : {}),

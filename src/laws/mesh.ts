@@ -132,6 +132,8 @@ export function istioCapture(config: Partial<IstioConfig>, options: IstioCompile
   return {
     ...(rules ? { rules } : {}),
     ...(rules6 ? { rules6 } : {}),
+    // --native-nftables: the transaction handed to `nft -f`, for the families istio-iptables covers.
+    ...(r.nft !== undefined ? { nft: r.nft, nftFamilies: cfg.enableIPv6 ? [4, 6] as const : [4] as const } : {}),
     proxy: {
       uids: numbers(cfg.proxyUID),
       gids: numbers(cfg.proxyGID),

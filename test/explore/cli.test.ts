@@ -56,6 +56,49 @@ describe('netfilter-sim explore', () => {
     expect(r.err).toMatch(/^r\.rules:5:1: explore cannot evaluate "-m recent" \(its lists depend on earlier packets\) of filter OUTPUT rule 1/);
   });
 
+  it('takes nft files (detected, or --syntax nft), alone or beside iptables-save rules', async () => {
+    const NFT = readFileSync(join(ROOT, 'examples', 'nftables', 'pod.nft'), 'utf8');
+    const r = await cli(['explore', '--rules', 'pod.nft', '--listen', '15001,8080', '--from', 'local', '-4', '--json'], { 'pod.nft': NFT });
+    expect(r.code, r.err).toBe(0);
+    const j = JSON.parse(r.out) as { classes: { outcome: string; port: number | string | null; boxes: { uid: number[]; dst: string[]; dport: number[] }[]; rules: string[] }[] };
+    const captured = j.classes.find((c) => c.outcome === 'local' && c.port === 15001)!;
+    expect(captured.rules).toEqual(['inet pod-nat redirect-out: meta l4proto tcp redirect to :15001']);
+    expect(captured.boxes).toContainEqual({ uid: [0, 1336], gid: [0, 4294967295], dst: ['10.0.1.0', '127.0.0.0'], dport: [1, 65535] });
+    // Beside the Linkerd rules: the nat OUTPUT chain at -100 (iptables) and the nft one at -100
+    // (registered later) both run; the first REDIRECT wins.
+    const both = await cli(['explore', '--rules', 'l.rules', '--rules', 'pod.nft', '--listen', '4140,4143,15001', '--from', 'local', '-4', '--json'], { 'l.rules': LINKERD, 'pod.nft': NFT });
+    expect(both.code, both.err).toBe(0);
+    const classes = (JSON.parse(both.out) as { classes: { outcome: string; port: number | string | null; rules: string[] }[] }).classes;
+    expect(classes.find((c) => c.outcome === 'local' && c.port === 4140)!.rules[0]).toMatch(/^-A PROXY_INIT_OUTPUT .*REDIRECT --to-ports 4140$/);
+    expect(classes.some((c) => c.rules.some((t) => t.startsWith('inet pod-nat ')))).toBe(true);
+    const forced = await cli(['explore', '--syntax', 'nft', '--rules', 'x', '--listen', '15001', '--from', 'remote', '-4'], { x: NFT.replace(/^#.*\n/gm, '') });
+    expect(forced.code, forced.err).toBe(0);
+    expect(forced.out).toMatch(/^\d+ classes cover every tcp connection from a remote client/);
+  });
+
+  it('an nft rule explore cannot split exactly exits 1 with its FILE:LINE:COL', async () => {
+    const nft = 'table ip t {\n\tchain out {\n\t\ttype nat hook output priority -100; policy accept;\n\t\ttcp dport 80 limit rate 10/second redirect to :15001\n\t}\n}\n';
+    const r = await cli(['explore', '--rules', 'l.nft', '--from', 'local'], { 'l.nft': nft });
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/^l\.nft:4:3: explore cannot evaluate "limit" \(its bucket depends on earlier packets\) of table ip t chain out rule 1 \(tcp dport 80 limit rate 10\/second redirect to :15001\)/);
+  });
+
+  it('mesh --all-ports on ambient pods with native nftables rules: each range is what mesh says for its ports', async () => {
+    const pods = ['--client', join(ROOT, 'examples/mesh/ambient-web.yaml'), '--server', join(ROOT, 'examples/mesh/ambient-api.yaml')];
+    const r = await cli(['mesh', 'istio', ...pods, '--native-nftables', '--all-ports', '--json']);
+    expect(r.code, r.err).toBe(0);
+    const all = JSON.parse(r.out) as { address: string; ranges: { ports: [number, number]; verdict: string }[] };
+    expect(all.ranges[0]!.ports[0]).toBe(1);
+    expect(all.ranges[all.ranges.length - 1]!.ports[1]).toBe(65535);
+    expect(all.ranges.find((x) => x.ports[0] <= 8080 && 8080 <= x.ports[1])!.verdict).toBe('meshed');
+    for (const range of all.ranges.slice(0, 6)) {
+      for (const port of new Set([range.ports[0], range.ports[1]])) {
+        const one = await cli(['mesh', 'istio', ...pods, '--native-nftables', '--dst', `${all.address}:${port}`, '--json']);
+        expect(JSON.parse(one.out).verdict, `port ${port}`).toBe(range.verdict);
+      }
+    }
+  });
+
   it('--help', async () => {
     const r = await cli(['explore', '--help']);
     expect(r.code).toBe(0);

@@ -20,7 +20,10 @@ address × destination address × destination port × interface (IPv4, then IPv6
 says what connect gives for every probe in it, and which rules decided.
 
 Rules and namespace (as for connect):
-  --rules FILE|-          iptables-save text for IPv4 (- reads standard input)
+  --rules FILE|-          iptables-save text for IPv4 (- reads standard input), or an nft file
+                          (first statement table/add/flush/insert/delete/define); repeatable:
+                          nft files load in order beside at most one iptables-save file
+  --syntax iptables|nft   read every --rules file as this syntax instead of guessing
   --rules6 FILE|-         iptables-save text for IPv6
   --strict                read the rules as iptables-restore does
   --listen LIST           listening sockets: 4140,4143,8080, 127.0.0.1:15001, 53/udp; repeatable
@@ -47,6 +50,7 @@ Exit status: 0 the exploration ran, 1 bad input or a rule explore cannot split e
 Examples:
   netfilter-sim explore --rules linkerd.rules --listen 4140,4143,8080 --from local -4
   netfilter-sim explore --rules istio.rules --listen 15001,15006 --from remote --json
+  netfilter-sim explore --rules pod.nft --listen 15001,8080 --from local -4
 `;
 
 /** JSON with one field per line, but ranges (arrays of plain values) on one line. */

@@ -111,6 +111,10 @@ export function simulateMeshAllPorts(options: MeshScenarioOptions): MeshAllPorts
       ...(options.cni !== undefined ? { cni: options.cni } : {}),
       ...(options.nativeSidecars !== undefined ? { nativeSidecars: options.nativeSidecars } : {}),
       cniNotReady: notReady === true || notReady === role,
+      // Ambient pods (and their nft rules with istio-cni's nftables backend) cut the ports too.
+      ...(options.ambient === true || options.ambient === role ? { ambient: true } : {}),
+      ...(options.nativeNftables !== undefined ? { nativeNftables: options.nativeNftables } : {}),
+      ...(options.dnsCapture !== undefined ? { dnsCapture: options.dnsCapture } : {}),
     });
   const client = prep(options.client ?? defaults.client, 'client');
   const server = prep(options.server ?? defaults.server, 'server');
