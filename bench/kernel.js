@@ -81,7 +81,7 @@ const TRANSPILE = `
 import ts from 'typescript';
 import { readFileSync, writeFileSync } from 'node:fs';
 const [root, dir] = process.argv.slice(1);
-for (const name of ['harness', 'generate']) {
+for (const name of ['harness', 'generate', 'opt-out']) {
   const src = readFileSync(root + '/test/kernel/' + name + '.ts', 'utf8');
   let js = ts.transpileModule(src, {
     compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },

@@ -41,7 +41,9 @@ export function routerSetup() {
   }
   const uplink = interfaces[UPLINK][0].split('/')[0];
   const gateway = toIp(toInt(uplink) + 1);
-  return { text, nets: [...nets].map(([iface, n]) => ({ iface, ...n })), options: { rules: text, interfaces, gateway, ipForward: true } };
+  // The dump's MAC addresses are anonymised (XX:XX:XX:XX:XX:XX), which iptables refuses: read it
+  // leniently, which leaves those rules out with a warning each.
+  return { text, nets: [...nets].map(([iface, n]) => ({ iface, ...n })), options: { rules: text, lenient: true, interfaces, gateway, ipForward: true } };
 }
 
 /**
