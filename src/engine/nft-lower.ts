@@ -74,28 +74,41 @@ interface Index {
   find(parts: readonly Val[]): NftElement | undefined;
 }
 
-type Nested = Map<Val, Nested | NftElement>;
+/** Elements of exact values as maps nested per part of the key. @internal */
+export type Nested = Map<Val, Nested | NftElement>;
+
+/**
+ * The elements of `width` parts as nested maps keyed on each part's value, or null when some
+ * element has a prefix or range part (those are tested one by one). The first of equal elements
+ * wins, as a scan finds it. @internal
+ */
+export function nestedIndex(elements: readonly NftElement[], width: number): Nested | null {
+  const usable = elements.filter((e) => e.key.length === width);
+  if (!usable.every((e) => e.key.every((k) => k.kind === 'value'))) return null;
+  const root: Nested = new Map();
+  for (const e of usable) {
+    let m = root;
+    for (let i = 0; i < width; i++) {
+      const key = canon((e.key[i] as NftValue).value);
+      if (i === width - 1) {
+        if (!m.has(key)) m.set(key, e);
+      } else {
+        let next = m.get(key) as Nested | undefined;
+        if (next === undefined) {
+          next = new Map();
+          m.set(key, next);
+        }
+        m = next;
+      }
+    }
+  }
+  return root;
+}
 
 function buildIndex(elements: readonly NftElement[], width: number): Index {
   const usable = elements.filter((e) => e.key.length === width);
-  if (usable.every((e) => e.key.every((k) => k.kind === 'value'))) {
-    const root: Nested = new Map();
-    for (const e of usable) {
-      let m = root;
-      for (let i = 0; i < width; i++) {
-        const key = canon((e.key[i] as NftValue).value);
-        if (i === width - 1) {
-          if (!m.has(key)) m.set(key, e); // the first of equal elements wins, as a scan finds it
-        } else {
-          let next = m.get(key) as Nested | undefined;
-          if (next === undefined) {
-            next = new Map();
-            m.set(key, next);
-          }
-          m = next;
-        }
-      }
-    }
+  const root = nestedIndex(usable, width);
+  if (root !== null) {
     return {
       find(parts) {
         let m: Nested | NftElement | undefined = root;

@@ -21,8 +21,8 @@ import type {
   NftAnonSet, NftChain, NftElement, NftPrefix, NftRange, NftRule, NftRuleset, NftSelector, NftSetRef, NftStatement, NftTable, NftValue,
 } from '../nftables/model.js';
 import { printNftRule } from '../nftables/print.js';
-import { LoweredNftEngine, canon, verdictOf } from '../engine/nft-lower.js';
-import type { Reader, Step, Val } from '../engine/nft-lower.js';
+import { LoweredNftEngine, canon, nestedIndex, verdictOf } from '../engine/nft-lower.js';
+import type { Nested, Reader, Step, Val } from '../engine/nft-lower.js';
 import type { NftHookEntry, NftHost, Verdict } from '../engine/nft.js';
 import type { PacketState } from '../engine/packet-state.js';
 import type { TargetSite } from '../engine/targets.js';
@@ -201,22 +201,8 @@ export class InstrumentedNftEngine extends LoweredNftEngine {
   private finder(elements: readonly NftElement[], parts: readonly Part[]): (p: PacketState, host: NftHost, vals: readonly Val[]) => NftElement | undefined {
     const width = parts.length;
     const usable = elements.filter((e) => e.key.length === width);
-    if (usable.every((e) => e.key.every((k) => k.kind === 'value'))) {
-      type Nested = Map<Val, Nested | NftElement>;
-      const root: Nested = new Map();
-      for (const e of usable) {
-        let m = root;
-        for (let i = 0; i < width; i++) {
-          const key = canon((e.key[i] as NftValue).value);
-          if (i === width - 1) {
-            if (!m.has(key)) m.set(key, e);
-          } else {
-            let next = m.get(key) as Nested | undefined;
-            if (next === undefined) m.set(key, (next = new Map()));
-            m = next;
-          }
-        }
-      }
+    const root = nestedIndex(usable, width);
+    if (root !== null) {
       const keySets = new Map<Nested, IntervalSet>();
       const keysOf = (m: Nested, probe: Probe): IntervalSet => {
         let s = keySets.get(m);
