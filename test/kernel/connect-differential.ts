@@ -173,6 +173,16 @@ export interface NamedCase {
 
 const endpointText = (address: string, port: number): string => (address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`);
 
+/** A local probe of a hand-written case: uid (and gid) 1000 unless given, with its socket options. */
+export const namedLocal = (dst: string, extra: { uid?: number; mark?: number; src?: string; transparent?: boolean } = {}): NamedProbe => {
+  const uid = extra.uid ?? 1000;
+  return { from: 'local', uid, gid: uid, dst, ...(extra.mark === undefined ? {} : { mark: extra.mark }), ...(extra.src ? { src: extra.src } : {}), ...(extra.transparent ? { transparent: true } : {}) };
+};
+/** A remote probe of a hand-written case. */
+export const namedRemote = (src: string, dst: string): NamedProbe => ({ from: 'remote', src, dst });
+/** `*NAME` … `COMMIT` around rule lines: `saveTable('nat')('-A OUTPUT …')`. */
+export const saveTable = (name: string) => (...lines: string[]): string => `*${name}\n${lines.join('\n')}\nCOMMIT\n`;
+
 /**
  * The hand-written cases wait up to a second for connect(): a case's first probes may wait for
  * neighbour discovery on addresses it added, which a loaded machine can stretch past the

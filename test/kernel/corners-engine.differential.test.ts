@@ -2,17 +2,14 @@
 // with real sockets: the same rules, interfaces, routes and probes in a real pod namespace and in
 // a simulated one, probe by probe in order; outcome, address, port, SO_ORIGINAL_DST and the source
 // address the accepting side saw must agree.
-import { namedDifferential, type NamedCase, type NamedProbe } from './connect-differential.js';
+import { namedDifferential, namedLocal, namedRemote, saveTable, type NamedCase } from './connect-differential.js';
 import { describeKernel, kernelSave } from './harness.js';
 import { loadNetns } from './sim.js';
 import { expect, it } from 'vitest';
 
-const local = (dst: string, extra: { uid?: number; mark?: number; src?: string; transparent?: boolean } = {}): NamedProbe => {
-  const uid = extra.uid ?? 1000;
-  return { from: 'local', uid, gid: uid, dst, ...(extra.mark === undefined ? {} : { mark: extra.mark }), ...(extra.src ? { src: extra.src } : {}), ...(extra.transparent ? { transparent: true } : {}) };
-};
-const remote = (src: string, dst: string): NamedProbe => ({ from: 'remote', src, dst });
-const table = (name: string) => (...lines: string[]): string => `*${name}\n${lines.join('\n')}\nCOMMIT\n`;
+const local = namedLocal;
+const remote = namedRemote;
+const table = saveTable;
 const filter = table('filter');
 const nat = table('nat');
 

@@ -3,15 +3,12 @@
 // real sockets: packets of one exchange that conntrack sees out of order (a SYN it never saw, an
 // ACK before the SYN-ACK), the lookup SO_ORIGINAL_DST makes by the socket's own addresses, and
 // the socket lookup `-m socket` makes for an arriving packet.
-import { namedDifferential, type NamedCase, type NamedProbe } from './connect-differential.js';
+import { namedDifferential, namedLocal, namedRemote, saveTable, type NamedCase } from './connect-differential.js';
 import { describeKernel } from './harness.js';
 
-const local = (dst: string, extra: { uid?: number; mark?: number; src?: string; transparent?: boolean } = {}): NamedProbe => {
-  const uid = extra.uid ?? 1000;
-  return { from: 'local', uid, gid: uid, dst, ...(extra.mark === undefined ? {} : { mark: extra.mark }), ...(extra.src ? { src: extra.src } : {}), ...(extra.transparent ? { transparent: true } : {}) };
-};
-const remote = (src: string, dst: string): NamedProbe => ({ from: 'remote', src, dst });
-const table = (name: string) => (...lines: string[]): string => `*${name}\n${lines.join('\n')}\nCOMMIT\n`;
+const local = namedLocal;
+const remote = namedRemote;
+const table = saveTable;
 const filter = table('filter');
 // A conntrack match makes the namespace track connections (CT --notrack alone does not).
 const TRACKED = filter('-A INPUT -m conntrack --ctstate RELATED -j ACCEPT');
