@@ -36,7 +36,7 @@ import type { ConntrackTable } from './conntrack.js';
 import type { TableEvaluator } from './evaluate.js';
 import { TABLE_INDEX } from './lower.js';
 import type { PacketState, SocketRecord } from './packet-state.js';
-import type { Iface, RouteResult, Routing } from './routing.js';
+import type { Iface, NamespaceObserver, RouteResult, Routing } from './routing.js';
 import { isLoopback } from './routing.js';
 import { NF_ACCEPT, NF_DROP } from './targets.js';
 import type { TargetHost } from './targets.js';
@@ -101,6 +101,8 @@ function sameWords(a: readonly number[], b: readonly number[]): boolean {
  * (`inet_hashinfo.ehash`). @internal
  */
 export class SocketTable {
+  /** Set by `explore` only: told of the address and port each listener lookup reads. */
+  observer: NamespaceObserver | null = null;
   readonly listeners: SocketRecord[] = [];
   private slots: (SocketRecord | null)[] = new Array<SocketRecord | null>(64).fill(null);
   private mask = 63;
@@ -206,6 +208,10 @@ export class SocketTable {
 
   /** `__inet_lookup_listener`: a socket bound to the address beats one bound to the wildcard. */
   listener(family: number, proto: number, addr: readonly number[], port: number): SocketRecord | null {
+    if (this.observer !== null) {
+      this.observer.addr(addr);
+      this.observer.port(port);
+    }
     let wild: SocketRecord | null = null;
     for (const l of this.listeners) {
       if (l.family !== family || l.proto !== proto || l.localPort !== port) continue;
@@ -223,6 +229,7 @@ export class SocketTable {
 
   clone(): SocketTable {
     const t = new SocketTable();
+    t.observer = this.observer;
     pushAll(t.listeners, this.listeners);
     t.slots = this.slots.slice();
     t.mask = this.mask;
@@ -828,6 +835,10 @@ export class Kernel implements TargetHost {
     p.socket = null;
     if (!loopback) {
       p.route = null;
+      if (p.family === 6 && this.routing.observer !== null) {
+        this.routing.observer.addr(p.src);
+        this.routing.observer.addr(p.dst);
+      }
       if (p.family === 6 && (isLoopback(p.src, 6) || isLoopback(p.dst, 6))) {
         // ip6_rcv_core drops ::1 on a device other than lo before any hook.
         return dropped(p, tr, null, '::1 on a non-loopback device');

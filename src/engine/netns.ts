@@ -39,7 +39,7 @@ import type { Endpoint, PacketSpec } from './probe.js';
 import { defaultRegistry } from './registry.js';
 import type { ExtensionRegistry } from './registry.js';
 import { Routing, isLoopback, parseAnyAddress, parseIfaceAddress } from './routing.js';
-import type { InterfaceSpec, RouteSpec, RuleSpec } from './routing.js';
+import type { InterfaceSpec, NamespaceObserver, RouteSpec, RuleSpec } from './routing.js';
 import { TraceRecorder } from './trace-events.js';
 import type { TraceEvent } from './trace-events.js';
 import { MAX_CONNTRACK_MAX, pushAll } from '../limits.js';
@@ -135,6 +135,12 @@ export interface NetnsOptions {
    * @internal
    */
   readonly instrumentNft?: (ruleset: NftRuleset) => NftEngine;
+  /**
+   * Told of each address and port the namespace's routing, special-address checks, listeners
+   * and peers read (`explore` records facts with it).
+   * @internal
+   */
+  readonly observe?: NamespaceObserver;
   /**
    * `net.netfilter.nf_conntrack_max`: connections the table holds. A new connection past it is
    * dropped, and the trace says so ("nf_conntrack: table full, dropping packet"). Default 262144,
@@ -483,6 +489,8 @@ export class Netns {
       this.peers.set(addressText(a.addr, a.family), ports);
     }
     const sockets = new SocketTable();
+    this.routing.observer = options.observe ?? null;
+    sockets.observer = options.observe ?? null;
     for (const l of options.listen ?? []) pushAll(sockets.listeners, parseListener(l));
     const names = this.routing.ifaces.map((i) => i.name);
     const ipsets = ipsetTable(typeof options.ipsets === 'string' ? parseIpsetSave(options.ipsets) : (options.ipsets ?? []));
@@ -949,8 +957,18 @@ export class Netns {
     return r;
   }
 
+  /** A loopback source on the wire: the receiver drops it (martian / ip6_rcv_core). */
+  private martianOnWire(p: PacketState): boolean {
+    this.routing.observer?.addr(p.src);
+    if (p.family === 4) return p.src[0]! >>> 24 === 127;
+    return p.src[0] === 0 && p.src[1] === 0 && p.src[2] === 0 && p.src[3] === 1;
+  }
+
   private peerAccepts(addr: readonly number[], family: Family, port: number): boolean {
+    const o = this.routing.observer;
+    o?.addr(addr);
     const ports = this.peers.get(addressText(addr, family));
+    if (ports !== undefined) o?.port(port);
     return ports === undefined || ports.includes(port);
   }
 
@@ -958,6 +976,8 @@ export class Netns {
     const proto = spec.proto === 'udp' ? PROTO.UDP : spec.proto === undefined || spec.proto === 'tcp' ? PROTO.TCP : bad('BAD_PROBE', `unknown protocol "${String(spec.proto)}"`);
     // The cached words are shared: nothing below writes to dst.addr or src.addr.
     let dst = this.endpoint(spec.dst);
+    // A local connection reads its destination at once (connect()'s own checks, then its route).
+    if (spec.from === 'local') this.routing.observer?.addr(dst.addr);
     // tcp_v6_connect / __ip6_datagram_connect: a local IPv6 socket (not IPV6_V6ONLY) connecting
     // to an IPv4-mapped address (::ffff:a.b.c.d) makes an IPv4 connection.
     if (spec.from === 'local' && dst.family === 6 && isV4Mapped(dst.addr)) dst = { family: 4, addr: [dst.addr[3]!], port: dst.port };
@@ -1070,7 +1090,7 @@ export class Netns {
         if (first.reject) return this.answer(client, p, first.reject, `rejected (${first.reject})`, tr);
         return this.result('dropped', p.dst, p.dport, p.family, null, first.reason, tr);
       case 'wire':
-        if (isMartianOnWire(p)) return this.result('dropped', p.dst, p.dport, p.family, null, 'the receiver drops a loopback source (martian)', tr);
+        if (this.martianOnWire(p)) return this.result('dropped', p.dst, p.dport, p.family, null, 'the receiver drops a loopback source (martian)', tr);
         if (!this.peerAccepts(p.dst, p.family, p.dport)) return this.result('refused', p.dst, p.dport, p.family, null, `${formatEndpoint(p.dst, p.dport, p.family)} has no listener: ICMP port unreachable`, tr);
         return this.result('remote', p.dst, p.dport, p.family, null, `left through ${first.dev.name}`, tr, undefined, formatEndpoint(p.src, p.sport, p.family));
     }
@@ -1221,7 +1241,7 @@ export class Netns {
         break;
       }
       case 'wire': {
-        if (isMartianOnWire(syn)) return this.result('dropped', syn.dst, syn.dport, family, null, 'the receiver drops a loopback source (martian)', tr);
+        if (this.martianOnWire(syn)) return this.result('dropped', syn.dst, syn.dport, family, null, 'the receiver drops a loopback source (martian)', tr);
         server = { kind: 'peer', dev: first.dev.name, family, addr: syn.dst.slice(), port: syn.dport, clientAddr: syn.src.slice(), clientPort: syn.sport };
         if (!this.peerAccepts(syn.dst, family, syn.dport)) {
           const rst = this.packet(family, PROTO.TCP, syn.dst.slice(), syn.dport, syn.src.slice(), syn.sport, TCP_FLAGS.RST | TCP_FLAGS.ACK);
@@ -1289,7 +1309,7 @@ export class Netns {
       rst.checkSource = true;
       this.startPacket(tr, 3, 'RST', rst, 'local', null);
       back = this.kernel.sendLocal(rst, tr);
-    } else if (r.kind === 'wire' && !isMartianOnWire(p)) {
+    } else if (r.kind === 'wire' && !this.martianOnWire(p)) {
       where = `${formatEndpoint(p.dst, p.dport, family)}, which has no such connection`;
       const peer: ServerEnd = { kind: 'peer', dev: r.dev.name, family, addr: p.dst.slice(), port: p.dport, clientAddr: p.src.slice(), clientPort: p.sport };
       back = this.sendFrom(peer, rst, null, null, 3, 'RST', tr);
@@ -1441,12 +1461,6 @@ function origDst(p: PacketState): string | null {
 /** `ipv6_addr_v4mapped`: ::ffff:0:0/96. */
 function isV4Mapped(a: readonly number[]): boolean {
   return a[0] === 0 && a[1] === 0 && a[2] === 0xffff;
-}
-
-/** A loopback source on the wire: the receiver drops it (martian / ip6_rcv_core). */
-function isMartianOnWire(p: PacketState): boolean {
-  if (p.family === 4) return p.src[0]! >>> 24 === 127;
-  return p.src[0] === 0 && p.src[1] === 0 && p.src[2] === 0 && p.src[3] === 1;
 }
 
 /** Whether `p` is an ICMP error (`icmp_pointers[type].error`, or a type past 18; ICMPv6 types below 128). */

@@ -308,8 +308,20 @@ export interface RoutingConfig {
   readonly routeLocalnet: boolean;
 }
 
+/**
+ * Told of each address and port the namespace's own decisions read (routes, local, special and
+ * peer addresses, listening sockets), before they read it: `explore` learns from it which
+ * namespace ranges a probe's field had to be in for the run to go as it did. @internal
+ */
+export interface NamespaceObserver {
+  addr(words: readonly number[]): void;
+  port(port: number): void;
+}
+
 /** Interfaces, routing tables and policy rules, with the lookups the packet path needs. */
 export class Routing {
+  /** Set by `explore` only. @internal */
+  observer: NamespaceObserver | null = null;
   readonly ifaces: Iface[] = [];
   readonly byName = new Map<string, Iface>();
   readonly tables = new Map<number, Route[]>();
@@ -451,6 +463,7 @@ export class Routing {
 
   /** The device whose connected network holds `addr`. */
   connectedDevice(family: Family, addr: readonly number[]): Iface | null {
+    this.observer?.addr(addr);
     let best: Route | null = null;
     for (const r of this.table(RT_TABLE.MAIN)) {
       if (r.family !== family || r.via !== null || r.type !== 'unicast') continue;
@@ -489,6 +502,7 @@ export class Routing {
 
   /** `fib_lookup`: walks the policy rules in priority order. */
   fibLookup(family: Family, dst: readonly number[], mark: number): { route: Route; table: number } | null {
+    this.observer?.addr(dst);
     if (family !== 4 || mark !== 0) return this.fibWalk(family, dst, mark);
     const key = dst[0]!;
     let hit = this.fib4.get(key);
@@ -542,6 +556,7 @@ export class Routing {
    * asks with the universe scope, so 127.0.0.1 (host scope) is never chosen.
    */
   selectSource4(dev: Iface | null, near: readonly number[] | null, scope: number): readonly number[] | null {
+    if (near !== null) this.observer?.addr(near);
     let addr: readonly number[] | null = null;
     if (dev) {
       const localnetScope = this.routeLocalnet(dev) ? RT_SCOPE.LINK : RT_SCOPE.HOST;
@@ -569,6 +584,7 @@ export class Routing {
    * temporary and home addresses are not modelled.
    */
   selectSource6(dev: Iface | null, dst: readonly number[]): readonly number[] | null {
+    this.observer?.addr(dst);
     const dstScope = srcScope6(dst);
     const dstLabel = addrLabel6(dst);
     const onlyDev = dev !== null && (isMulticast(dst, 6) || dstScope <= 0x2);
@@ -604,6 +620,10 @@ export class Routing {
    * through `lo` whatever device their local route names.
    */
   routeOutput(family: Family, dst: readonly number[], mark: number, src: readonly number[] | null): RouteResult {
+    if (this.observer !== null) {
+      this.observer.addr(dst);
+      if (src !== null) this.observer.addr(src);
+    }
     if (isZero(dst)) return this.routeUnspecified(family, mark, src);
     const hit = this.fibLookup(family, dst, mark);
     if (!hit) return { type: 'unreachable', dev: null, via: null, src: null, table: 0 };
@@ -657,9 +677,12 @@ export class Routing {
     forwarding: boolean,
   ): RouteResult & { reason: string | null; martian: boolean } {
     const none = (type: RouteType, reason: string, martian = false) => ({ type, dev: null, via: null, src: null, table: 0, reason, martian });
+    // The source first: a martian source is refused before the destination is read.
+    this.observer?.addr(src);
     if (family === 4) {
       if (isMulticast(src, 4) || src[0] === 0xffffffff) return none('unreachable', 'martian source', true);
       if (isZero(src)) return none('unreachable', 'martian source', true);
+      this.observer?.addr(dst);
       if (isZero(dst)) return none('unreachable', 'martian destination', true);
       if (!dev.loopback && isLoopback4(dst[0]!)) {
         if (!this.routeLocalnet(dev)) return none('unreachable', 'martian destination (127/8 without route_localnet)', true);
@@ -667,6 +690,7 @@ export class Routing {
         if (!this.routeLocalnet(dev)) return none('unreachable', 'martian source (127/8 without route_localnet)', true);
       }
     }
+    if (family === 6) this.observer?.addr(dst);
     if (family === 6 && !dev.loopback && isLoopback(dst, 6)) {
       // rt6_need_strict: ::1 is looked up on the incoming device only, and only lo has it.
       return none('unreachable', 'no route to ::1 from a device other than lo', true);
@@ -685,6 +709,7 @@ export class Routing {
 
   /** Whether the local table holds `addr` as a local address (all of 127/8, ::1, own addresses). */
   isLocalAddress(family: Family, addr: readonly number[]): boolean {
+    this.observer?.addr(addr);
     const r = this.localRoute(family, addr);
     return r !== null && r.type === 'local';
   }
@@ -694,6 +719,7 @@ export class Routing {
    * {@link ADDR_TYPE} bit, optionally limited to one device.
    */
   addressType(family: Family, addr: readonly number[], ifaceName: string | null): number {
+    this.observer?.addr(addr);
     if (family === 4) {
       const a = addr[0]!;
       if (a === 0 || a === 0xffffffff) return ADDR_TYPE.BROADCAST;

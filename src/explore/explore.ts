@@ -2,12 +2,13 @@
  * `explore`: the exact partition of a namespace's probe space into classes that share one
  * outcome. For local probes the space is uid × gid × destination address × destination port,
  * for remote ones source address × destination address × destination port × in-interface, per
- * family. The space is cut first where the namespace itself decides differently (routes and
- * local addresses, listening sockets, peers, interfaces); then each region is run once through
- * the concrete engine (`Netns.connectAll`: every hook, conntrack, NAT, loopback, sockets, the
- * answer's path, and every `statistic` branch) with an instrumented program that records each
- * fact a rule established about a probe field. The facts bound the set of probes that take the
- * same path; that set becomes (part of) a class and the rest of the region is explored again.
+ * family. The space is cut up front by interface; each region is run once through the concrete
+ * engine (`Netns.connectAll`: every hook, conntrack, NAT, loopback, sockets, the answer's path,
+ * and every `statistic` branch) with an instrumented program that records each fact a rule
+ * established about a probe field, while the namespace records the range of its own (routes,
+ * local and special addresses, listeners, peers) that holds each probe address or port it reads.
+ * The facts bound the set of probes that take the same path; that set becomes (part of) a class
+ * and the rest of the region is explored again.
  *
  * @module
  */
@@ -32,7 +33,7 @@ import type { IntervalSet } from './intervals.js';
 export type ExploreFrom = 'local' | 'remote';
 
 /** Options of {@link explore}: the namespace (as {@link Netns} takes it) and the space. */
-export interface ExploreOptions extends Omit<NetnsOptions, 'evaluator' | 'instrument' | 'instrumentNft'> {
+export interface ExploreOptions extends Omit<NetnsOptions, 'evaluator' | 'instrument' | 'instrumentNft' | 'observe'> {
   readonly from: ExploreFrom;
   /** Default tcp. */
   readonly proto?: 'tcp' | 'udp';
@@ -327,6 +328,29 @@ function fieldClasses(def: FieldDef): IntervalSet[] {
   return [...groups.values()].map((g) => normalize(g));
 }
 
+/** The group (of {@link fieldClasses}) that holds a value, by a binary search over the groups' ranges. */
+function cellLookup(groups: readonly IntervalSet[]): (v: bigint) => IntervalSet {
+  const starts: bigint[] = [];
+  const owner: IntervalSet[] = [];
+  const pieces: [bigint, IntervalSet][] = [];
+  for (const g of groups) for (let i = 0; i < g.length; i += 2) pieces.push([g[i]!, g]);
+  pieces.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  for (const [lo, g] of pieces) {
+    starts.push(lo);
+    owner.push(g);
+  }
+  return (v) => {
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid]! <= v) lo = mid;
+      else hi = mid - 1;
+    }
+    return owner[lo]!;
+  };
+}
+
 /** The representative of each field: the least value no constant and no other field's representative takes. */
 function representatives(fields: readonly FieldDef[], region: Region): { reps: bigint[]; pinned: boolean[] } {
   const reps: bigint[] = [];
@@ -417,7 +441,7 @@ interface Signature {
  * for (const c of r.classes) console.log(c.outcome, c.boxes.length, c.rules);
  * ```
  */
-export function explore(options: ExploreOptions): ExploreResult {
+export function explore(options: ExploreOptions, internal?: { readonly eagerCuts?: boolean }): ExploreResult {
   expectArgument(options, 'object', 'options');
   const from = options.from;
   if (from !== 'local' && from !== 'remote') bad(`explore: from is local or remote, not "${String(from)}"`);
@@ -438,7 +462,9 @@ export function explore(options: ExploreOptions): ExploreResult {
     return out;
   };
   // Native nft chains record into the same recorder (instrument-nft.ts).
-  const ns = new Netns({ ...nsOptions, registry, evaluator: 'lowered', instrument, instrumentNft: (ruleset) => instrumentNft(ruleset, rec) });
+  // The namespace's own reads of addresses and ports record which of its ranges they were in.
+  const observe = { addr: (w: readonly number[]): void => rec.observeAddr(w), port: (v: number): void => rec.observePort(v) };
+  const ns = new Netns({ ...nsOptions, registry, evaluator: 'lowered', instrument, instrumentNft: (ruleset) => instrumentNft(ruleset, rec), observe });
   const maxRegions = options.maxRegions ?? 2_000_000;
   let explored = 0;
   const classes: ExploreClass[] = [];
@@ -446,10 +472,16 @@ export function explore(options: ExploreOptions): ExploreResult {
     const fields = fieldDefs(ns, options, family, sport);
     const kinds = fields.map((f) => f.kind);
     const ifaceName = (i: number): string => ns.routing.ifaceByIndex(i)?.name ?? '?';
-    // The namespace's own cuts, field by field.
+    // The namespace's own ranges, field by field. Interfaces are cut apart up front; addresses
+    // and ports only where a run reads them (routing, special addresses, listeners, peers), so
+    // that a region the rules decide alone is never cut by them. With eagerCuts (a check of the
+    // lazy cuts), every field is cut up front.
+    const cells = fields.map((def) => cellLookup(fieldClasses(def)));
+    let reps: bigint[] = [];
+    rec.cellOf = (f) => cells[f]!(reps[f]!);
     let work: Region[] = [[]];
     for (const def of fields) {
-      const pieces = fieldClasses(def);
+      const pieces = internal?.eagerCuts || (def.kind !== 'addr' && def.kind !== 'port') ? fieldClasses(def) : [def.domain];
       work = work.flatMap((r) => pieces.map((p) => [...r, p]));
     }
     // A stack: the lowest regions first, so that a class's example is its first probe found.
@@ -461,7 +493,9 @@ export function explore(options: ExploreOptions): ExploreResult {
       if (++explored > maxRegions) {
         throw new NetfilterSimError(diagnostic('UNSUPPORTED', `explore: more than ${maxRegions} regions; the rule set splits the space too finely to list (raise maxRegions)`));
       }
-      const { reps, pinned } = representatives(fields, region);
+      const chosen = representatives(fields, region);
+      reps = chosen.reps;
+      const pinned = chosen.pinned;
       if (pinned.some((p) => p)) {
         const at = region.map((s, f) => (pinned[f] ? range(reps[f]!, reps[f]!) : s));
         work.push(...difference(region, at));
@@ -517,7 +551,10 @@ export function explore(options: ExploreOptions): ExploreResult {
       if (entry) entry.regions.push(f.region);
       else byKey.set(f.key, { sig: f.sig, regions: [f.region], example: f.example });
     }
-    for (const { sig, regions, example } of byKey.values()) classes.push(toClass(sig, regions, example, fields, family, ifaceName));
+    // Classes in the order of their least probe (fields compared in their order).
+    const built = [...byKey.values()].map(({ sig, regions, example }) => toClass(sig, regions, example, fields, family, ifaceName));
+    built.sort((a, b) => compareBoxes(a.first, b.first));
+    for (const b of built) classes.push(b.cls);
   }
   return { from, fields: from === 'local' ? ['uid', 'gid', 'dst', 'dport'] : ['src', 'dst', 'dport', 'iface'], proto, sport, classes, regions: explored };
 }
@@ -546,7 +583,7 @@ function signature(results: readonly ConnectResult[], fields: readonly FieldDef[
   return { outcomes, rules, assumptions };
 }
 
-function toClass(sig: Signature, regions: readonly Region[], example: Record<string, string | number>, fields: readonly FieldDef[], family: Family, ifaceName: (i: number) => string): ExploreClass {
+function toClass(sig: Signature, regions: readonly Region[], example: Record<string, string | number>, fields: readonly FieldDef[], family: Family, ifaceName: (i: number) => string): { cls: ExploreClass; first: Box } {
   const boxes = coalesce(mergeRegions(regions).flatMap((r) => expand(r, fields)), fields);
   const first = sig.outcomes[0]!;
   const all = (k: 'outcome' | 'address' | 'port' | 'originalDestination'): unknown => (sig.outcomes.every((o) => o[k] === first[k]) ? first[k] : null);
@@ -563,7 +600,7 @@ function toClass(sig: Signature, regions: readonly Region[], example: Record<str
   };
   if (!single) c.alternatives = sig.outcomes;
   if (sig.assumptions.length > 0) c.assumptions = sig.assumptions;
-  return c;
+  return { cls: c, first: boxes[0]! };
 }
 
 type Box = readonly (readonly [bigint, bigint])[];
@@ -657,10 +694,13 @@ function coalesce(boxes: Box[], fields: readonly FieldDef[]): Box[] {
     }
     if (!changed) break;
   }
-  return cur.sort((a, b) => {
-    for (let g = 0; g < a.length; g++) if (a[g]![0] !== b[g]![0]) return a[g]![0] < b[g]![0] ? -1 : 1;
-    return 0;
-  });
+  return cur.sort(compareBoxes);
+}
+
+/** Boxes by their least corner, fields compared in their order. */
+function compareBoxes(a: Box, b: Box): number {
+  for (let g = 0; g < a.length; g++) if (a[g]![0] !== b[g]![0]) return a[g]![0] < b[g]![0] ? -1 : 1;
+  return 0;
 }
 
 function boxJson(b: Box, fields: readonly FieldDef[], family: Family, ifaceName: (i: number) => string): ExploreBox {

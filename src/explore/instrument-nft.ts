@@ -7,8 +7,9 @@
  * part: a hit at a level establishes "part == key", a miss "part ∉ the level's keys". Lookups into
  * interval elements establish "in this element and in none before it" (a hit) or "in none" (a
  * miss); with several parts, the first part that fails each element says why it was passed over.
- * Interface selectors, marks, conntrack state, `fib` and `socket` need no facts: the namespace's
- * cuts fix them over a region (as `addrtype` and `socket` on the iptables side).
+ * Interface selectors, marks and conntrack state need no facts; `fib` and `socket` read routes and
+ * sockets, which record the probe's namespace range as they read it (as `addrtype` and `socket` on
+ * the iptables side).
  *
  * Only `explore` builds this engine; namespaces that are not explored keep {@link LoweredNftEngine}
  * as it is.

@@ -52,6 +52,14 @@ export class FactRecorder {
   random = false;
   /** Texts of the rules whose targets acted (verdicts, RETURN, extension targets), in order. */
   readonly fired: string[] = [];
+  /**
+   * The namespace's own range (see `explore.ts`) that holds field f's representative: the set
+   * of values the namespace's routing, special-address checks, listeners and peers cannot tell
+   * from it. Null: no namespace ranges (nothing is recorded by {@link observeAddr}).
+   */
+  cellOf: ((f: number) => IntervalSet) | null = null;
+  /** Fields whose namespace range is already a fact of this run. */
+  private readonly observed: boolean[] = [];
 
   begin(kinds: FieldKind[], reps: (readonly number[])[], live: boolean[]): void {
     this.kinds = kinds;
@@ -63,6 +71,38 @@ export class FactRecorder {
     this.assumptions.clear();
     this.fired.length = 0;
     this.random = false;
+    this.observed.length = 0;
+  }
+
+  /**
+   * The namespace read an address (a route lookup, a local or special address test, a listener
+   * or peer lookup): when it is a field's own, the field's namespace range becomes a fact.
+   */
+  observeAddr(words: readonly number[]): void {
+    if (this.cellOf === null) return;
+    for (let f = 0; f < this.kinds.length; f++) {
+      if (this.kinds[f] !== 'addr' || !this.live[f] || this.observed[f]) continue;
+      const r = this.reps[f]!;
+      if (r.length !== words.length) continue;
+      let eq = true;
+      for (let i = 0; i < r.length; i++) if (r[i]! >>> 0 !== words[i]! >>> 0) eq = false;
+      if (eq) {
+        this.observed[f] = true;
+        this.fact(f, this.cellOf(f), true);
+      }
+    }
+  }
+
+  /** The namespace read a port (a listener or peer lookup). */
+  observePort(v: number): void {
+    if (this.cellOf === null) return;
+    for (let f = 0; f < this.kinds.length; f++) {
+      if (this.kinds[f] !== 'port' || !this.live[f] || this.observed[f]) continue;
+      if (this.reps[f]![0] === v) {
+        this.observed[f] = true;
+        this.fact(f, this.cellOf(f), true);
+      }
+    }
   }
 
   /** A rule matched and its target acts. */
@@ -151,8 +191,11 @@ function inAddrSet(set: IntervalSet, w: readonly number[]): boolean {
   return false;
 }
 
-/** Matches whose result no probe field reaches once the region fixes routing and sockets. */
-const FIELD_FREE = new Set(['comment', 'mark', 'connmark', 'state', 'icmp', 'icmp6', 'addrtype', 'nfacct', 'sctp']);
+/**
+ * Matches whose result no probe field reaches but through routing and sockets, which record the
+ * probe's namespace range as they read it (`FactRecorder.observeAddr`).
+ */
+const FIELD_FREE = new Set(['comment', 'mark', 'connmark', 'state', 'icmp', 'icmp6', 'addrtype', 'nfacct', 'sctp', 'socket']);
 
 type Closure = (p: PacketView) => boolean;
 
@@ -253,8 +296,7 @@ function recordingMatch(
       unsupported(rule, table, chain, number, '"-m recent" (its lists depend on earlier packets)');
       break;
     default:
-      // Field-free matches, and assumed ones whose inputs the region fixes (rpfilter and socket
-      // read routes and sockets, which the namespace's cuts keep constant over a region).
+      // Field-free matches, and assumed ones (they read no probe field).
       if (!FIELD_FREE.has(m.name) && !isAssumed(ext)) unsupported(rule, table, chain, number, `"-m ${m.name}"`);
   }
   const text = isAssumed(ext) || assumption !== undefined ? `${m.name}: ${assumption ?? 'assumed, not evaluated'}` : null;

@@ -15,7 +15,7 @@ function addr(a: string): bigint {
 }
 
 /** A box as numeric ranges in the order of `result.fields` (the interface as its name's index). */
-function ranges(b: ExploreBox, fields: readonly string[], ifaces: readonly string[]): Range[] {
+export function ranges(b: ExploreBox, fields: readonly string[], ifaces: readonly string[]): Range[] {
   return fields.map((f) => {
     const v = (b as Record<string, unknown>)[f];
     if (f === 'iface') {

@@ -134,3 +134,40 @@ describe('explore: indexed runs of address and port rules', () => {
     },
   );
 });
+
+/**
+ * `-m socket` in PREROUTING looks up the namespace's listeners (and the probe's own connection):
+ * generated listeners (by address or wildcard, transparent or not, with marks) against the match's
+ * options, with TPROXY sending to one of them.
+ */
+const socketPod = fc.record({
+  listeners: fc.array(
+    fc.record({ addr: fc.constantFrom('', '10.0.0.2:', '127.0.0.1:'), port: fc.constantFrom(8080, 9090, 15001), transparent: fc.boolean() }),
+    { minLength: 1, maxLength: 3 },
+  ),
+  opts: fc.subarray(['--transparent', '--nowildcard', '--restore-skmark']),
+  tproxy: fc.boolean(),
+  drop: fc.boolean(),
+});
+
+describe('explore: -m socket reads the listeners the namespace has', () => {
+  test.prop([socketPod, fc.constantFrom('local' as const, 'remote' as const), fc.integer()], { numRuns: 30 })(
+    'generated listeners and socket options partition exactly and agree with connect',
+    ({ listeners, opts, tproxy, drop }, from, seed) => {
+      const rules = [
+        '*mangle', ':PREROUTING ACCEPT [0:0]', ':INPUT ACCEPT [0:0]', ':FORWARD ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]', ':POSTROUTING ACCEPT [0:0]', ':DIVERT - [0:0]',
+        `-A PREROUTING -p tcp -m socket ${opts.join(' ')} -j DIVERT`.replace(/ +/g, ' '),
+        ...(tproxy ? ['-A PREROUTING -p tcp -m tcp --dport 1000:20000 -j TPROXY --on-port 15001 --on-ip 127.0.0.1 --tproxy-mark 0x2/0xffffffff'] : []),
+        '-A DIVERT -j MARK --set-xmark 0x1/0x1', '-A DIVERT -j ACCEPT', 'COMMIT',
+        '*filter', ':INPUT ACCEPT [0:0]', ':FORWARD ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]',
+        `-A INPUT -p tcp -m mark --mark 0x1/0x1 -j ${drop ? 'DROP' : 'REJECT --reject-with tcp-reset'}`, 'COMMIT', '',
+      ].join('\n');
+      const listen = listeners.map((l) => ({ ...(l.addr ? { address: l.addr.slice(0, -1) } : {}), port: l.port, transparent: l.transparent }));
+      const options: ExploreOptions = { rules, listen, from, family: 4 };
+      const r = exploreOrRefuse(options);
+      expect(r, 'explore reads -m socket').not.toBeNull();
+      expectPartition(r!, 4);
+      for (const p of cornerProbes(r!, 4, mulberry32(seed), 24)) expectAgreement(r!, options, p);
+    },
+  );
+});
