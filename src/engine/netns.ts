@@ -593,6 +593,11 @@ export class Netns {
     this.timeWaitHead = h;
   }
 
+  /** Empties every `recent` list (`explore` runs each probe against empty lists). @internal */
+  clearRecent(): void {
+    this.recent.clear();
+  }
+
   /** The namespace's `recent` lists: name → addresses with their time stamps. */
   recentLists(): Record<string, { address: string; stamps: number[] }[]> {
     const out: Record<string, { address: string; stamps: number[] }[]> = {};

@@ -431,9 +431,9 @@ interface Signature {
  * iptables rules and native nft rules (`nft` option, or nft text as `rules`) are explored alike,
  * alone or together.
  *
- * Throws `UNSUPPORTED` naming the rule when a match cannot be split exactly (`recent`,
- * `statistic --mode nth`, nft `limit` and `numgen inc`, masks that are not prefixes, DNAT to an
- * address range).
+ * Throws `UNSUPPORTED` naming the rule when a match cannot be split exactly (`statistic --mode
+ * nth`, nft `limit` and `numgen inc`, `recent` with a short `--mask` or comparing a source with a
+ * destination, masks that are not prefixes, DNAT to an address range).
  *
  * @example
  * ```ts
@@ -507,6 +507,7 @@ export function explore(options: ExploreOptions, internal?: { readonly eagerCuts
       for (const d of dropPolicies) d.seen = d.chain.policyPackets;
       let results: readonly ConnectResult[] = [ns.connect(spec, { trace: false })];
       ns.flushConntrack();
+      ns.clearRecent();
       if (rec.random) {
         // A `statistic --mode random` draw was on the path: every branch, as connect --enumerate.
         rec.begin(kinds, rec.reps, live);

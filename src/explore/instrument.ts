@@ -24,6 +24,7 @@ import type { OwnerOptions } from '../extensions/match/owner.js';
 import type { IprangeOptions } from '../extensions/match/iprange.js';
 import type { TcpOptions } from '../extensions/match/tcp.js';
 import type { ConntrackOptions } from '../extensions/match/conntrack.js';
+import type { RecentOptions } from '../extensions/match/recent.js';
 import type { DnatOptions, PortRange, RedirectOptions } from '../extensions/target-options.js';
 import { range, normalize } from './intervals.js';
 import type { IntervalSet } from './intervals.js';
@@ -126,6 +127,36 @@ export class FactRecorder {
       for (let i = 0; i < r.length; i++) if (r[i]! >>> 0 !== words[i]! >>> 0) eq = false;
       if (eq) this.fact(f, set, holds);
     }
+  }
+
+  /** The live address field whose representative `words` is, or -1. */
+  private addrField(words: readonly number[]): number {
+    for (let f = 0; f < this.kinds.length; f++) {
+      if (this.kinds[f] !== 'addr' || !this.live[f]) continue;
+      const r = this.reps[f]!;
+      if (r.length !== words.length) continue;
+      let eq = true;
+      for (let i = 0; i < r.length; i++) if (r[i]! >>> 0 !== words[i]! >>> 0) eq = false;
+      if (eq) return f;
+    }
+    return -1;
+  }
+
+  /**
+   * Two addresses were compared for equality. Both a field's own (or both fixed over the region):
+   * the answer is the same for every probe, no fact. One a field's own and the other fixed: the
+   * field is not that value. Returns false when they are two fields' own values, whose equality
+   * no product of ranges can state.
+   */
+  compareAddrs(a: readonly number[], b: readonly number[]): boolean {
+    const fa = this.addrField(a);
+    const fb = this.addrField(b);
+    if (fa === fb) return true;
+    if (fa >= 0 && fb >= 0) return false;
+    const [f, other] = fa >= 0 ? [fa, b] : [fb, a];
+    const v = wordsToBig(other);
+    this.fact(f, range(v, v), false);
+    return true;
   }
 
   /** A test of a number field (port, uid, gid). */
@@ -292,9 +323,24 @@ function recordingMatch(
         rec.random = true;
       };
       break;
-    case 'recent':
-      unsupported(rule, table, chain, number, '"-m recent" (its lists depend on earlier packets)');
+    case 'recent': {
+      // Each probe meets empty lists (explore clears them between runs): what a lookup finds was
+      // added by the probe's own earlier packets, by address equality, which each entry records.
+      const t = m.options as unknown as RecentOptions;
+      if (!t.mask.every((w) => w >>> 0 === 0xffffffff)) unsupported(rule, table, chain, number, '"-m recent --mask" with a mask that keeps fewer bits than the address');
+      facts = (p) => {
+        const list = p.recentTable?.(t.name);
+        if (list === undefined) return;
+        const from = t.side === 'dest' ? p.dst : p.src;
+        for (const key of list.keys()) {
+          const bar = key.indexOf('|');
+          if (Number(key.slice(0, bar)) !== p.family) continue;
+          const words = key.slice(bar + 1).split('.').map(Number);
+          if (!rec.compareAddrs(from, words)) unsupported(rule, table, chain, number, '"-m recent" comparing one probe field with another (a source with a destination)');
+        }
+      };
       break;
+    }
     default:
       // Field-free matches, and assumed ones (they read no probe field).
       if (!FIELD_FREE.has(m.name) && !isAssumed(ext)) unsupported(rule, table, chain, number, `"-m ${m.name}"`);

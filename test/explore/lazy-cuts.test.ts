@@ -18,7 +18,7 @@ import { compileIstio, parseIstioIptablesArgs } from '../../src/index.js';
 import { ranges } from './helpers.js';
 
 const LISTEN = [8080, 4140, 4143, '127.0.0.1:15001'];
-const MATCHES = ['tcp', 'udp', 'icmp', 'icmp6', 'multiport', 'comment', 'owner', 'conntrack', 'state', 'mark', 'connmark', 'addrtype', 'iprange', 'limit', 'sctp', 'rpfilter', 'socket', 'mac'];
+const MATCHES = ['tcp', 'udp', 'icmp', 'icmp6', 'multiport', 'comment', 'owner', 'conntrack', 'state', 'mark', 'connmark', 'addrtype', 'iprange', 'limit', 'sctp', 'rpfilter', 'socket', 'mac', 'recent'];
 
 function both(options: ExploreOptions): [ExploreResult, ExploreResult] | null {
   try {

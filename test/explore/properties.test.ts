@@ -1,17 +1,17 @@
 // The law explore is tested by: its classes partition the space, and for every probe the class
 // that holds it says what Netns.connect gives (with both evaluators).
 import { fc, test } from '@fast-check/vitest';
-import { describe, expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { rulesetText } from '../../src/arbitraries/index.js';
 import { NetfilterSimError } from '../../src/errors.js';
-import { explore } from '../../src/explore/index.js';
+import { classOf, explore } from '../../src/explore/index.js';
 import type { ExploreResult, ExploreOptions } from '../../src/explore/index.js';
 import { generateConnectCase, mulberry32 } from '../kernel/generate.js';
 import { cornerProbes, expectAgreement, expectPartition } from './helpers.js';
 
 const LISTEN = [8080, 4140, 4143, '127.0.0.1:15001'];
-/** Every match the arbitraries have but those explore refuses by design (recent, statistic nth). */
-const MATCHES = ['tcp', 'udp', 'icmp', 'icmp6', 'multiport', 'comment', 'owner', 'conntrack', 'state', 'mark', 'connmark', 'addrtype', 'iprange', 'limit', 'sctp', 'rpfilter', 'socket', 'mac'];
+/** Every match the arbitraries have but the one explore refuses by design (statistic --mode nth). */
+const MATCHES = ['tcp', 'udp', 'icmp', 'icmp6', 'multiport', 'comment', 'owner', 'conntrack', 'state', 'mark', 'connmark', 'addrtype', 'iprange', 'limit', 'sctp', 'rpfilter', 'socket', 'mac', 'recent'];
 
 /** explore, or the typed refusal it is allowed to give (naming a rule). */
 function exploreOrRefuse(options: ExploreOptions): ExploreResult | null {
@@ -170,4 +170,80 @@ describe('explore: -m socket reads the listeners the namespace has', () => {
       for (const p of cornerProbes(r!, 4, mulberry32(seed), 24)) expectAgreement(r!, options, p);
     },
   );
+});
+
+/**
+ * `recent` lists start empty for every probe; what a lookup finds was added by the probe's own
+ * earlier packets (the SYN, the SYN-ACK, the ACK), keyed on its source or destination, next to
+ * NAT rules that write constants a probe's own address may equal.
+ */
+const recentRule = fc.record({
+  where: fc.constantFrom('-t mangle -A PREROUTING', '-t mangle -A OUTPUT', '-t filter -A INPUT', '-t filter -A OUTPUT', '-t mangle -A POSTROUTING'),
+  addr: fc.constantFrom('', '-s 10.0.0.9/32 ', '-d 10.0.0.2/32 ', '-d 127.0.0.1/32 ', '! -s 10.1.0.0/16 '),
+  port: fc.constantFrom('', '--dport 8080 ', '--sport 8080 ', '--dport 80 '),
+  command: fc.constantFrom('--set', '--rcheck', '--update', '--remove', '! --rcheck'),
+  extra: fc.subarray(['--seconds 60', '--hitcount 2', '--rttl', '--reap']),
+  side: fc.constantFrom('', '--rdest', '--rsource'),
+  name: fc.constantFrom('a', 'b'),
+  target: fc.constantFrom('DROP', 'ACCEPT', 'RETURN', 'REJECT', 'MARK'),
+});
+
+function recentText(rules: { where: string; addr: string; port: string; command: string; extra: string[]; side: string; name: string; target: string }[], nat: boolean): string {
+  const tables: Record<string, string[]> = { mangle: [], filter: [], nat: [] };
+  for (const r of rules) {
+    const [, table, , chain] = r.where.split(' ');
+    const checks = r.command.endsWith('rcheck') || r.command === '--update' ? r.extra.filter((e) => e !== '--reap' || r.extra.includes('--seconds 60')) : [];
+    const tail = r.target === 'REJECT' ? (table === 'filter' ? '-j REJECT --reject-with tcp-reset' : '-j DROP') : r.target === 'MARK' ? '-j MARK --set-xmark 0x1/0x1' : `-j ${r.target}`;
+    tables[table!]!.push(`-A ${chain} ${r.addr}-p tcp -m tcp ${r.port}-m recent ${r.command} ${checks.join(' ')} --name ${r.name} ${r.side} ${tail}`.replace(/ +/g, ' '));
+  }
+  if (nat) {
+    tables['nat']!.push(
+      '-A PREROUTING -p tcp -m tcp --dport 80 -j DNAT --to-destination 10.0.0.2:8080', '-A OUTPUT -p tcp -m tcp --dport 80 -j REDIRECT --to-ports 8080',
+      // A constant no route, local address or peer singles out: only the lookup's fact does.
+      '-A OUTPUT -p tcp -m tcp --dport 81 -j DNAT --to-destination 10.1.2.3:8080',
+    );
+  }
+  return [
+    '*mangle', ':PREROUTING ACCEPT [0:0]', ':INPUT ACCEPT [0:0]', ':FORWARD ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]', ':POSTROUTING ACCEPT [0:0]', ...tables['mangle']!, 'COMMIT',
+    '*nat', ':PREROUTING ACCEPT [0:0]', ':INPUT ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]', ':POSTROUTING ACCEPT [0:0]', ...tables['nat']!, 'COMMIT',
+    '*filter', ':INPUT ACCEPT [0:0]', ':FORWARD ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]', ...tables['filter']!, 'COMMIT', '',
+  ].join('\n');
+}
+
+describe('explore: recent lists, empty for every probe', () => {
+  let explored = 0;
+  test.prop([fc.array(recentRule, { minLength: 1, maxLength: 5 }), fc.boolean(), fc.constantFrom('local' as const, 'remote' as const), fc.integer()], { numRuns: 40 })(
+    'generated recent rules beside NAT partition exactly and agree with connect',
+    (rules, nat, from, seed) => {
+      const options: ExploreOptions = { rules: recentText(rules, nat), listen: [8080, '127.0.0.1:9000'], from, family: 4 };
+      const r = exploreOrRefuse(options);
+      if (r === null) return;
+      explored++;
+      expectPartition(r, 4);
+      for (const p of cornerProbes(r, 4, mulberry32(seed), 24)) expectAgreement(r, options, p);
+      // The NAT constants, the rules' addresses and their neighbours as the probe's own.
+      for (const dst of ['10.0.0.2:8080', '10.0.0.2:80', '127.0.0.1:8080', '10.0.0.9:80', '10.1.0.1:8080', '10.1.2.3:81', '10.1.2.3:8080', '10.1.2.4:81']) {
+        expectAgreement(r, options, from === 'local' ? { uid: 1000, gid: 1000, dst } : { src: '10.0.0.9', dst, iface: 'eth0' });
+        if (from === 'remote') expectAgreement(r, options, { src: '10.0.0.2', dst, iface: 'eth0' });
+      }
+    },
+  );
+  it('a list entry of the probe\'s own destination, looked up after DNAT rewrote it: the NAT constant is a class of its own', () => {
+    const rules = [
+      '*mangle', ':PREROUTING ACCEPT [0:0]', ':INPUT ACCEPT [0:0]', ':FORWARD ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]', ':POSTROUTING ACCEPT [0:0]',
+      '-A OUTPUT -p tcp -m recent --set --name a --rdest', '-A POSTROUTING -p tcp -m recent --rcheck --name a --rdest -j DROP', 'COMMIT',
+      '*nat', ':PREROUTING ACCEPT [0:0]', ':INPUT ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]', ':POSTROUTING ACCEPT [0:0]',
+      '-A OUTPUT -p tcp -m tcp --dport 81 -j DNAT --to-destination 10.1.2.3:8080', 'COMMIT', '',
+    ].join('\n');
+    const options: ExploreOptions = { rules, from: 'local', family: 4 };
+    const r = explore(options);
+    expectPartition(r, 4);
+    for (const dst of ['10.1.2.3:81', '10.1.2.2:81', '10.1.2.4:81', '10.1.2.3:80']) expectAgreement(r, options, { uid: 0, gid: 0, dst });
+    expect(classOf(r, { uid: 0, gid: 0, dst: '10.1.2.3:81' })!.outcome).toBe('dropped');
+    expect(classOf(r, { uid: 0, gid: 0, dst: '10.1.2.4:81' })!.outcome).toBe('remote');
+  });
+
+  it('explored most of them (a lookup comparing a source with a destination is refused)', () => {
+    expect(explored).toBeGreaterThan(20);
+  });
 });
