@@ -32,7 +32,7 @@ import { checkIpsetReferences, ipsetTable } from './ipset.js';
 import { rateEstimatorTable } from './rate-estimators.js';
 import type { Ipset } from '../model/ipset.js';
 import { parseIpsetSave } from '../syntax/ipset.js';
-import { PacketState } from './packet-state.js';
+import { PacketState, SOCKET_FULL, SOCKET_HALF_OPEN } from './packet-state.js';
 import type { PacketHost, SocketRecord } from './packet-state.js';
 import { parseEndpoint, parsePacketSpec } from './probe.js';
 import type { Endpoint, PacketSpec } from './probe.js';
@@ -580,7 +580,7 @@ export class Netns {
     this.kernel.conntrack.expire(this.clock);
     const q = this.timeWait;
     let h = this.timeWaitHead;
-    while (h < q.length && q[h]!.timeWaitUntil <= this.clock) {
+    while (h < q.length && q[h]!.state <= this.clock) {
       const s = q[h]!;
       // A socket whose tuple connect() reused early has left the table already.
       if (this.kernel.sockets.find(s.family, s.proto, s.local!, s.localPort, s.remote!, s.remotePort) === s) this.kernel.sockets.removeConnection(s);
@@ -862,7 +862,7 @@ export class Netns {
    * an earlier second.
    */
   private timeWaitReusable(s: SocketRecord): boolean {
-    const until = s.timeWaitUntil;
+    const until = s.state;
     if (until < 0) return false;
     if (!isLoopback(s.local!, s.family) && !isLoopback(s.remote!, s.family)) return false;
     return Math.floor(this.clock) > Math.floor(until - TCP_TIMEWAIT_LEN);
@@ -1051,7 +1051,7 @@ export class Netns {
       // owners are shared between sockets, never written to.
       const sock: SocketRecord = {
         family, proto, local: this.interned(family, srcAddr), localPort: sport, remote: this.interned(family, to), remotePort: dst.port,
-        owner: this.ownerOf(owner), transparent, mark, listener: null, timeWaitUntil: -1, halfOpen: false,
+        owner: this.ownerOf(owner), transparent, mark, listener: null, state: SOCKET_FULL,
       };
       this.kernel.sockets.addConnection(sock);
       this.opened.push(sock);
@@ -1238,7 +1238,7 @@ export class Netns {
         if (l.remote !== null) return this.result('dropped', syn.dst, syn.dport, family, null, 'the SYN reached an established connection', tr);
         const req: SocketRecord = {
           family, proto: PROTO.TCP, local: this.interned(family, syn.dst), localPort: syn.dport, remote: this.interned(family, syn.src), remotePort: syn.sport,
-          owner: l.owner, transparent: l.transparent, mark: 0, listener: l, timeWaitUntil: -1, halfOpen: true,
+          owner: l.owner, transparent: l.transparent, mark: 0, listener: l, state: SOCKET_HALF_OPEN,
         };
         this.kernel.sockets.addConnection(req);
         this.opened.push(req);
@@ -1283,7 +1283,7 @@ export class Netns {
       if (!this.arrived(r3, server)) return this.misdirected(r3, client, tr) ?? this.failure(r3, tr, 'the ACK', client, true, 2);
     }
     this.handshakeDone = true;
-    if (server.kind === 'socket') server.socket.halfOpen = false;
+    if (server.kind === 'socket') server.socket.state = SOCKET_FULL;
     const closed = this.closing ? this.close(client, server, family, tr) : '';
     if (server.kind === 'socket') {
       const s = server.socket;
@@ -1356,7 +1356,7 @@ export class Netns {
       const c = client.socket;
       if (lost !== null) sockets.removeConnection(c);
       else {
-        c.timeWaitUntil = this.clock + TCP_TIMEWAIT_LEN;
+        c.state = this.clock + TCP_TIMEWAIT_LEN;
         this.timeWait.push(c);
       }
     }
@@ -1421,7 +1421,7 @@ export class Netns {
       s = sockets.find(p.family, p.proto, daddr, dport, p.src, p.sport) ?? sockets.listener(p.family, p.proto, daddr, dport);
       if (s === null) return null;
     }
-    return { wildcard: s.local === null, transparent: s.transparent, full: !s.halfOpen && s.timeWaitUntil < 0, mark: s.mark };
+    return { wildcard: s.local === null, transparent: s.transparent, full: s.state === SOCKET_FULL, mark: s.mark };
   }
 
   /**
@@ -1537,7 +1537,7 @@ function parseListener(l: number | string | ListenerSpec): SocketRecord[] {
   }
   for (const b of binds) {
     for (const proto of protos) {
-      out.push({ family: b.family, proto, local: b.addr, localPort: spec.port, remote: null, remotePort: 0, owner, transparent: spec.transparent ?? false, mark: 0, listener: null, timeWaitUntil: -1, halfOpen: false });
+      out.push({ family: b.family, proto, local: b.addr, localPort: spec.port, remote: null, remotePort: 0, owner, transparent: spec.transparent ?? false, mark: 0, listener: null, state: SOCKET_FULL });
     }
   }
   return out;

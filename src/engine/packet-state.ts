@@ -40,11 +40,19 @@ export interface SocketRecord {
   readonly mark: number;
   /** The listener an accepted connection came from. */
   readonly listener: SocketRecord | null;
-  /** In TIME_WAIT after an active close: when it ends (seconds on the namespace's clock); -1 otherwise. */
-  timeWaitUntil: number;
-  /** An accepted connection still waiting for the client's ACK (a request socket, not a full one). */
-  halfOpen: boolean;
+  /**
+   * {@link SOCKET_FULL}: a listener or a full connection; {@link SOCKET_HALF_OPEN}: an accepted
+   * connection still waiting for the client's ACK (a request socket); otherwise in TIME_WAIT
+   * after an active close, until this time (seconds on the namespace's clock). One number, not
+   * three fields: a socket is kept for every open connection.
+   */
+  state: number;
 }
+
+/** {@link SocketRecord.state} of a listener or a full connection. @internal */
+export const SOCKET_FULL = -1;
+/** {@link SocketRecord.state} of a request socket (the SYN-ACK is out, the ACK not in). @internal */
+export const SOCKET_HALF_OPEN = -2;
 
 /** The packet state the engine threads through the hooks. @internal */
 export class PacketState implements PacketView {
