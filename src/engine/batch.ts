@@ -57,38 +57,45 @@ export interface PackedResults {
   /** Per result: the `error` (errno) as an index in `strings`, or -1 when absent. */
   readonly error: Int32Array;
   /**
-   * Traced results only: every result's event list as JSON, one after another in one string
-   * (a flat string crosses threads as one copy, where the events as objects would be cloned one
-   * by one); result i's text ends at `traceEnd[i]`. Null without traces.
+   * Traced results only: every result's event list as JSON in UTF-8, one after another in one
+   * buffer that is moved to the calling thread, not copied (the events as objects would be
+   * cloned one by one, a string copied); result i's bytes end at `traceEnd[i]`. Null without
+   * traces.
    */
-  readonly traces: string | null;
+  readonly traces: Uint8Array | null;
   readonly traceEnd: Int32Array | null;
   /** Traced results only: `traceOmitted`, or 0 when absent. */
   readonly omitted: Int32Array | null;
 }
 
 const OUTCOMES: readonly ConnectResult['outcome'][] = ['local', 'remote', 'refused', 'dropped'];
+const UTF8_DECODER = new TextDecoder();
 
 /** Packs results, with their traces when they carry them (see {@link PackedResults}). @internal */
 export function packResults(results: readonly ConnectResult[], traced = false): PackedResults {
   const n = results.length;
-  let traces: string | null = null;
+  let traces: Uint8Array | null = null;
   let traceEnd: Int32Array | null = null;
   let omitted: Int32Array | null = null;
   if (traced) {
-    const parts: string[] = new Array<string>(n);
     traceEnd = new Int32Array(n);
     omitted = new Int32Array(n);
+    let buf = Buffer.allocUnsafe(1 << 16);
     let end = 0;
     for (let i = 0; i < n; i++) {
       const r = results[i]!;
       const t = JSON.stringify(r.trace ?? []);
-      parts[i] = t;
-      end += t.length;
+      // UTF-8 takes at most 3 bytes per UTF-16 unit.
+      if (end + t.length * 3 > buf.length) {
+        const bigger = Buffer.allocUnsafe(Math.max(buf.length * 2, end + t.length * 3));
+        buf.copy(bigger, 0, 0, end);
+        buf = bigger;
+      }
+      end += buf.write(t, end, 'utf8');
       traceEnd[i] = end;
       omitted[i] = r.traceOmitted ?? 0;
     }
-    traces = parts.join('');
+    traces = buf.subarray(0, end);
   }
   const strings: string[] = [];
   const index = new Map<string, number>();
@@ -133,10 +140,10 @@ export function packResults(results: readonly ConnectResult[], traced = false): 
  * asked for: a batch's caller often looks at a few traces only. Its fields are enumerable and in
  * the order Netns.connect gives them, so it prints and compares as that result does.
  */
-function lazyTraced(base: Omit<ConnectResult, 'steps' | 'trace'>, text: string, omitted: number): ConnectResult {
+function lazyTraced(base: Omit<ConnectResult, 'steps' | 'trace'>, bytes: Uint8Array, omitted: number): ConnectResult {
   let events: TraceEvent[] | null = null;
   let steps: ConnectStep[] | null = null;
-  const read = (): TraceEvent[] => (events ??= JSON.parse(text) as TraceEvent[]);
+  const read = (): TraceEvent[] => (events ??= JSON.parse(UTF8_DECODER.decode(bytes)) as TraceEvent[]);
   const r = {
     outcome: base.outcome,
     address: base.address,
@@ -179,7 +186,7 @@ function unpackResults(p: PackedResults): ConnectResult[] {
     const full = e < 0 ? r : { ...r, error: s[e]! };
     if (p.traces !== null) {
       const to = p.traceEnd![i]!;
-      out[i] = lazyTraced(full, p.traces.slice(from, to), p.omitted![i]!);
+      out[i] = lazyTraced(full, p.traces.subarray(from, to), p.omitted![i]!);
       from = to;
     } else out[i] = full;
   }

@@ -74,6 +74,22 @@ describe('connectBatch', () => {
     expect(got.some((r) => r.trace!.some((e) => e.type === 'nat'))).toBe(true);
   });
 
+  it('with traces of text outside ASCII (a rule comment), byte for byte as Netns.connect, past one buffer of traces', async () => {
+    const rules = RULES.replace('-j PROXY_INIT_OUTPUT', '-m comment --comment "sortie → proxy, café ü 漢字 😀" -j PROXY_INIT_OUTPUT');
+    expect(rules).not.toBe(RULES);
+    const options = { ...OPTIONS, rules };
+    // Enough probes that one message's traces outgrow the first buffer.
+    const probes = Array.from({ length: 300 }, (_, i) => PROBES[i % PROBES.length]!);
+    const got = await connectBatch(options, probes, { workers: 2, trace: true });
+    const want: ConnectResult[] = [];
+    for (const half of [probes.slice(0, 150), probes.slice(150)]) {
+      const ns = new Netns(options);
+      for (const p of half) want.push(ns.connect(p, { trace: true }));
+    }
+    expect(JSON.stringify(want)).toContain('café ü 漢字 😀');
+    expect(JSON.stringify(got)).toBe(JSON.stringify(want));
+  });
+
   it('closes each connection when asked, in this thread and in workers', async () => {
     const probes: ConnectSpec[] = Array.from({ length: 6 }, () => ({ from: 'local', uid: 1000, dst: '10.96.0.10:80' }));
     const open = inShares(probes, 2, true);

@@ -1,0 +1,73 @@
+// The batch API at the issue's size: NetnsPool with one and with two worker threads on batches of
+// 100,000 connection probes of the Linkerd default pod (the mix of bench/run.js), traces off and
+// on (unread), timed alternately three times each after a warm-up; the medians are compared.
+//
+//   npm run build && node --expose-gc bench/batch.js [PROBES] [off,on]
+//   npm run build && node --expose-gc --single-threaded-gc bench/batch.js
+//
+// The second form keeps V8's garbage collector on the thread that allocates: on a machine with two
+// cores, one worker's collections otherwise run in part on the core the second worker would use.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { NetnsPool } from '../dist/index.js';
+
+const ROOT = join(import.meta.dirname, '..');
+const ip = (n) => `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
+const svc = (i) => ip((10 << 24) | (96 << 16) | (i & 0xffff));
+const ext = (i) => ip((10 << 24) | (1 << 16) | (i & 0xffff));
+const client = (i) => ip((10 << 24) | (2 << 16) | (i & 0xffff));
+// The shapes of bench/run.js's Linkerd pod, in the same weights.
+const SHAPES = [
+  [4, (i) => ({ from: 'local', uid: 1000, dst: `${svc(i)}:80` })],
+  [2, (i) => ({ from: 'local', uid: 2102, dst: `${ext(i)}:8080` })],
+  [1, (i) => ({ from: 'local', uid: 1000, dst: `${svc(i)}:4567` })],
+  [1, () => ({ from: 'local', uid: 1000, dst: '127.0.0.1:8080' })],
+  [3, (i) => ({ from: 'remote', src: client(i), dst: '10.0.0.2:8080' })],
+  [1, (i) => ({ from: 'remote', src: client(i), dst: '10.0.0.2:4191' })],
+];
+
+function mix(n) {
+  const out = [];
+  const total = SHAPES.reduce((s, [w]) => s + w, 0);
+  for (let i = 0; out.length < n; i++) {
+    let k = (i * 7919) % total;
+    for (const [w, make] of SHAPES) {
+      if (k < w) {
+        out.push(make(i));
+        break;
+      }
+      k -= w;
+    }
+  }
+  return out;
+}
+
+const N = Number(process.argv[2] ?? 100_000);
+const MODES = (process.argv[3] ?? 'off,on').split(',');
+const options = { rules: readFileSync(join(ROOT, 'test/fixtures/linkerd/injected-default.save'), 'utf8'), listen: [4140, 4143, 4191, 8080] };
+const probes = mix(N);
+const median = (a) => a.slice().sort((x, y) => x - y)[Math.floor(a.length / 2)];
+console.log(`node ${process.version}, ${process.execArgv.join(' ') || 'no flags'}, ${N} probes per batch`);
+for (const mode of MODES) {
+  const trace = mode !== 'off';
+  const pools = { 1: new NetnsPool(options, { workers: 1 }), 2: new NetnsPool(options, { workers: 2 }) };
+  const rates = { 1: [], 2: [] };
+  for (const w of [1, 2]) {
+    await pools[w].flushConntrack();
+    await pools[w].connectBatch(probes.slice(0, 16384), { trace });
+  }
+  for (let k = 0; k < 3; k++) {
+    for (const w of [1, 2]) {
+      await pools[w].flushConntrack();
+      globalThis.gc?.();
+      const t0 = performance.now();
+      const r = await pools[w].connectBatch(probes, { trace });
+      rates[w].push(N / ((performance.now() - t0) / 1000));
+      if (r.length !== N) throw new Error(`${r.length} results for ${N} probes`);
+    }
+  }
+  const one = median(rates[1]);
+  const two = median(rates[2]);
+  console.log(`trace ${mode.padEnd(3)}  1 worker ${Math.round(one).toLocaleString('en-US')}/s  2 workers ${Math.round(two).toLocaleString('en-US')}/s  2 ÷ 1 ${(two / one).toFixed(2)}×`);
+  await Promise.all([pools[1].close(), pools[2].close()]);
+}
