@@ -12,7 +12,7 @@ import { availableParallelism, cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { bench, do_not_optimize, run } from 'mitata';
 import { Netns, parseIptablesSave, parsePacketSpec } from '../dist/index.js';
-import { NetnsPool } from '../dist/engine/index.js';
+import { spawnSync } from 'node:child_process';
 import { PacketState } from '../dist/engine/packet-state.js';
 import { istioIdeal, linkerdIdeal, useEvaluator } from './ideal.js';
 import { connectionRate, harnessCaseCost, kernelUnavailable, loadGeneratedCases } from './kernel.js';
@@ -328,7 +328,8 @@ function fullGc() {
 function conntrackMemory(n) {
   if (typeof globalThis.gc !== 'function') return { skipped: 'run with --expose-gc' };
   const pod = PODS.linkerd;
-  const ns = new Netns(podOptions(pod));
+  // Room for every connection: the default nf_conntrack_max (262,144) would drop the rest.
+  const ns = new Netns(podOptions(pod, { conntrackMax: n + 1 }));
   ns.connect({ from: 'remote', src: '10.2.0.1', dst: '10.0.0.2:8080' });
   ns.flushConntrack();
   fullGc();
@@ -349,50 +350,19 @@ function conntrackMemory(n) {
     entries,
     seconds,
     bytesPerEntry: (m2 - m0) / entries,
-    bytesPerConnection: (m1 - m0) / n,
-    socketBytesPerConnection: (m1 - m2) / n,
+    bytesPerConnection: (m1 - m0) / entries,
+    socketBytesPerConnection: (m1 - m2) / entries,
   };
 }
 
-async function batchRates() {
-  const pod = PODS.linkerd;
-  const options = podOptions(pod);
-  // Batches of 100,000 probes, the size the target names.
-  const probes = mix(pod.shapes, 100_000);
-  const out = {};
-  // 'read': traces on, and the caller reads every result's events (a batch hands them over unread).
-  for (const mode of ['off', 'on', 'read']) {
-    const trace = mode !== 'off';
-    const read = mode === 'read' ? (results) => results.reduce((n, r) => n + r.trace.length, 0) : () => 0;
-    const list = probes;
-    const pools = { 1: new NetnsPool(options, { workers: 1 }), 2: new NetnsPool(options, { workers: 2 }) };
-    try {
-      const rates = { 1: [], 2: [] };
-      // Warm: each worker compiles the engine on its own.
-      for (let k = 0; k < 2; k++) {
-        for (const w of [1, 2]) {
-          await pools[w].flushConntrack();
-          await pools[w].connectBatch(list.slice(0, 16384), { trace });
-        }
-      }
-      // Alternating, so that both meet the same drift of this machine; the medians are compared.
-      for (let k = 0; k < (trace ? 3 : 5); k++) {
-        for (const w of [1, 2]) {
-          await pools[w].flushConntrack();
-          const t0 = performance.now();
-          do_not_optimize(read(await pools[w].connectBatch(list, { trace })));
-          rates[w].push(list.length / ((performance.now() - t0) / 1000));
-        }
-      }
-      for (const w of [1, 2]) {
-        const r = rates[w].slice().sort((a, b) => a - b);
-        out[`${mode}/${w}`] = { probes: list.length, rate: r[Math.floor(r.length / 2)], rates: rates[w] };
-      }
-    } finally {
-      await Promise.all([pools[1].close(), pools[2].close()]);
-    }
-  }
-  return out;
+/**
+ * The batch API, in a process of its own (bench/batch.js): this process's heap, grown by the runs
+ * before, would otherwise slow the calling thread that unpacks the results.
+ */
+function batchRates() {
+  const child = spawnSync(process.execPath, ['--expose-gc', join(ROOT, 'bench/batch.js'), '100000', 'off,on,read', '--json'], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  if (child.status !== 0) throw new Error(`bench/batch.js failed: ${child.stderr}`);
+  return JSON.parse(child.stdout);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -440,7 +410,7 @@ for (const b of stats.benchmarks) {
 // last: tearing down its namespaces (tens of thousands of connections) keeps a core busy for a
 // while after it.
 log('threads: the batch API with one and two worker threads');
-const batch = await batchRates();
+const batch = batchRates();
 log('threads: one process, then two at once, running the same loop');
 const scaling = await machineScaling(2);
 log('memory: one million connections tracked');
