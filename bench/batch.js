@@ -12,38 +12,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NetnsPool } from '../dist/index.js';
+import { LINKERD_SHAPES, mix } from './probes.js';
 
 const ROOT = join(import.meta.dirname, '..');
-const ip = (n) => `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
-const svc = (i) => ip((10 << 24) | (96 << 16) | (i & 0xffff));
-const ext = (i) => ip((10 << 24) | (1 << 16) | (i & 0xffff));
-const client = (i) => ip((10 << 24) | (2 << 16) | (i & 0xffff));
-// The shapes of bench/run.js's Linkerd pod, in the same weights.
-const SHAPES = [
-  [4, (i) => ({ from: 'local', uid: 1000, dst: `${svc(i)}:80` })],
-  [2, (i) => ({ from: 'local', uid: 2102, dst: `${ext(i)}:8080` })],
-  [1, (i) => ({ from: 'local', uid: 1000, dst: `${svc(i)}:4567` })],
-  [1, () => ({ from: 'local', uid: 1000, dst: '127.0.0.1:8080' })],
-  [3, (i) => ({ from: 'remote', src: client(i), dst: '10.0.0.2:8080' })],
-  [1, (i) => ({ from: 'remote', src: client(i), dst: '10.0.0.2:4191' })],
-];
-
-function mix(n) {
-  const out = [];
-  const total = SHAPES.reduce((s, [w]) => s + w, 0);
-  for (let i = 0; out.length < n; i++) {
-    let k = (i * 7919) % total;
-    for (const [w, make] of SHAPES) {
-      if (k < w) {
-        out.push(make(i));
-        break;
-      }
-      k -= w;
-    }
-  }
-  return out;
-}
-
 const args = process.argv.slice(2).filter((a) => a !== '--json');
 const JSON_OUT = process.argv.includes('--json');
 const N = Number(args[0] ?? 100_000);
@@ -51,7 +22,7 @@ const MODES = (args[1] ?? 'off,on,read').split(',');
 const say = (line) => (JSON_OUT ? process.stderr : process.stdout).write(`${line}\n`);
 const out = {};
 const options = { rules: readFileSync(join(ROOT, 'test/fixtures/linkerd/injected-default.save'), 'utf8'), listen: [4140, 4143, 4191, 8080] };
-const probes = mix(N);
+const probes = mix(LINKERD_SHAPES, N);
 const median = (a) => a.slice().sort((x, y) => x - y)[Math.floor(a.length / 2)];
 say(`node ${process.version}, ${process.execArgv.join(' ') || 'no flags'}, ${N} probes per batch`);
 for (const mode of MODES) {

@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Netns, compileIstio, parseIstioIptablesArgs, parseNftRuleset } from '../dist/index.js';
 import { kubeProxyNftRules, kubeProxyNode, kubeProxyProbes, kubeProxyRules, kubeProxyServices } from './kube-proxy.js';
+import { client, ext, svc } from './probes.js';
 
 const log = (s) => process.stderr.write(`${s}\n`);
 const N = 4096;
@@ -62,10 +63,6 @@ function sameOutcomes(what, a, b, probes) {
 }
 
 // ---- 1. Istio sidecar pod ------------------------------------------------------------------
-const ip = (n) => `${(n >>> 24) & 255}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
-const svc = (i) => ip((10 << 24) | (96 << 16) | (i & 0xffff));
-const ext = (i) => ip((10 << 24) | (1 << 16) | (i & 0xffff));
-const client = (i) => ip((10 << 24) | (2 << 16) | (i & 0xffff));
 const SHAPES = [
   [4, (i) => ({ from: 'local', uid: 1000, dst: `${svc(i)}:80` })],
   [2, (i) => ({ from: 'local', uid: 1337, gid: 1337, dst: `${ext(i)}:8080` })],

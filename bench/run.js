@@ -21,6 +21,7 @@ import { parseBench } from './parse.js';
 import { routerPackets, routerSetup } from './router.js';
 import { machineScaling } from './scaling.js';
 import { longLived, openMemory } from './long-lived.js';
+import { LINKERD_SHAPES, client, ext, ip, mix as mixProbes, svc } from './probes.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const started = performance.now();
@@ -29,32 +30,10 @@ const log = (s) => process.stderr.write(`${s}\n`);
 // ---------------------------------------------------------------------------------------------
 // Workloads
 
-function ip(n) {
-  return `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
-}
-
 const N_PROBES = 4096;
 
-/** A deterministic mix of connection probes from weighted shapes; `i` spreads the addresses. */
-function mix(shapes, n = N_PROBES) {
-  const out = [];
-  const total = shapes.reduce((s, [w]) => s + w, 0);
-  for (let i = 0; out.length < n; i++) {
-    let k = (i * 7919) % total;
-    for (const [w, make] of shapes) {
-      if (k < w) {
-        out.push(make(i));
-        break;
-      }
-      k -= w;
-    }
-  }
-  return out;
-}
-
-const svc = (i) => ip((10 << 24) | (96 << 16) | (i & 0xffff));
-const ext = (i) => ip((10 << 24) | (1 << 16) | (i & 0xffff));
-const client = (i) => ip((10 << 24) | (2 << 16) | (i & 0xffff));
+/** A deterministic mix of N_PROBES (or `n`) connection probes from weighted shapes. */
+const mix = (shapes, n = N_PROBES) => mixProbes(shapes, n);
 
 const PODS = {
   linkerd: {
@@ -62,16 +41,7 @@ const PODS = {
     text: readFileSync(join(ROOT, 'test/fixtures/linkerd/injected-default.save'), 'utf8'),
     listen: [4140, 4143, 4191, 8080],
     ideal: linkerdIdeal,
-    // The app's outbound TCP (redirected to 4140), the proxy's own traffic, a skipped port,
-    // loopback, inbound (redirected to 4143) and the proxy's admin port.
-    shapes: [
-      [4, (i) => ({ from: 'local', uid: 1000, dst: `${svc(i)}:80` })],
-      [2, (i) => ({ from: 'local', uid: 2102, dst: `${ext(i)}:8080` })],
-      [1, (i) => ({ from: 'local', uid: 1000, dst: `${svc(i)}:4567` })],
-      [1, () => ({ from: 'local', uid: 1000, dst: '127.0.0.1:8080' })],
-      [3, (i) => ({ from: 'remote', src: client(i), dst: '10.0.0.2:8080' })],
-      [1, (i) => ({ from: 'remote', src: client(i), dst: '10.0.0.2:4191' })],
-    ],
+    shapes: LINKERD_SHAPES,
     packets: ['tcp > 10.96.0.10:80 uid 1000', 'tcp > 10.1.0.7:8080 uid 2102', 'tcp 10.2.0.5 > 10.0.0.2:8080', 'udp > 10.96.0.10:53 uid 1000'],
     kernelProbe: (i) => ({ from: 'local', uid: 1000, dst: `${svc(i)}:80` }),
   },

@@ -107,7 +107,7 @@ export function nestedIndex(elements: readonly NftElement[], width: number): Nes
 
 function buildIndex(elements: readonly NftElement[], width: number): Index {
   const usable = elements.filter((e) => e.key.length === width);
-  const root = nestedIndex(usable, width);
+  const root = nestedIndex(elements, width);
   if (root !== null) {
     return {
       find(parts) {

@@ -476,15 +476,17 @@ export function explore(options: ExploreOptions, internal?: { readonly eagerCuts
     // and ports only where a run reads them (routing, special addresses, listeners, peers), so
     // that a region the rules decide alone is never cut by them. With eagerCuts (a check of the
     // lazy cuts), every field is cut up front.
-    const cells = fields.map((def) => cellLookup(fieldClasses(def)));
+    const groups = fields.map(fieldClasses);
+    const cells = groups.map(cellLookup);
     let reps: bigint[] = [];
     rec.cellOf = (f) => cells[f]!(reps[f]!);
     let work: Region[] = [[]];
-    for (const def of fields) {
-      const pieces = internal?.eagerCuts || (def.kind !== 'addr' && def.kind !== 'port') ? fieldClasses(def) : [def.domain];
+    fields.forEach((def, f) => {
+      const pieces = internal?.eagerCuts || (def.kind !== 'addr' && def.kind !== 'port') ? groups[f]! : [def.domain];
       work = work.flatMap((r) => pieces.map((p) => [...r, p]));
-    }
-    // A stack: the lowest regions first, so that a class's example is its first probe found.
+    });
+    // A stack: the lowest regions first, so that a class's example is the first of its probes the
+    // search meets.
     work.reverse();
     const byKey = new Map<string, { sig: Signature; regions: Region[]; example: Record<string, string | number> }>();
     const flexible: { key: string; sig: Signature; litKey: string; lit: Signature; region: Region; example: Record<string, string | number> }[] = [];

@@ -80,30 +80,18 @@ export class FactRecorder {
    * or peer lookup): when it is a field's own, the field's namespace range becomes a fact.
    */
   observeAddr(words: readonly number[]): void {
-    if (this.cellOf === null) return;
-    for (let f = 0; f < this.kinds.length; f++) {
-      if (this.kinds[f] !== 'addr' || !this.live[f] || this.observed[f]) continue;
-      const r = this.reps[f]!;
-      if (r.length !== words.length) continue;
-      let eq = true;
-      for (let i = 0; i < r.length; i++) if (r[i]! >>> 0 !== words[i]! >>> 0) eq = false;
-      if (eq) {
-        this.observed[f] = true;
-        this.fact(f, this.cellOf(f), true);
-      }
-    }
+    if (this.cellOf !== null) this.observe(this.addrField(words));
   }
 
   /** The namespace read a port (a listener or peer lookup). */
   observePort(v: number): void {
-    if (this.cellOf === null) return;
-    for (let f = 0; f < this.kinds.length; f++) {
-      if (this.kinds[f] !== 'port' || !this.live[f] || this.observed[f]) continue;
-      if (this.reps[f]![0] === v) {
-        this.observed[f] = true;
-        this.fact(f, this.cellOf(f), true);
-      }
-    }
+    if (this.cellOf !== null) this.observe(this.numField('port', v));
+  }
+
+  private observe(f: number): void {
+    if (f < 0 || this.observed[f]) return;
+    this.observed[f] = true;
+    this.fact(f, this.cellOf!(f), true);
   }
 
   /** A rule matched and its target acts. */
@@ -119,17 +107,14 @@ export class FactRecorder {
 
   /** A test of an address (one word for IPv4, four for IPv6). */
   addr(words: readonly number[], set: IntervalSet, holds: boolean): void {
-    for (let f = 0; f < this.kinds.length; f++) {
-      if (this.kinds[f] !== 'addr' || !this.live[f]) continue;
-      const r = this.reps[f]!;
-      if (r.length !== words.length) continue;
-      let eq = true;
-      for (let i = 0; i < r.length; i++) if (r[i]! >>> 0 !== words[i]! >>> 0) eq = false;
-      if (eq) this.fact(f, set, holds);
-    }
+    const f = this.addrField(words);
+    if (f >= 0) this.fact(f, set, holds);
   }
 
-  /** The live address field whose representative `words` is, or -1. */
+  /**
+   * The live address field whose representative `words` is, or -1. Live fields of one kind have
+   * different representatives, so at most one is.
+   */
   private addrField(words: readonly number[]): number {
     for (let f = 0; f < this.kinds.length; f++) {
       if (this.kinds[f] !== 'addr' || !this.live[f]) continue;
@@ -161,10 +146,14 @@ export class FactRecorder {
 
   /** A test of a number field (port, uid, gid). */
   num(kind: FieldKind, v: number, set: IntervalSet, holds: boolean): void {
-    for (let f = 0; f < this.kinds.length; f++) {
-      if (this.kinds[f] !== kind || !this.live[f]) continue;
-      if (this.reps[f]![0] === v) this.fact(f, set, holds);
-    }
+    const f = this.numField(kind, v);
+    if (f >= 0) this.fact(f, set, holds);
+  }
+
+  /** The live field of `kind` whose representative is `v`, or -1. */
+  private numField(kind: FieldKind, v: number): number {
+    for (let f = 0; f < this.kinds.length; f++) if (this.kinds[f] === kind && this.live[f] && this.reps[f]![0] === v) return f;
+    return -1;
   }
 }
 

@@ -7,6 +7,8 @@ import { classOf, expectedFor } from '../../src/explore/index.js';
 import type { ExploreBox, ExploreClass, ExploreResult } from '../../src/explore/index.js';
 import { wordsToBig, bigToWords } from '../../src/explore/instrument.js';
 import { addressText } from '../../src/engine/conntrack.js';
+import { mulberry32 } from '../kernel/generate.js';
+import type { SimProbe } from '../kernel/generate.js';
 
 type Range = readonly [bigint, bigint];
 
@@ -97,4 +99,21 @@ export function expectAgreement(r: ExploreResult, options: NetnsOptions, probe: 
     const seen = got.map((g) => ({ outcome: g.outcome, address: g.address, port: g.port, originalDestination: g.originalDestination, probability: g.probability ?? 1 }));
     expect(seen, `${evaluator} connect of ${JSON.stringify(probe)} (class ${JSON.stringify(c!.example)})`).toEqual(want);
   }
+}
+
+/** A generated case's probe as `classOf` and `expectAgreement` take it (remote probes arrive on eth0). */
+export function exploreProbe(p: SimProbe): Record<string, string | number> {
+  return p.from === 'local' ? { uid: p.uid, gid: p.gid, dst: p.dst } : { src: p.src, dst: p.dst, iface: 'eth0' };
+}
+
+/**
+ * A generated case explored from one side: the partition law in both families, agreement with
+ * `connect` at the corners of its boxes, and at each of the case's own probes from that side.
+ */
+export function expectGeneratedCase(r: ExploreResult, options: NetnsOptions, probes: readonly SimProbe[], seed: number): void {
+  for (const family of [4, 6] as const) {
+    expectPartition(r, family);
+    for (const p of cornerProbes(r, family, mulberry32(seed), 8)) expectAgreement(r, options, p);
+  }
+  for (const p of probes) if (p.from === r.from) expectAgreement(r, options, exploreProbe(p));
 }

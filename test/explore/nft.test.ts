@@ -9,7 +9,7 @@ import type { ExploreOptions, ExploreResult } from '../../src/explore/index.js';
 import { mulberry32 } from '../kernel/generate.js';
 import { generateNftConnectCase, generateNftText } from '../kernel/nft-generate.js';
 import { kubeProxyNftRules, kubeProxyNode, kubeProxyProbes, kubeProxyRules, kubeProxyServices } from '../../bench/kube-proxy.js';
-import { cornerProbes, expectAgreement, expectPartition } from './helpers.js';
+import { cornerProbes, expectAgreement, expectGeneratedCase, expectPartition } from './helpers.js';
 
 const NFT = `table ip t {
 \tchain out {
@@ -208,16 +208,7 @@ describe('explore over generated nft rule sets: classes partition the space and 
       const c = generateNftConnectCase(seed, mixed);
       const options = { ...c.sim, nft: c.nft, from };
       const r = exploreOrRefuse(options);
-      if (r === null) return;
-      for (const family of [4, 6] as const) {
-        expectPartition(r, family);
-        for (const p of cornerProbes(r, family, mulberry32(seed), 8)) expectAgreement(r, options, p);
-      }
-      for (const p of c.probes) {
-        if (p.from !== from) continue;
-        const probe: Record<string, string | number> = p.from === 'local' ? { uid: p.uid, gid: p.gid, dst: p.dst } : { src: p.src, dst: p.dst, iface: 'eth0' };
-        expectAgreement(r, options, probe);
-      }
+      if (r !== null) expectGeneratedCase(r, options, c.probes, seed);
     },
   );
 });

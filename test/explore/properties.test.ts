@@ -7,7 +7,7 @@ import { NetfilterSimError } from '../../src/errors.js';
 import { classOf, explore } from '../../src/explore/index.js';
 import type { ExploreResult, ExploreOptions } from '../../src/explore/index.js';
 import { generateConnectCase, mulberry32 } from '../kernel/generate.js';
-import { cornerProbes, expectAgreement, expectPartition } from './helpers.js';
+import { cornerProbes, expectAgreement, expectGeneratedCase, expectPartition } from './helpers.js';
 
 const LISTEN = [8080, 4140, 4143, '127.0.0.1:15001'];
 /** Every match the arbitraries have but the one explore refuses by design (statistic --mode nth). */
@@ -53,16 +53,7 @@ describe('explore: classes partition the space and agree with connect', () => {
       const c = generateConnectCase(seed);
       const options = { ...c.sim, from };
       const r = exploreOrRefuse(options);
-      if (r === null) return;
-      for (const family of [4, 6] as const) {
-        expectPartition(r, family);
-        for (const p of cornerProbes(r, family, mulberry32(seed), 8)) expectAgreement(r, options, p);
-      }
-      for (const p of c.probes) {
-        if (p.from !== from) continue;
-        const probe: Record<string, string | number> = p.from === 'local' ? { uid: p.uid, gid: p.gid, dst: p.dst } : { src: p.src, dst: p.dst, iface: 'eth0' };
-        expectAgreement(r, options, probe);
-      }
+      if (r !== null) expectGeneratedCase(r, options, c.probes, seed);
     },
   );
 });
