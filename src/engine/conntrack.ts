@@ -30,6 +30,21 @@ export interface Tuple {
   dport: number;
 }
 
+/** What {@link ConntrackTable.captureEntry} keeps of an entry. @internal */
+export interface EntryTemplate {
+  /** The reply tuple's words ({@link TUPLE_WORDS}). */
+  readonly reply: readonly number[];
+  readonly zone: number;
+  readonly status: number;
+  readonly natDone: number;
+  readonly mark: number;
+  readonly tcpState: number;
+  readonly tcpLast: number;
+  /** The timer, and the timer when the entry was confirmed, relative to the capture's clock. */
+  readonly expires: number;
+  readonly confirmExpires: number;
+}
+
 /** Words per tuple in {@link ConntrackTable.tuples}: src[4], dst[4], sport, dport. */
 export const TUPLE_WORDS = 10;
 /** Offsets within a tuple. */
@@ -332,6 +347,65 @@ export class ConntrackTable {
     return this.state[e] === CONFIRMED;
   }
 
+  /** Whether the entry slot is free (never confirmed and given back, or removed). */
+  isFree(e: number): boolean {
+    return this.state[e] === FREE;
+  }
+
+  /** The id the next {@link create} gives. */
+  get nextEntryId(): number {
+    return this.nextId;
+  }
+
+  /** The timer of the entry last confirmed, when it was confirmed (its first timer push). */
+  lastConfirmExpires = 0;
+
+  /**
+   * A confirmed entry's fields other than its original tuple, with its timers relative to `now`:
+   * what {@link restoreConfirmed} writes into another entry (the outcome cache). @internal
+   */
+  captureEntry(e: number, now: number, confirmExpires: number): EntryTemplate {
+    const t = this.tuples;
+    const r = e * ENTRY_WORDS + TUPLE_WORDS;
+    return {
+      reply: [t[r]!, t[r + 1]!, t[r + 2]!, t[r + 3]!, t[r + 4]!, t[r + 5]!, t[r + 6]!, t[r + 7]!, t[r + 8]!, t[r + 9]!],
+      zone: this.zone[e]!,
+      status: this.status[e]!,
+      natDone: this.natDone[e]!,
+      mark: this.mark[e]!,
+      tcpState: this.tcpState[e]!,
+      tcpLast: this.tcpLast[e]!,
+      expires: this.expires[e]! - now,
+      confirmExpires: confirmExpires - now,
+    };
+  }
+
+  /**
+   * Gives a new, unconfirmed entry the fields of `t` (its reply tuple's source from `t`, its
+   * destination the entry's original source), and confirms it as {@link confirm} did when `t` was
+   * captured: the timer first armed at `t.confirmExpires`, then moved to `t.expires`. @internal
+   */
+  restoreConfirmed(e: number, t: EntryTemplate, now: number): void {
+    const tu = this.tuples;
+    const o = e * ENTRY_WORDS;
+    const r = o + TUPLE_WORDS;
+    for (let i = 0; i < 4; i++) {
+      tu[r + T_SRC + i] = t.reply[T_SRC + i]!;
+      tu[r + T_DST + i] = tu[o + T_SRC + i]!;
+    }
+    tu[r + T_SPORT] = t.reply[T_SPORT]!;
+    tu[r + T_DPORT] = tu[o + T_SPORT]!;
+    this.status[e] = t.status & ~CT_STATUS.CONFIRMED;
+    this.natDone[e] = t.natDone;
+    this.mark[e] = t.mark;
+    this.tcpState[e] = t.tcpState;
+    this.tcpLast[e] = t.tcpLast;
+    this.expires[e] = now + t.confirmExpires;
+    this.confirm(e);
+    this.status[e] = t.status;
+    this.expires[e] = now + t.expires;
+  }
+
   /** Word offset of a direction's tuple in {@link tuples}. */
   tupleAt(e: number, dir: number): number {
     return e * ENTRY_WORDS + dir * TUPLE_WORDS;
@@ -492,6 +566,7 @@ export class ConntrackTable {
   /** `__nf_conntrack_confirm`: inserts both tuples. */
   confirm(e: number): void {
     if (this.status[e]! & CT_STATUS.CONFIRMED) return;
+    this.lastConfirmExpires = this.expires[e]!;
     this.status[e] = this.status[e]! | CT_STATUS.CONFIRMED;
     this.state[e] = CONFIRMED;
     this.confirmedAt[e] = this.confirmSeq++;

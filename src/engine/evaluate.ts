@@ -7,7 +7,7 @@
  * @module
  */
 import { HOOK_BY_INDEX } from './constants.js';
-import type { DispatchRun, LoweredRule, LoweredRuleset, LoweredTable } from './lower.js';
+import type { DispatchRun, LoweredChain, LoweredRule, LoweredRuleset, LoweredTable } from './lower.js';
 import { VERDICT, dispatchHash } from './lower.js';
 import type { PacketState } from './packet-state.js';
 import { NF_DROP, XT_CONTINUE, applyTarget } from './targets.js';
@@ -85,6 +85,20 @@ function extensionMatch(r: LoweredRule, p: PacketState, tr: TraceRecorder | null
   return true;
 }
 
+/** The counters the fast evaluator bumped while a log was set, one item per bump. @internal */
+export interface CounterLog {
+  readonly rules: LoweredRule[];
+  readonly chains: LoweredChain[];
+}
+
+/** While not null, every counter {@link doLoweredTable} bumps is also listed here (the outcome cache's capture). */
+let counterLog: CounterLog | null = null;
+
+/** Starts (a log) or stops (null) listing the counters the fast evaluator bumps. @internal */
+export function logCounters(log: CounterLog | null): void {
+  counterLog = log;
+}
+
 /** Where a target fires; one reused instance per evaluator. @internal */
 export class Site implements TargetSite {
   hook = HOOK_BY_INDEX[0]!;
@@ -122,6 +136,7 @@ export function doLoweredTable(t: LoweredTable, hook: number, p: PacketState, ho
     if (i >= rules.length) {
       if (chain.builtin) {
         chain.policyPackets++;
+        if (counterLog !== null) counterLog.chains.push(chain);
         if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'policy', hook: p.hook, table: t.name, chain: chain.name, rule: rules.length + 1, policy: chain.policyName });
         return chain.policy;
       }
@@ -131,6 +146,7 @@ export function doLoweredTable(t: LoweredTable, hook: number, p: PacketState, ho
         // underflow: the hook's built-in chain policy
         const b = chains[entry]!;
         b.policyPackets++;
+        if (counterLog !== null) counterLog.chains.push(b);
         if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'policy', hook: p.hook, table: t.name, chain: b.name, rule: b.rules.length + 1, policy: b.policyName });
         return b.policy;
       }
@@ -146,6 +162,7 @@ export function doLoweredTable(t: LoweredTable, hook: number, p: PacketState, ho
       continue;
     }
     r.packets++;
+    if (counterLog !== null) counterLog.rules.push(r);
     if (tr !== null) {
       tr.push({
         packet: tr.packet, label: tr.label, type: 'rule', hook: p.hook, table: t.name, chain: chain.name, rule: r.number,
@@ -164,6 +181,7 @@ export function doLoweredTable(t: LoweredTable, hook: number, p: PacketState, ho
         if (stackidx === 0) {
           const b = chains[entry]!;
           b.policyPackets++;
+          if (counterLog !== null) counterLog.chains.push(b);
           if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'policy', hook: p.hook, table: t.name, chain: b.name, rule: b.rules.length + 1, policy: b.policyName });
           return b.policy;
         }

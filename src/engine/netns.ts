@@ -21,7 +21,8 @@ import { LoweredNftEngine } from './nft-lower.js';
 import { PROTO } from './constants.js';
 import { ConntrackTable, IP_CT_DIR_ORIGINAL, IP_CT_DIR_REPLY, NF_NAT_MANIP_SRC, TCP_CT, T_DPORT, T_DST, T_SPORT, T_SRC, addressText, formatEndpoint, sameAddr } from './conntrack.js';
 import type { ConntrackSnapshot } from './conntrack.js';
-import { LoweredEvaluator } from './evaluate.js';
+import { LoweredEvaluator, logCounters } from './evaluate.js';
+import type { CounterLog } from './evaluate.js';
 import type { RuleCounter, TableEvaluator } from './evaluate.js';
 import { ReferenceInterpreter } from './interpret.js';
 import { Kernel, SocketTable } from './kernel.js';
@@ -42,7 +43,10 @@ import { Routing, isLoopback, parseAnyAddress, parseIfaceAddress } from './routi
 import type { InterfaceSpec, NamespaceObserver, RouteSpec, RuleSpec } from './routing.js';
 import { TraceRecorder } from './trace-events.js';
 import type { TraceEvent } from './trace-events.js';
-import { MAX_CONNTRACK_MAX, pushAll } from '../limits.js';
+import { MAX_CONNTRACK_MAX, MAX_OUTCOME_TEMPLATES, pushAll } from '../limits.js';
+import { outcomeCacheRefusal } from './outcome-cache.js';
+import type { OutcomeTemplate, SocketTemplate } from './outcome-cache.js';
+import type { RouteResult } from './routing.js';
 import { expectArgument, expectFields } from '../guard.js';
 
 /** A listening socket. */
@@ -157,6 +161,13 @@ export interface NetnsOptions {
    * (default `[32768, 60999]`, the kernel's).
    */
   readonly localPortRange?: readonly [number, number];
+  /**
+   * Keep, per probe, what its last untraced {@link Netns.connect} did, and do it again for the
+   * next connection of the same probe instead of sending its packets (default true). Results,
+   * counters, conntrack entries and sockets are the same either way; see
+   * {@link Netns.outcomeCacheOff} for when the namespace cannot use it.
+   */
+  readonly outcomeCache?: boolean;
 }
 
 /**
@@ -438,6 +449,27 @@ export class Netns {
   private clock: number;
   /** `recent` lists by name (`xt_recent` tables are per namespace). */
   private recent = new Map<string, Map<string, { stamps: number[]; ttl: number }>>();
+  /**
+   * Why this namespace does not keep connection outcomes (a rule that reads a source port, a
+   * timer or state beyond the connection's own packets and entry, native nft rules, the reference
+   * evaluator, or `outcomeCache: false`), or null when it does.
+   */
+  readonly outcomeCacheOff: string | null;
+  /** Probe → what its last connection did (see {@link NetnsOptions.outcomeCache}). */
+  private readonly outcomes: Map<string, OutcomeTemplate> | null;
+  /** The connection being recorded for the cache, while its packets run. */
+  private capture: Capture | null = null;
+  /** Connections the cache recorded, and replayed, since it last judged itself. */
+  private cacheRecorded = 0;
+  private cacheReplayed = 0;
+  /** Connections left before the cache is used again, after it found its records seldom replayed. */
+  private cacheResting = 0;
+  private replays = 0;
+
+  /** Connections the outcome cache has replayed so far (tests check that it serves). @internal */
+  get outcomeReplays(): number {
+    return this.replays;
+  }
 
   constructor(options: NetnsOptions = {}) {
     expectArgument(options, 'object', 'options');
@@ -548,6 +580,14 @@ export class Netns {
         this.kernel.ctEnabled6 ||= nft.usesConntrack(6);
       }
     }
+    if (options.outcomeCache !== undefined && typeof options.outcomeCache !== 'boolean') bad('BAD_CONFIG', `outcomeCache must be true or false, not ${String(options.outcomeCache)}`);
+    this.outcomeCacheOff =
+      options.outcomeCache === false ? 'turned off (outcomeCache: false)'
+        : options.evaluator === 'reference' ? 'the reference evaluator'
+          : options.instrument !== undefined || options.instrumentNft !== undefined || options.observe !== undefined ? 'an instrumented namespace'
+            : this.nftRuleset.tables.length > 0 ? 'native nft rules'
+              : outcomeCacheRefusal([this.ruleset4, this.ruleset6]);
+    this.outcomes = this.outcomeCacheOff === null ? new Map() : null;
   }
 
   /** The conntrack table, compact. */
@@ -688,13 +728,24 @@ export class Netns {
     expectArgument(options, 'object', 'options');
     const tr = options.trace === false ? null : new TraceRecorder();
     this.closing = options.close === true;
+    let r: ConnectResult;
+    let c: Capture | null = null;
+    let opened: SocketRecord[] = [];
     try {
-      return this.run(spec, tr);
+      r = this.run(spec, tr);
     } finally {
+      c = this.capture;
+      if (c !== null) {
+        this.capture = null;
+        logCounters(null);
+        opened = this.opened.slice();
+      }
       this.closing = false;
       this.settleSockets();
       this.kernel.releaseUnconfirmed();
     }
+    if (c !== null) this.endCapture(c, opened, r);
+    return r;
   }
 
   /**
@@ -856,6 +907,167 @@ export class Netns {
     }
   }
 
+  // ---- the outcome cache -----------------------------------------------------------------------
+
+  /**
+   * Whether this untraced call may use the cache. Every {@link CACHE_JUDGE_AFTER} recordings the
+   * cache judges itself: when fewer connections were replayed than recorded (probes that seldom
+   * repeat, where recording costs more than replaying saves), it rests for
+   * {@link CACHE_REST} calls, then records again.
+   */
+  private cacheUsable(): boolean {
+    if (this.outcomes === null || this.branch !== null) return false;
+    if (this.cacheResting > 0) {
+      this.cacheResting--;
+      return false;
+    }
+    if (this.cacheRecorded >= CACHE_JUDGE_AFTER) {
+      if (this.cacheReplayed < this.cacheRecorded) this.cacheResting = CACHE_REST;
+      this.cacheRecorded = 0;
+      this.cacheReplayed = 0;
+      return this.cacheResting === 0;
+    }
+    return true;
+  }
+
+  /**
+   * Starts recording a connection for the cache, when nothing in the namespace holds its tuple and
+   * the conntrack table has room: the recording then shows what any connection of the probe does.
+   */
+  private beginCapture(key: string, family: Family, proto: number, src: readonly number[], sport: number, dst: readonly number[], dport: number, route: RouteResult | null, owner: SocketView | null, mark: number, transparent: boolean, dev: string | null): void {
+    const ct = this.kernel.conntrack;
+    if (ct.count >= ct.max || ct.lookup(0, proto, src, sport, dst, dport) >= 0) return;
+    const log: CounterLog = { rules: [], chains: [] };
+    this.cacheRecorded++;
+    this.capture = {
+      key, family, proto, src, sport, dst, dport, route, owner, mark, transparent, dev, log,
+      ids: ct.nextEntryId, entries: ct.count, sockets: this.kernel.sockets.connections, timeWait: this.timeWait.length,
+    };
+    logCounters(log);
+  }
+
+  /**
+   * Keeps what the recorded connection did, when it is what every connection of its probe would do
+   * with another source port: one conntrack entry at most, of its own tuple, whose reply goes back
+   * to that port; sockets of its own tuple only; no text that shows the port but its source.
+   */
+  private endCapture(c: Capture, opened: readonly SocketRecord[], r: ConnectResult): void {
+    const ct = this.kernel.conntrack;
+    const sockets = this.kernel.sockets;
+    const now = this.kernel.now;
+    const { family, proto, src, sport, dst, dport } = c;
+    const ids = ct.nextEntryId - c.ids;
+    const ref = ct.lookup(0, proto, src, sport, dst, dport);
+    let entry: 0 | 1 | 2 = 0;
+    let kept: OutcomeTemplate['ct'] = null;
+    let serverAddr = dst;
+    let serverPort = dport;
+    if (ids === 1 && ref >= 0) {
+      const e = ref >> 1;
+      if ((ref & 1) !== 0 || ct.id[e] !== c.ids || ct.count !== c.entries + 1) return;
+      kept = ct.captureEntry(e, now, ct.lastConfirmExpires);
+      const w = kept.reply;
+      if (kept.zone !== 0 || w[T_DPORT] !== sport) return;
+      for (let i = 0; i < 4; i++) if (w[T_DST + i] !== (i < src.length ? src[i] : 0)) return;
+      serverAddr = family === 4 ? [w[T_SRC]!] : w.slice(T_SRC, T_SRC + 4);
+      serverPort = w[T_SPORT]!;
+      entry = 2;
+    } else if (ids === 1) {
+      if (ct.count !== c.entries) return;
+      entry = 1;
+    } else if (ids !== 0 || ref >= 0 || ct.count !== c.entries) return;
+    // Sockets: the client's (local clients) and the server's accepted one, nothing else.
+    let clientKept = false;
+    let clientState = 0;
+    let accepted: SocketTemplate | null = null;
+    let live = 0;
+    for (let i = 0; i < opened.length; i++) {
+      const o = opened[i]!;
+      if (sockets.find(o.family, o.proto, o.local!, o.localPort, o.remote!, o.remotePort) !== o) continue;
+      live++;
+      const state = o.state >= 0 ? o.state - now : o.state;
+      if (i === 0 && c.route !== null) {
+        clientKept = true;
+        clientState = state;
+      } else if (o.remotePort === sport && sameAddr(o.remote!, src) && !(o.localPort === sport && sameAddr(o.local!, src))) {
+        accepted = { local: o.local!, localPort: o.localPort, owner: o.owner, transparent: o.transparent, mark: o.mark, listener: o.listener, state };
+      } else return;
+    }
+    if (sockets.connections !== c.sockets + live) return;
+    const held = sockets.find(family, proto, serverAddr, serverPort, src, sport);
+    if (held !== null && !opened.includes(held)) return;
+    const tw = this.timeWait.length - c.timeWait;
+    if (tw < 0 || tw > 1 || (tw === 1 && (!clientKept || this.timeWait[this.timeWait.length - 1] !== opened[0]))) return;
+    // The result: its source is the client's endpoint; nothing else may show the port.
+    let sourced = false;
+    if (r.source !== null) {
+      if (r.source !== formatEndpoint(src, sport, family)) return;
+      sourced = true;
+    }
+    const port = String(sport);
+    if (r.port === sport || r.reason.includes(port) || r.address?.includes(port) || r.originalDestination?.includes(port) || r.error?.includes(port)) return;
+    if (this.outcomes!.size >= MAX_OUTCOME_TEMPLATES) this.outcomes!.clear();
+    this.outcomes!.set(c.key, {
+      family, proto, src, dst, dport, route: c.route, owner: c.owner, mark: c.mark, transparent: c.transparent, dev: c.dev,
+      clientKept, clientState, clientTimeWait: tw === 1, serverAddr, serverPort, accepted, entry, ct: kept,
+      rules: c.log.rules, chains: c.log.chains,
+      outcome: r.outcome, address: r.address, port: r.port, originalDestination: r.originalDestination, sourced, reason: r.reason, error: r.error,
+    });
+  }
+
+  /**
+   * Does again what the probe's last connection did, for a connection from `sport`; null (nothing
+   * done) when the namespace now holds one of its tuples or its conntrack table is full, which
+   * the connection's packets would meet.
+   */
+  private replay(t: OutcomeTemplate, sport: number): ConnectResult | null {
+    const ct = this.kernel.conntrack;
+    const sockets = this.kernel.sockets;
+    const { family, proto, src, dst, dport } = t;
+    if (ct.lookup(0, proto, src, sport, dst, dport) >= 0) return null;
+    if (t.entry !== 0 && ct.count >= ct.max) return null;
+    if (t.entry === 2 && ct.lookup(0, proto, t.serverAddr, t.serverPort, src, sport) >= 0) return null;
+    if (sockets.find(family, proto, t.serverAddr, t.serverPort, src, sport) !== null) return null;
+    this.cacheReplayed++;
+    this.replays++;
+    const now = this.kernel.now;
+    if (t.clientKept) {
+      const sock: SocketRecord = {
+        family, proto, local: src, localPort: sport, remote: dst, remotePort: dport,
+        owner: t.owner!, transparent: t.transparent, mark: t.mark, listener: null, state: t.clientState >= 0 ? now + t.clientState : t.clientState,
+      };
+      sockets.addConnection(sock);
+      if (t.clientTimeWait) this.timeWait.push(sock);
+    }
+    if (t.entry !== 0) {
+      const e = ct.create(family, proto, 0, src, sport, dst, dport);
+      if (t.entry === 2) ct.restoreConfirmed(e, t.ct!, now);
+      else ct.release(e);
+    }
+    const a = t.accepted;
+    if (a !== null) {
+      sockets.addConnection({
+        family, proto, local: a.local, localPort: a.localPort, remote: src, remotePort: sport,
+        owner: a.owner, transparent: a.transparent, mark: a.mark, listener: a.listener, state: a.state >= 0 ? now + a.state : a.state,
+      });
+    }
+    const rules = t.rules;
+    for (let i = 0; i < rules.length; i++) rules[i]!.packets++;
+    const chains = t.chains;
+    for (let i = 0; i < chains.length; i++) chains[i]!.policyPackets++;
+    const r: { -readonly [K in keyof ConnectResult]: ConnectResult[K] } = {
+      outcome: t.outcome,
+      address: t.address,
+      port: t.port,
+      originalDestination: t.originalDestination,
+      source: t.sourced ? formatEndpoint(src, sport, family) : null,
+      steps: [],
+      reason: t.reason,
+    };
+    if (t.error !== undefined) r.error = t.error;
+    return r;
+  }
+
   /**
    * `tcp_twsk_unique` with `net.ipv4.tcp_tw_reuse = 2` (the default): a TIME_WAIT socket gives its
    * tuple to a new connection when one of its addresses is loopback and its last timestamp is from
@@ -1002,56 +1214,80 @@ export class Netns {
         src = a.addr.slice();
       }
       const mark = (spec.mark ?? 0) >>> 0;
-      // tcp_v6_connect refuses a multicast destination before routing.
-      if (family === 6 && proto === PROTO.TCP && dst.addr[0]! >>> 24 === 0xff) {
-        return this.refuseConnect(dst, family, label, 'ENETUNREACH', 'a TCP connection cannot go to a multicast address', tr);
-      }
-      // connect(): ip_route_connect picks the source address from the route.
-      const route = this.routing.routeOutput(family, dst.addr, mark, src);
-      const srcAddr = src ?? (route.src ? route.src.slice() : null);
-      if (srcAddr === null) {
-        if (tr !== null) {
-          tr.packet = 0;
-          tr.label = label;
-          tr.push({ packet: tr.packet, label: tr.label, type: 'route', hook: null, dst: addressText(dst.addr, family), result: 'unreachable', dev: null, via: null, src: null, table: null, reason: 'no route' });
+      const key = tr === null && spec.sport === undefined && this.cacheUsable() ? localKey(spec, proto, mark, this.closing) : null;
+      const t = key === null ? undefined : this.outcomes!.get(key);
+      let route: RouteResult;
+      let srcAddr: number[] | readonly number[];
+      let to: readonly number[];
+      let sport: number;
+      let transparent: boolean;
+      let sharedOwner: SocketView;
+      if (t !== undefined) {
+        // The probe's last connection passed every check below: only the source port is new.
+        sport = this.ephemeral(proto, family, t.src, t.dst, dst.port);
+        if (sport < 0) return this.noPort(family, t.src, dst, label, tr);
+        const again = this.replay(t, sport);
+        if (again !== null) return again;
+        route = t.route!;
+        srcAddr = t.src;
+        to = t.dst;
+        transparent = t.transparent;
+        sharedOwner = t.owner!;
+      } else {
+        // tcp_v6_connect refuses a multicast destination before routing.
+        if (family === 6 && proto === PROTO.TCP && dst.addr[0]! >>> 24 === 0xff) {
+          return this.refuseConnect(dst, family, label, 'ENETUNREACH', 'a TCP connection cannot go to a multicast address', tr);
         }
-        // connect() fails at once with the route's error (fib_props): the caller sees a refusal.
-        const errno = route.type === 'prohibit' ? 'EACCES' : route.type === 'blackhole' ? 'EINVAL' : route.table === 0 || route.type !== 'unreachable' ? 'ENETUNREACH' : 'EHOSTUNREACH';
-        return this.result('refused', dst.addr, dst.port, family, null, `connect(): ${errno}: no route to ${addressText(dst.addr, family)}`, tr, errno);
-      }
-      // tcp_v4_connect: a broadcast or multicast route (RTCF_BROADCAST, RTCF_MULTICAST) refuses a
-      // connection; ip4_datagram_connect refuses a broadcast without SO_BROADCAST.
-      if (family === 4) {
-        const d = dst.addr[0]! >>> 0;
-        const broadcast = route.type === 'broadcast' || d === 0xffffffff;
-        if (proto === PROTO.TCP && (broadcast || d >>> 28 === 0xe)) {
-          return this.refuseConnect(dst, family, label, 'ENETUNREACH', `a TCP connection cannot go to a ${broadcast ? 'broadcast' : 'multicast'} address`, tr);
+        // connect(): ip_route_connect picks the source address from the route.
+        route = this.routing.routeOutput(family, dst.addr, mark, src);
+        const from = src ?? (route.src ? route.src.slice() : null);
+        if (from === null) {
+          if (tr !== null) {
+            tr.packet = 0;
+            tr.label = label;
+            tr.push({ packet: tr.packet, label: tr.label, type: 'route', hook: null, dst: addressText(dst.addr, family), result: 'unreachable', dev: null, via: null, src: null, table: null, reason: 'no route' });
+          }
+          // connect() fails at once with the route's error (fib_props): the caller sees a refusal.
+          const errno = route.type === 'prohibit' ? 'EACCES' : route.type === 'blackhole' ? 'EINVAL' : route.table === 0 || route.type !== 'unreachable' ? 'ENETUNREACH' : 'EHOSTUNREACH';
+          return this.result('refused', dst.addr, dst.port, family, null, `connect(): ${errno}: no route to ${addressText(dst.addr, family)}`, tr, errno);
         }
-        if (proto === PROTO.UDP && broadcast) return this.refuseConnect(dst, family, label, 'EACCES', 'a broadcast address without SO_BROADCAST', tr);
-      }
-      // A local route (a policy `local default dev lo` for the socket's mark) to an address the
-      // host does not own gives that address as the source, which output routing then refuses:
-      // connect() fails at once (observed: ENETUNREACH).
-      if (family === 4 && src === null && route.type === 'local' && !this.routing.isLocalAddress(4, srcAddr)) {
-        if (tr !== null) {
-          tr.packet = 0;
-          tr.label = label;
-          tr.push({ packet: 0, label, type: 'route', hook: null, dst: addressText(dst.addr, family), result: 'unreachable', dev: null, via: null, src: addressText(srcAddr, family), table: route.table, reason: 'a local route to an address the host does not own' });
+        srcAddr = from;
+        // tcp_v4_connect: a broadcast or multicast route (RTCF_BROADCAST, RTCF_MULTICAST) refuses a
+        // connection; ip4_datagram_connect refuses a broadcast without SO_BROADCAST.
+        if (family === 4) {
+          const d = dst.addr[0]! >>> 0;
+          const broadcast = route.type === 'broadcast' || d === 0xffffffff;
+          if (proto === PROTO.TCP && (broadcast || d >>> 28 === 0xe)) {
+            return this.refuseConnect(dst, family, label, 'ENETUNREACH', `a TCP connection cannot go to a ${broadcast ? 'broadcast' : 'multicast'} address`, tr);
+          }
+          if (proto === PROTO.UDP && broadcast) return this.refuseConnect(dst, family, label, 'EACCES', 'a broadcast address without SO_BROADCAST', tr);
         }
-        return this.result('refused', dst.addr, dst.port, family, null, `connect(): ENETUNREACH: the local route to ${addressText(dst.addr, family)} (table ${route.table}) gives a source the host does not own`, tr, 'ENETUNREACH');
+        // A local route (a policy `local default dev lo` for the socket's mark) to an address the
+        // host does not own gives that address as the source, which output routing then refuses:
+        // connect() fails at once (observed: ENETUNREACH).
+        if (family === 4 && src === null && route.type === 'local' && !this.routing.isLocalAddress(4, srcAddr)) {
+          if (tr !== null) {
+            tr.packet = 0;
+            tr.label = label;
+            tr.push({ packet: 0, label, type: 'route', hook: null, dst: addressText(dst.addr, family), result: 'unreachable', dev: null, via: null, src: addressText(srcAddr, family), table: route.table, reason: 'a local route to an address the host does not own' });
+          }
+          return this.result('refused', dst.addr, dst.port, family, null, `connect(): ENETUNREACH: the local route to ${addressText(dst.addr, family)} (table ${route.table}) gives a source the host does not own`, tr, 'ENETUNREACH');
+        }
+        // connect() to 0.0.0.0 or :: reaches the host itself: the route says where (127.0.0.1, ::1).
+        to = route.dst ?? dst.addr;
+        sport = spec.sport ?? this.ephemeral(proto, family, srcAddr, to, dst.port);
+        if (sport < 0) return this.noPort(family, srcAddr, dst, label, tr);
+        // bind() to an address the host does not own succeeds only on an IP_TRANSPARENT socket (a
+        // transparent proxy keeping its client's address): such a socket is one.
+        transparent = src !== null && !this.routing.isLocalAddress(family, src);
+        sharedOwner = this.ownerOf(owner);
+        if (key !== null) this.beginCapture(key, family, proto, this.interned(family, srcAddr), sport, this.interned(family, to), dst.port, route, sharedOwner, mark, transparent, null);
       }
-      // connect() to 0.0.0.0 or :: reaches the host itself: the route says where (127.0.0.1, ::1).
-      const to = route.dst ?? dst.addr;
-      const sport = spec.sport ?? this.ephemeral(proto, family, srcAddr, to, dst.port);
-      if (sport < 0) return this.noPort(family, srcAddr, dst, label, tr);
-      // bind() to an address the host does not own succeeds only on an IP_TRANSPARENT socket (a
-      // transparent proxy keeping its client's address): such a socket is one.
-      const transparent = src !== null && !this.routing.isLocalAddress(family, src);
       // Every field is given, in one order, so that all sockets share one shape; addresses and
       // owners are shared between sockets, never written to.
       const sock: SocketRecord = {
         family, proto, local: this.interned(family, srcAddr), localPort: sport, remote: this.interned(family, to), remotePort: dst.port,
-        owner: this.ownerOf(owner), transparent, mark, listener: null, state: SOCKET_FULL,
+        owner: sharedOwner, transparent, mark, listener: null, state: SOCKET_FULL,
       };
       this.kernel.sockets.addConnection(sock);
       this.opened.push(sock);
@@ -1069,8 +1305,14 @@ export class Netns {
       const devName = spec.iface ?? this.defaultIface(family, s.addr);
       const dev = this.routing.byName.get(devName);
       if (!dev) bad('BAD_PROBE', `no interface "${devName}"`);
+      const key = tr === null && spec.sport === undefined && this.cacheUsable() ? remoteKey(spec, proto, devName, this.closing) : null;
+      const t = key === null ? undefined : this.outcomes!.get(key);
       const sport = spec.sport ?? this.nextRemote(proto, family, s.addr, dst.addr, dst.port);
       if (sport < 0) return this.noPort(family, s.addr, dst, label, tr);
+      if (t !== undefined) {
+        const again = this.replay(t, sport);
+        if (again !== null) return again;
+      } else if (key !== null) this.beginCapture(key, family, proto, this.interned(family, s.addr), sport, this.interned(family, dst.addr), dst.port, null, null, 0, false, dev.name);
       client = { kind: 'remote', dev: dev.name, family, addr: s.addr, port: sport, dstAddr: dst.addr, dstPort: dst.port };
       const p = this.packet(family, proto, s.addr.slice(), sport, dst.addr.slice(), dst.port, flags);
       this.startPacket(tr, 0, label, p, 'remote', dev.name);
@@ -1447,6 +1689,45 @@ export class Netns {
     if (end.kind === 'remote') return this.packet(family, PROTO.TCP, end.addr.slice(), end.port, end.dstAddr.slice(), end.dstPort, flags);
     return this.packet(family, PROTO.TCP, end.addr.slice(), end.port, end.clientAddr.slice(), end.clientPort, flags);
   }
+}
+
+/** Recordings after which the outcome cache judges whether it pays (see `Netns.cacheUsable`). */
+const CACHE_JUDGE_AFTER = 1024;
+/** Calls the outcome cache sits out when it does not pay. */
+const CACHE_REST = 16 * 1024;
+
+/** The connection being recorded for the outcome cache (see {@link Netns.connect}). */
+interface Capture {
+  readonly key: string;
+  readonly family: Family;
+  readonly proto: number;
+  readonly src: readonly number[];
+  readonly sport: number;
+  readonly dst: readonly number[];
+  readonly dport: number;
+  readonly route: RouteResult | null;
+  readonly owner: SocketView | null;
+  readonly mark: number;
+  readonly transparent: boolean;
+  readonly dev: string | null;
+  readonly log: CounterLog;
+  /** The conntrack table's next id, entries, the sockets and the TIME_WAIT list before. */
+  readonly ids: number;
+  readonly entries: number;
+  readonly sockets: number;
+  readonly timeWait: number;
+}
+
+/** The outcome cache's key of a local probe (every field its packets depend on), or null for none. */
+function localKey(spec: LocalConnectSpec, proto: number, mark: number, closing: boolean): string | null {
+  const groups = spec.groups;
+  if (groups !== undefined && !(Array.isArray(groups) && groups.every((g) => Number.isInteger(g)))) return null;
+  return `L${proto}${closing ? 'c' : ''}|${spec.dst}|${spec.src ?? ''}|${spec.uid}|${spec.gid ?? spec.uid}|${groups === undefined ? '' : groups.join(',')}|${mark}`;
+}
+
+/** The outcome cache's key of a remote probe. */
+function remoteKey(spec: RemoteConnectSpec, proto: number, dev: string, closing: boolean): string {
+  return `R${proto}${closing ? 'c' : ''}|${spec.dst}|${spec.src}|${dev}`;
 }
 
 function describe(s: SocketRecord): string {
