@@ -456,6 +456,7 @@ export class Kernel implements TargetHost {
    */
   releaseUnconfirmed(): void {
     const c = this.created;
+    if (c.length === 0) return;
     for (let i = 0; i < c.length; i++) this.conntrack.release(c[i]!);
     c.length = 0;
   }

@@ -754,8 +754,10 @@ export class Netns {
    */
   private settleSockets(): void {
     const opened = this.opened;
-    if (!this.handshakeDone) for (let i = 0; i < opened.length; i++) this.kernel.sockets.removeConnection(opened[i]!);
-    opened.length = 0;
+    if (opened.length !== 0) {
+      if (!this.handshakeDone) for (let i = 0; i < opened.length; i++) this.kernel.sockets.removeConnection(opened[i]!);
+      opened.length = 0;
+    }
     this.handshakeDone = false;
   }
 
@@ -922,7 +924,11 @@ export class Netns {
       return false;
     }
     if (this.cacheRecorded >= CACHE_JUDGE_AFTER) {
-      if (this.cacheReplayed < this.cacheRecorded) this.cacheResting = CACHE_REST;
+      if (this.cacheReplayed < this.cacheRecorded) {
+        // The recordings were seldom replayed: they go, and the cache rests.
+        this.cacheResting = CACHE_REST;
+        this.outcomes.clear();
+      }
       this.cacheRecorded = 0;
       this.cacheReplayed = 0;
       return this.cacheResting === 0;
@@ -999,9 +1005,11 @@ export class Netns {
     const tw = this.timeWait.length - c.timeWait;
     if (tw < 0 || tw > 1 || (tw === 1 && (!clientKept || this.timeWait[this.timeWait.length - 1] !== opened[0]))) return;
     // The result: its source is the client's endpoint; nothing else may show the port.
+    // The client's endpoint as the result prints it, but for the port.
+    const endpoint = formatEndpoint(src, 0, family).slice(0, -1);
     let sourced = false;
     if (r.source !== null) {
-      if (r.source !== formatEndpoint(src, sport, family)) return;
+      if (r.source !== endpoint + sport) return;
       sourced = true;
     }
     const port = String(sport);
@@ -1011,7 +1019,7 @@ export class Netns {
       family, proto, src, dst, dport, route: c.route, owner: c.owner, mark: c.mark, transparent: c.transparent, dev: c.dev,
       clientKept, clientState, clientTimeWait: tw === 1, serverAddr, serverPort, accepted, entry, ct: kept,
       rules: c.log.rules, chains: c.log.chains,
-      outcome: r.outcome, address: r.address, port: r.port, originalDestination: r.originalDestination, sourced, reason: r.reason, error: r.error,
+      outcome: r.outcome, address: r.address, port: r.port, originalDestination: r.originalDestination, source: sourced ? endpoint : null, reason: r.reason, error: r.error,
     });
   }
 
@@ -1060,7 +1068,7 @@ export class Netns {
       address: t.address,
       port: t.port,
       originalDestination: t.originalDestination,
-      source: t.sourced ? formatEndpoint(src, sport, family) : null,
+      source: t.source === null ? null : t.source + sport,
       steps: [],
       reason: t.reason,
     };
@@ -1206,7 +1214,6 @@ export class Netns {
     if (spec.from === 'local') {
       if (!Number.isInteger(spec.uid) || spec.uid < 0 || spec.uid > 0xffffffff) bad('BAD_PROBE', `bad uid "${spec.uid}" (a uid is from 0 to 4294967295)`);
       if (spec.gid !== undefined && (!Number.isInteger(spec.gid) || spec.gid < 0 || spec.gid > 0xffffffff)) bad('BAD_PROBE', `bad gid "${spec.gid}" (a gid is from 0 to 4294967295)`);
-      const owner: SocketView = { uid: spec.uid, gid: spec.gid ?? spec.uid, groups: spec.groups ?? [] };
       let src: number[] | null = null;
       if (spec.src !== undefined) {
         const a = this.address(spec.src);
@@ -1280,7 +1287,7 @@ export class Netns {
         // bind() to an address the host does not own succeeds only on an IP_TRANSPARENT socket (a
         // transparent proxy keeping its client's address): such a socket is one.
         transparent = src !== null && !this.routing.isLocalAddress(family, src);
-        sharedOwner = this.ownerOf(owner);
+        sharedOwner = this.ownerOf({ uid: spec.uid, gid: spec.gid ?? spec.uid, groups: spec.groups ?? [] });
         if (key !== null) this.beginCapture(key, family, proto, this.interned(family, srcAddr), sport, this.interned(family, to), dst.port, route, sharedOwner, mark, transparent, null);
       }
       // Every field is given, in one order, so that all sockets share one shape; addresses and
@@ -1295,7 +1302,7 @@ export class Netns {
       const p = this.packet(family, proto, srcAddr.slice(), sport, to.slice(), dst.port, flags);
       p.route = route;
       p.mark = mark;
-      p.socket = owner;
+      p.socket = { uid: spec.uid, gid: spec.gid ?? spec.uid, groups: spec.groups ?? [] };
       p.sender = sock;
       this.startPacket(tr, 0, label, p, 'local', null);
       first = this.kernel.sendLocal(p, tr);
@@ -1722,12 +1729,19 @@ interface Capture {
 function localKey(spec: LocalConnectSpec, proto: number, mark: number, closing: boolean): string | null {
   const groups = spec.groups;
   if (groups !== undefined && !(Array.isArray(groups) && groups.every((g) => Number.isInteger(g)))) return null;
-  return `L${proto}${closing ? 'c' : ''}|${spec.dst}|${spec.src ?? ''}|${spec.uid}|${spec.gid ?? spec.uid}|${groups === undefined ? '' : groups.join(',')}|${mark}`;
+  // Optional fields only when given, each after its own letter (values hold no letters but IPv6
+  // hex digits, which follow ':' or a digit, never '|').
+  let key = `${closing ? 'L' : 'l'}${proto}|${spec.dst}|${spec.uid}`;
+  if (spec.gid !== undefined) key += `|g${spec.gid}`;
+  if (groups !== undefined) key += `|G${groups.join(',')}`;
+  if (spec.src !== undefined) key += `|s${spec.src}`;
+  if (mark !== 0) key += `|m${mark}`;
+  return key;
 }
 
 /** The outcome cache's key of a remote probe. */
 function remoteKey(spec: RemoteConnectSpec, proto: number, dev: string, closing: boolean): string {
-  return `R${proto}${closing ? 'c' : ''}|${spec.dst}|${spec.src}|${dev}`;
+  return `${closing ? 'R' : 'r'}${proto}|${spec.dst}|${spec.src}|${dev}`;
 }
 
 function describe(s: SocketRecord): string {

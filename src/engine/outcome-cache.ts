@@ -126,12 +126,12 @@ export interface OutcomeTemplate {
   readonly ct: EntryTemplate | null;
   readonly rules: readonly LoweredRule[];
   readonly chains: readonly LoweredChain[];
-  /** The result, whose `source` is the client's endpoint when `sourced`. */
+  /** The result; `source` is the client's endpoint without its port (`10.0.0.2:`), or null. */
   readonly outcome: 'local' | 'remote' | 'refused' | 'dropped';
   readonly address: string | null;
   readonly port: number | null;
   readonly originalDestination: string | null;
-  readonly sourced: boolean;
+  readonly source: string | null;
   readonly reason: string;
   readonly error: string | undefined;
 }
