@@ -457,6 +457,8 @@ export class Netns {
   readonly outcomeCacheOff: string | null;
   /** Probe → what its last connection did (see {@link NetnsOptions.outcomeCache}). */
   private readonly outcomes: Map<string, OutcomeTemplate> | null;
+  /** Probes connected once, without a recording yet. */
+  private readonly seen = new Set<string>();
   /** The connection being recorded for the cache, while its packets run. */
   private capture: Capture | null = null;
   /** Connections the cache recorded, and replayed, since it last judged itself. */
@@ -937,6 +939,18 @@ export class Netns {
   }
 
   /**
+   * Whether a probe without a recording came before: the cache records a probe's second
+   * connection, so that probes seen once (every connection to another address) cost no recording.
+   */
+  private seenBefore(key: string): boolean {
+    const seen = this.seen;
+    if (seen.has(key)) return true;
+    if (seen.size >= MAX_OUTCOME_TEMPLATES * 4) seen.clear();
+    seen.add(key);
+    return false;
+  }
+
+  /**
    * Starts recording a connection for the cache, when nothing in the namespace holds its tuple and
    * the conntrack table has room: the recording then shows what any connection of the probe does.
    */
@@ -1288,7 +1302,7 @@ export class Netns {
         // transparent proxy keeping its client's address): such a socket is one.
         transparent = src !== null && !this.routing.isLocalAddress(family, src);
         sharedOwner = this.ownerOf({ uid: spec.uid, gid: spec.gid ?? spec.uid, groups: spec.groups ?? [] });
-        if (key !== null) this.beginCapture(key, family, proto, this.interned(family, srcAddr), sport, this.interned(family, to), dst.port, route, sharedOwner, mark, transparent, null);
+        if (key !== null && this.seenBefore(key)) this.beginCapture(key, family, proto, this.interned(family, srcAddr), sport, this.interned(family, to), dst.port, route, sharedOwner, mark, transparent, null);
       }
       // Every field is given, in one order, so that all sockets share one shape; addresses and
       // owners are shared between sockets, never written to.
@@ -1319,7 +1333,7 @@ export class Netns {
       if (t !== undefined) {
         const again = this.replay(t, sport);
         if (again !== null) return again;
-      } else if (key !== null) this.beginCapture(key, family, proto, this.interned(family, s.addr), sport, this.interned(family, dst.addr), dst.port, null, null, 0, false, dev.name);
+      } else if (key !== null && this.seenBefore(key)) this.beginCapture(key, family, proto, this.interned(family, s.addr), sport, this.interned(family, dst.addr), dst.port, null, null, 0, false, dev.name);
       client = { kind: 'remote', dev: dev.name, family, addr: s.addr, port: sport, dstAddr: dst.addr, dstPort: dst.port };
       const p = this.packet(family, proto, s.addr.slice(), sport, dst.addr.slice(), dst.port, flags);
       this.startPacket(tr, 0, label, p, 'remote', dev.name);
