@@ -164,7 +164,7 @@ describe('the outcome cache', () => {
     expect(replays).toBeGreaterThan(runs * 3);
   });
 
-  it('the Linkerd and Istio default pods: 20,000 connections with and without it, replayed after the first of each probe', () => {
+  it('the Linkerd and Istio default pods: 20,000 connections with and without it, replayed from the third connection of each probe on', () => {
     const pods: [string, number[]][] = [
       ['test/fixtures/linkerd/injected-default.save', [4140, 4143, 4191, 8080]],
       ['test/fixtures/istio/kernel-save/derived/injected-sidecar-default.save', [15001, 15006, 15090, 8080]],
