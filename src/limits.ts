@@ -54,7 +54,7 @@ export const MAX_CONNTRACK_MAX = 1 << 24;
  * Probes whose last outcome one namespace keeps for {@link Netns.connect}'s outcome cache; when a
  * new probe would pass it, the cache is emptied and starts again.
  */
-export const MAX_OUTCOME_TEMPLATES = 4096;
+export const MAX_OUTCOME_TEMPLATES = 16_384;
 
 /**
  * Appends `items` to `target` one by one. `target.push(...items)` passes every item as an argument

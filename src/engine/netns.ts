@@ -915,9 +915,9 @@ export class Netns {
 
   /**
    * Whether this untraced call may use the cache. Every {@link CACHE_JUDGE_AFTER} recordings the
-   * cache judges itself: when fewer connections were replayed than recorded (probes that seldom
-   * repeat, where recording costs more than replaying saves), it rests for
-   * {@link CACHE_REST} calls, then records again.
+   * cache judges itself: when it replayed fewer than one connection per eight recordings (probes
+   * that seldom repeat, where recording costs more than replaying saves), it drops its recordings
+   * and rests for {@link CACHE_REST} calls, then records again.
    */
   private cacheUsable(): boolean {
     if (this.outcomes === null || this.branch !== null) return false;
@@ -926,7 +926,7 @@ export class Netns {
       return false;
     }
     if (this.cacheRecorded >= CACHE_JUDGE_AFTER) {
-      if (this.cacheReplayed < this.cacheRecorded) {
+      if (this.cacheReplayed * 8 < this.cacheRecorded) {
         // The recordings were seldom replayed: they go, and the cache rests.
         this.cacheResting = CACHE_REST;
         this.outcomes.clear();
@@ -1713,7 +1713,7 @@ export class Netns {
 }
 
 /** Recordings after which the outcome cache judges whether it pays (see `Netns.cacheUsable`). */
-const CACHE_JUDGE_AFTER = 1024;
+const CACHE_JUDGE_AFTER = 4096;
 /** Calls the outcome cache sits out when it does not pay. */
 const CACHE_REST = 16 * 1024;
 
