@@ -945,7 +945,7 @@ export class Netns {
   private seenBefore(key: string): boolean {
     const seen = this.seen;
     if (seen.has(key)) return true;
-    if (seen.size >= MAX_OUTCOME_TEMPLATES * 4) seen.clear();
+    if (seen.size >= MAX_SEEN_PROBES) seen.clear();
     seen.add(key);
     return false;
   }
@@ -1714,6 +1714,8 @@ export class Netns {
 
 /** Recordings after which the outcome cache judges whether it pays (see `Netns.cacheUsable`). */
 const CACHE_JUDGE_AFTER = 4096;
+/** Probes seen once that the outcome cache remembers (a probe seen again is recorded). */
+const MAX_SEEN_PROBES = 4096;
 /** Calls the outcome cache sits out when it does not pay. */
 const CACHE_REST = 16 * 1024;
 
