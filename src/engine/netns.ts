@@ -45,7 +45,7 @@ import { TraceRecorder } from './trace-events.js';
 import type { TraceEvent } from './trace-events.js';
 import { MAX_CONNTRACK_MAX, MAX_OUTCOME_TEMPLATES, pushAll } from '../limits.js';
 import { outcomeCacheRefusal } from './outcome-cache.js';
-import type { OutcomeTemplate, SocketTemplate } from './outcome-cache.js';
+import type { OutcomeTemplate, ProbeFields, SocketTemplate } from './outcome-cache.js';
 import type { RouteResult } from './routing.js';
 import { expectArgument, expectFields } from '../guard.js';
 
@@ -1720,19 +1720,9 @@ const MAX_SEEN_PROBES = 4096;
 const CACHE_REST = 16 * 1024;
 
 /** The connection being recorded for the outcome cache (see {@link Netns.connect}). */
-interface Capture {
+interface Capture extends ProbeFields {
   readonly key: string;
-  readonly family: Family;
-  readonly proto: number;
-  readonly src: readonly number[];
   readonly sport: number;
-  readonly dst: readonly number[];
-  readonly dport: number;
-  readonly route: RouteResult | null;
-  readonly owner: SocketView | null;
-  readonly mark: number;
-  readonly transparent: boolean;
-  readonly dev: string | null;
   readonly log: CounterLog;
   /** The conntrack table's next id, entries, the sockets and the TIME_WAIT list before. */
   readonly ids: number;

@@ -96,8 +96,8 @@ export interface SocketTemplate {
   readonly state: number;
 }
 
-/** What one connection of a probe did, to be done again for the next one. */
-export interface OutcomeTemplate {
+/** What a probe's connections share: everything but the source port. */
+export interface ProbeFields {
   readonly family: 4 | 6;
   readonly proto: number;
   /** The client's address and the destination it connected to (after connect()'s route). */
@@ -111,6 +111,10 @@ export interface OutcomeTemplate {
   readonly transparent: boolean;
   /** Remote clients: the interface the packets arrived on. */
   readonly dev: string | null;
+}
+
+/** What one connection of a probe did, to be done again for the next one. */
+export interface OutcomeTemplate extends ProbeFields {
   /** Whether the client's socket stays, and its state then (TIME_WAIT relative). */
   readonly clientKept: boolean;
   readonly clientState: number;
