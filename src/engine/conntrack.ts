@@ -347,11 +347,6 @@ export class ConntrackTable {
     return this.state[e] === CONFIRMED;
   }
 
-  /** Whether the entry slot is free (never confirmed and given back, or removed). */
-  isFree(e: number): boolean {
-    return this.state[e] === FREE;
-  }
-
   /** The id the next {@link create} gives. */
   get nextEntryId(): number {
     return this.nextId;

@@ -99,6 +99,12 @@ export function logCounters(log: CounterLog | null): void {
   counterLog = log;
 }
 
+/** A built-in chain's policy decided: its counter, and the log's. */
+function countPolicy(c: LoweredChain): void {
+  c.policyPackets++;
+  if (counterLog !== null) counterLog.chains.push(c);
+}
+
 /** Where a target fires; one reused instance per evaluator. @internal */
 export class Site implements TargetSite {
   hook = HOOK_BY_INDEX[0]!;
@@ -135,8 +141,7 @@ export function doLoweredTable(t: LoweredTable, hook: number, p: PacketState, ho
     }
     if (i >= rules.length) {
       if (chain.builtin) {
-        chain.policyPackets++;
-        if (counterLog !== null) counterLog.chains.push(chain);
+        countPolicy(chain);
         if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'policy', hook: p.hook, table: t.name, chain: chain.name, rule: rules.length + 1, policy: chain.policyName });
         return chain.policy;
       }
@@ -145,8 +150,7 @@ export function doLoweredTable(t: LoweredTable, hook: number, p: PacketState, ho
       if (stackidx === 0) {
         // underflow: the hook's built-in chain policy
         const b = chains[entry]!;
-        b.policyPackets++;
-        if (counterLog !== null) counterLog.chains.push(b);
+        countPolicy(b);
         if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'policy', hook: p.hook, table: t.name, chain: b.name, rule: b.rules.length + 1, policy: b.policyName });
         return b.policy;
       }
@@ -180,8 +184,7 @@ export function doLoweredTable(t: LoweredTable, hook: number, p: PacketState, ho
       case VERDICT.RETURN:
         if (stackidx === 0) {
           const b = chains[entry]!;
-          b.policyPackets++;
-          if (counterLog !== null) counterLog.chains.push(b);
+          countPolicy(b);
           if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'policy', hook: p.hook, table: t.name, chain: b.name, rule: b.rules.length + 1, policy: b.policyName });
           return b.policy;
         }

@@ -1018,8 +1018,8 @@ export class Netns {
     if (held !== null && !opened.includes(held)) return;
     const tw = this.timeWait.length - c.timeWait;
     if (tw < 0 || tw > 1 || (tw === 1 && (!clientKept || this.timeWait[this.timeWait.length - 1] !== opened[0]))) return;
-    // The result: its source is the client's endpoint; nothing else may show the port.
-    // The client's endpoint as the result prints it, but for the port.
+    // The result: its source is the client's endpoint (as the result prints it, but for the
+    // port); nothing else may show the port.
     const endpoint = formatEndpoint(src, 0, family).slice(0, -1);
     let sourced = false;
     if (r.source !== null) {
@@ -1316,7 +1316,7 @@ export class Netns {
       const p = this.packet(family, proto, srcAddr.slice(), sport, to.slice(), dst.port, flags);
       p.route = route;
       p.mark = mark;
-      p.socket = { uid: spec.uid, gid: spec.gid ?? spec.uid, groups: spec.groups ?? [] };
+      p.socket = sharedOwner;
       p.sender = sock;
       this.startPacket(tr, 0, label, p, 'local', null);
       first = this.kernel.sendLocal(p, tr);
@@ -1735,8 +1735,7 @@ interface Capture extends ProbeFields {
 function localKey(spec: LocalConnectSpec, proto: number, mark: number, closing: boolean): string | null {
   const groups = spec.groups;
   if (groups !== undefined && !(Array.isArray(groups) && groups.every((g) => Number.isInteger(g)))) return null;
-  // Optional fields only when given, each after its own letter (values hold no letters but IPv6
-  // hex digits, which follow ':' or a digit, never '|').
+  // Optional fields only when given, each after '|' and a letter of its own; no value holds '|'.
   let key = `${closing ? 'L' : 'l'}${proto}|${spec.dst}|${spec.uid}`;
   if (spec.gid !== undefined) key += `|g${spec.gid}`;
   if (groups !== undefined) key += `|G${groups.join(',')}`;

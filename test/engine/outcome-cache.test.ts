@@ -142,6 +142,17 @@ function primed(ns: Netns, p: ConnectSpec, close: boolean): ConnectResult {
   return r!;
 }
 
+/**
+ * Runs `run` on a namespace with the cache and on one without; what it returns must be the same.
+ * Gives the cached namespace and what it returned.
+ */
+function bothWays<T>(options: NetnsOptions, run: (ns: Netns) => T): { cached: Netns; seen: T } {
+  const cached = new Netns(options);
+  const seen = run(cached);
+  expect(seen).toStrictEqual(run(new Netns({ ...options, outcomeCache: false })));
+  return { cached, seen };
+}
+
 describe('the outcome cache', () => {
   let replays = 0;
   let runs = 0;
@@ -260,9 +271,7 @@ describe('the outcome cache', () => {
       take(ns.connect(b, { trace: false, close: true }));
       return seen;
     };
-    const cached = new Netns(options);
-    const seen = run(cached);
-    expect(seen).toStrictEqual(run(new Netns({ ...options, outcomeCache: false })));
+    const { cached, seen } = bothWays(options, run);
     expect(seen[0]).toBe('local from 10.0.0.2:40000: accepted by the listener 0.0.0.0:4140; closed (client in TIME_WAIT)');
     expect(seen[2]).toMatch(/^local from 10\.0\.0\.2:(?!40000)\d+: accepted/);
     expect(seen[3]).toBe('dropped from null: the SYN reached an established connection');
@@ -289,9 +298,7 @@ describe('the outcome cache', () => {
       seen.push(ns.connect(b, { trace: false, close: true }), ns.conntrack());
       return seen;
     };
-    const cached = new Netns(options);
-    const seen = run(cached);
-    expect(seen).toStrictEqual(run(new Netns({ ...options, outcomeCache: false })));
+    const { cached, seen } = bothWays(options, run);
     expect(seen[2]).toHaveLength(1);
     expect((seen[4] as { source: string }).source).not.toBe('10.0.0.2:40000');
     // The priming's last connection and the one right after it were replayed; none after.
@@ -311,9 +318,7 @@ describe('the outcome cache', () => {
       seen.push(ns.connect(marked, { trace: false, close: true }), ns.conntrack());
       return seen;
     };
-    const cached = new Netns(options);
-    const seen = run(cached);
-    expect(seen).toStrictEqual(run(new Netns({ ...options, outcomeCache: false })));
+    const { cached, seen } = bothWays(options, run);
     expect(seen[3]).toHaveLength(1);
     expect(cached.outcomeReplays).toBe(1);
   });
