@@ -10,6 +10,8 @@ import type { Diagnostic } from '../errors.js';
 import { Netns, stepsOf } from './netns.js';
 import type { ConnectResult, ConnectSpec, ConnectStep, NetnsOptions } from './netns.js';
 import type { TraceEvent } from './trace-events.js';
+import { TracePacker, unpackTrace } from './trace-pack.js';
+import type { PackedTraces } from './trace-pack.js';
 import { MAX_WORKERS } from '../limits.js';
 import { expectArgument } from '../guard.js';
 
@@ -56,51 +58,18 @@ export interface PackedResults {
   readonly reason: Int32Array;
   /** Per result: the `error` (errno) as an index in `strings`, or -1 when absent. */
   readonly error: Int32Array;
-  /**
-   * Traced results only: every result's event list as JSON in UTF-8, one after another in one
-   * buffer that is moved to the calling thread, not copied (the events as objects would be
-   * cloned one by one, a string copied); result i's bytes end at `traceEnd[i]`. Null without
-   * traces.
-   */
-  readonly traces: Uint8Array | null;
-  readonly traceEnd: Int32Array | null;
-  /** Traced results only: `traceOmitted`, or 0 when absent. */
-  readonly omitted: Int32Array | null;
+  /** Traced results only: their events (see {@link TracePacker}); null without traces. */
+  readonly traces: PackedTraces | null;
 }
 
 const OUTCOMES: readonly ConnectResult['outcome'][] = ['local', 'remote', 'refused', 'dropped'];
-const UTF8_DECODER = new TextDecoder();
 
 /** Packs results, with their traces when they carry them (see {@link PackedResults}). @internal */
 export function packResults(results: readonly ConnectResult[], traced = false): PackedResults {
   const n = results.length;
-  let traces: Uint8Array | null = null;
-  let traceEnd: Int32Array | null = null;
-  let omitted: Int32Array | null = null;
-  if (traced) {
-    traceEnd = new Int32Array(n);
-    omitted = new Int32Array(n);
-    let buf = Buffer.allocUnsafe(1 << 16);
-    let end = 0;
-    for (let i = 0; i < n; i++) {
-      const r = results[i]!;
-      const t = JSON.stringify(r.trace ?? []);
-      // UTF-8 takes at most 3 bytes per UTF-16 unit.
-      if (end + t.length * 3 > buf.length) {
-        const bigger = Buffer.allocUnsafe(Math.max(buf.length * 2, end + t.length * 3));
-        buf.copy(bigger, 0, 0, end);
-        buf = bigger;
-      }
-      end += buf.write(t, end, 'utf8');
-      traceEnd[i] = end;
-      omitted[i] = r.traceOmitted ?? 0;
-    }
-    traces = buf.subarray(0, end);
-  }
   const strings: string[] = [];
   const index = new Map<string, number>();
-  const intern = (v: string | null): number => {
-    if (v === null) return -1;
+  const intern = (v: string): number => {
     let i = index.get(v);
     if (i === undefined) {
       i = strings.length;
@@ -109,6 +78,13 @@ export function packResults(results: readonly ConnectResult[], traced = false): 
     }
     return i;
   };
+  const internOrNull = (v: string | null): number => (v === null ? -1 : intern(v));
+  let traces: PackedTraces | null = null;
+  if (traced) {
+    const packer = new TracePacker(n, intern);
+    for (const r of results) packer.add(r.trace ?? [], r.traceOmitted ?? 0);
+    traces = packer.finish();
+  }
   const packed = {
     strings,
     outcome: new Uint8Array(n),
@@ -119,31 +95,30 @@ export function packResults(results: readonly ConnectResult[], traced = false): 
     reason: new Int32Array(n),
     error: new Int32Array(n),
     traces,
-    traceEnd,
-    omitted,
   };
   for (let i = 0; i < n; i++) {
     const r = results[i]!;
     packed.outcome[i] = OUTCOMES.indexOf(r.outcome);
-    packed.address[i] = intern(r.address);
+    packed.address[i] = internOrNull(r.address);
     packed.port[i] = r.port ?? -1;
-    packed.original[i] = intern(r.originalDestination);
-    packed.source[i] = intern(r.source);
+    packed.original[i] = internOrNull(r.originalDestination);
+    packed.source[i] = internOrNull(r.source);
     packed.reason[i] = intern(r.reason);
-    packed.error[i] = intern(r.error ?? null);
+    packed.error[i] = internOrNull(r.error ?? null);
   }
   return packed;
 }
 
 /**
- * A traced result whose `steps` and `trace` are read from its JSON text the first time either is
- * asked for: a batch's caller often looks at a few traces only. Its fields are enumerable and in
- * the order Netns.connect gives them, so it prints and compares as that result does.
+ * A traced result whose `steps` and `trace` are rebuilt from its packed events the first time
+ * either is asked for: a batch's caller often looks at a few traces only. Its fields are
+ * enumerable and in the order Netns.connect gives them, so it prints and compares as that result
+ * does.
  */
-function lazyTraced(base: Omit<ConnectResult, 'steps' | 'trace'>, bytes: Uint8Array, omitted: number): ConnectResult {
+function lazyTraced(base: Omit<ConnectResult, 'steps' | 'trace'>, unpack: () => TraceEvent[], omitted: number): ConnectResult {
   let events: TraceEvent[] | null = null;
   let steps: ConnectStep[] | null = null;
-  const read = (): TraceEvent[] => (events ??= JSON.parse(UTF8_DECODER.decode(bytes)) as TraceEvent[]);
+  const read = (): TraceEvent[] => (events ??= unpack());
   const r = {
     outcome: base.outcome,
     address: base.address,
@@ -184,9 +159,11 @@ function unpackResults(p: PackedResults): ConnectResult[] {
       reason: s[p.reason[i]!]!,
     };
     const full = e < 0 ? r : { ...r, error: s[e]! };
-    if (p.traces !== null) {
-      const to = p.traceEnd![i]!;
-      out[i] = lazyTraced(full, p.traces.subarray(from, to), p.omitted![i]!);
+    const t = p.traces;
+    if (t !== null) {
+      const start = from;
+      const to = t.end[i]!;
+      out[i] = lazyTraced(full, () => unpackTrace(t.values, start, to, s, t.objects), t.omitted[i]!);
       from = to;
     } else out[i] = full;
   }
