@@ -1,7 +1,7 @@
 /**
  * Traces in a compact form for the trip from a batch worker to the calling thread: every event
- * becomes a few numbers in one `Float64Array` (its kind, then each field in the order the engine
- * writes them: a number as itself, a string as its index in a table of the message's strings,
+ * becomes a few numbers in one `Int32Array` (its kind, then each field in the order the engine
+ * writes them: a number as its bits, a string as its index in a table of the message's strings,
  * an object such as a `Span` as its index in a table of JSON texts, each kept once), which is
  * moved, not copied. Events are rebuilt as objects, with the same fields in the same order, only
  * when a result's trace is read. `test/engine/trace-pack.test.ts` checks that every kind of event
@@ -13,11 +13,12 @@
 import type { RulePosition, TraceEvent } from './trace-events.js';
 
 /**
- * How a field is stored: a string or null (its index, {@link NULL}, or {@link ABSENT} for a field
- * its event leaves out), a number or null (itself, or NaN), a boolean (1 or 0), an object or null
- * (its index, or {@link NULL}).
+ * How a field is stored, in 32 bits: a string or null (its index, {@link NULL}, or {@link ABSENT}
+ * for a field its event leaves out), a number from 0 to 2^32 - 1 (its bits), a number or null
+ * (two slots: 1 and the number, or 0 and 0), a boolean (1 or 0), an object or null (its index, or
+ * {@link NULL}). An event with any other number is stored whole, as JSON.
  */
-const Kind = { Str: 0, Num: 1, Bool: 2, Obj: 3 } as const;
+const Kind = { Str: 0, Num: 1, Bool: 2, Obj: 3, NumOrNull: 4 } as const;
 type Kind = (typeof Kind)[keyof typeof Kind];
 
 const NULL = -1;
@@ -40,11 +41,11 @@ const POSITION: readonly Field[] = [
 const SCHEMA: Readonly<Record<TraceEvent['type'], readonly Field[]>> = {
   packet: [
     ['family', Kind.Num], ['proto', Kind.Str], ['src', Kind.Str], ['sport', Kind.Num], ['dst', Kind.Str], ['dport', Kind.Num],
-    ['flags', Kind.Str], ['origin', Kind.Str], ['iface', Kind.Str], ['uid', Kind.Num], ['gid', Kind.Num], ['mark', Kind.Num],
+    ['flags', Kind.Str], ['origin', Kind.Str], ['iface', Kind.Str], ['uid', Kind.NumOrNull], ['gid', Kind.NumOrNull], ['mark', Kind.Num],
   ],
   route: [
     ['hook', Kind.Str], ['dst', Kind.Str], ['result', Kind.Str], ['dev', Kind.Str], ['via', Kind.Str], ['src', Kind.Str],
-    ['table', Kind.Num], ['reason', Kind.Str],
+    ['table', Kind.NumOrNull], ['reason', Kind.Str],
   ],
   reroute: [['hook', Kind.Str], ['table', Kind.Str], ['dst', Kind.Str], ['result', Kind.Str], ['dev', Kind.Str], ['via', Kind.Str]],
   table: [['hook', Kind.Str], ['table', Kind.Str]],
@@ -54,7 +55,7 @@ const SCHEMA: Readonly<Record<TraceEvent['type'], readonly Field[]>> = {
   assumed: [...POSITION, ['match', Kind.Str], ['result', Kind.Bool], ['assumption', Kind.Str]],
   verdict: [['hook', Kind.Str], ['table', Kind.Str], ['verdict', Kind.Str], ['reason', Kind.Str]],
   conntrack: [
-    ['hook', Kind.Str], ['action', Kind.Str], ['state', Kind.Str], ['direction', Kind.Str], ['zone', Kind.Num], ['id', Kind.Num],
+    ['hook', Kind.Str], ['action', Kind.Str], ['state', Kind.Str], ['direction', Kind.Str], ['zone', Kind.Num], ['id', Kind.NumOrNull],
     ['reason', Kind.Str],
   ],
   nat: [['hook', Kind.Str], ['manip', Kind.Str], ['action', Kind.Str], ['from', Kind.Str], ['to', Kind.Str], ['reason', Kind.Str]],
@@ -74,7 +75,7 @@ const WHOLE = 255;
 /** What a batch message carries of its results' traces. */
 export interface PackedTraces {
   /** The events of every result, one after another; result i's end at `end[i]`. */
-  readonly values: Float64Array;
+  readonly values: Int32Array;
   readonly end: Int32Array;
   /** Per result: `traceOmitted`, or 0 when absent. */
   readonly omitted: Int32Array;
@@ -87,7 +88,9 @@ export interface PackedTraces {
  * rest of the results).
  */
 export class TracePacker {
-  private values: Float64Array;
+  private values: Int32Array;
+  /** Set when a number of the event being stored does not fit in 32 bits: it is stored whole. */
+  private odd = false;
   private n = 0;
   private readonly objects: string[] = [];
   private readonly objectIndex = new Map<object, number>();
@@ -100,14 +103,14 @@ export class TracePacker {
   constructor(count: number, intern: (s: string) => number) {
     this.intern = intern;
     // About 300 numbers per traced connection through a mesh pod's rules; grown when short.
-    this.values = new Float64Array(Math.max(1024, count * 320));
+    this.values = new Int32Array(Math.max(1024, count * 320));
     this.end = new Int32Array(count);
     this.omitted = new Int32Array(count);
   }
 
   private room(k: number): void {
     if (this.n + k <= this.values.length) return;
-    const bigger = new Float64Array(Math.max(this.values.length * 2, this.n + k));
+    const bigger = new Int32Array(Math.max(this.values.length * 2, this.n + k));
     bigger.set(this.values.subarray(0, this.n));
     this.values = bigger;
   }
@@ -122,19 +125,36 @@ export class TracePacker {
     return i;
   }
 
+  private whole(e: TraceEvent): void {
+    this.room(2);
+    this.values[this.n++] = WHOLE;
+    this.values[this.n++] = this.objects.push(JSON.stringify(e)) - 1;
+  }
+
   private s(x: string | null | undefined): void {
     this.values[this.n++] = x === null ? NULL : x === undefined ? ABSENT : this.intern(x);
   }
 
+  private u32(x: number): void {
+    if (x >>> 0 !== x) this.odd = true;
+    this.values[this.n++] = x;
+  }
+
   private num(x: number | null): void {
-    this.values[this.n++] = x === null ? NaN : x;
+    if (x === null) {
+      this.values[this.n++] = 0;
+      this.values[this.n++] = 0;
+    } else {
+      this.values[this.n++] = 1;
+      this.u32(x);
+    }
   }
 
   private position(e: RulePosition): void {
     this.s(e.hook);
     this.s(e.table);
     this.s(e.chain);
-    this.values[this.n++] = e.rule;
+    this.u32(e.rule);
   }
 
   /**
@@ -145,29 +165,30 @@ export class TracePacker {
     for (const e of events) {
       const code = TYPE_CODE.get(e.type);
       if (code === undefined) {
-        this.room(2);
-        this.values[this.n++] = WHOLE;
-        this.values[this.n++] = this.objects.push(JSON.stringify(e)) - 1;
+        this.whole(e);
         continue;
       }
-      this.room(3 + FIELDS[code]!.length);
+      // Two slots per field at most (a number or null).
+      this.room(3 + 2 * FIELDS[code]!.length);
+      const start = this.n;
+      this.odd = false;
       this.values[this.n++] = code;
-      this.values[this.n++] = e.packet;
+      this.u32(e.packet);
       this.s(e.label);
       switch (e.type) {
         case 'packet':
-          this.values[this.n++] = e.family;
+          this.u32(e.family);
           this.s(e.proto);
           this.s(e.src);
-          this.values[this.n++] = e.sport;
+          this.u32(e.sport);
           this.s(e.dst);
-          this.values[this.n++] = e.dport;
+          this.u32(e.dport);
           this.s(e.flags);
           this.s(e.origin);
           this.s(e.iface);
           this.num(e.uid);
           this.num(e.gid);
-          this.values[this.n++] = e.mark;
+          this.u32(e.mark);
           break;
         case 'route':
           this.s(e.hook);
@@ -223,7 +244,7 @@ export class TracePacker {
           this.s(e.action);
           this.s(e.state);
           this.s(e.direction);
-          this.values[this.n++] = e.zone;
+          this.u32(e.zone);
           this.num(e.id);
           this.s(e.reason);
           break;
@@ -243,15 +264,15 @@ export class TracePacker {
         case 'socket':
           this.s(e.result);
           this.s(e.address);
-          this.values[this.n++] = e.port;
+          this.u32(e.port);
           this.s(e.socket);
           break;
         case 'wire':
           this.s(e.dev);
           this.s(e.src);
-          this.values[this.n++] = e.sport;
+          this.u32(e.sport);
           this.s(e.dst);
-          this.values[this.n++] = e.dport;
+          this.u32(e.dport);
           break;
         case 'loopback':
           break;
@@ -260,6 +281,10 @@ export class TracePacker {
           this.s(e.reason);
           this.s(e.reject);
           break;
+      }
+      if (this.odd) {
+        this.n = start;
+        this.whole(e);
       }
     }
     this.omitted[this.results] = omitted;
@@ -272,7 +297,7 @@ export class TracePacker {
 }
 
 /** Rebuilds the events stored in `values[from, to)`. */
-export function unpackTrace(values: Float64Array, from: number, to: number, strings: readonly string[], objects: readonly string[]): TraceEvent[] {
+export function unpackTrace(values: Int32Array, from: number, to: number, strings: readonly string[], objects: readonly string[]): TraceEvent[] {
   const out: TraceEvent[] = [];
   let i = from;
   while (i < to) {
@@ -281,11 +306,12 @@ export function unpackTrace(values: Float64Array, from: number, to: number, stri
       out.push(JSON.parse(objects[values[i++]!]!) as TraceEvent);
       continue;
     }
-    const e: Record<string, unknown> = { packet: values[i++]!, label: strings[values[i++]!]!, type: TYPES[code]! };
+    const e: Record<string, unknown> = { packet: values[i++]! >>> 0, label: strings[values[i++]!]!, type: TYPES[code]! };
     for (const [name, kind] of FIELDS[code]!) {
       const x = values[i++]!;
-      if (x === ABSENT) continue;
-      if (kind === Kind.Num) e[name] = Number.isNaN(x) ? null : x;
+      if (kind === Kind.Num) e[name] = x >>> 0;
+      else if (kind === Kind.NumOrNull) e[name] = x === 0 ? (i++, null) : values[i++]! >>> 0;
+      else if (x === ABSENT) continue;
       else if (kind === Kind.Bool) e[name] = x === 1;
       else if (x === NULL) e[name] = null;
       else if (kind === Kind.Obj) e[name] = JSON.parse(objects[x]!) as unknown;

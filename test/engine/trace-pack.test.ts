@@ -96,6 +96,14 @@ describe('packed traces', () => {
     expect(text(roundTrip([trace]))).toBe(text([trace]));
   });
 
+  it('an event with a number that does not fit in 32 bits comes back whole, and exact', () => {
+    const big = { ...SAMPLES.conntrack[0]!, id: 2 ** 40 + 1 };
+    const negative = { ...SAMPLES.socket[0]!, port: -1 };
+    const fraction = { ...SAMPLES.packet[1]!, uid: 0.5 };
+    const trace = [SAMPLES.table[0]!, big, negative, fraction, SAMPLES.packet[0]!];
+    expect(text(roundTrip([trace]))).toBe(text([trace]));
+  });
+
   it('the traces of generated pods (iptables, nftables, both families) come back as the same JSON text', () => {
     const seen = new Set<string>();
     let events = 0;
