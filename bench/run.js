@@ -496,8 +496,8 @@ goal('kube-proxy', 'cost growth 100 → 10,000 services: fast', avg['kube10000/c
 row('kube-proxy', 'cost growth 100 → 10,000 services: reference', fmtX(avg['kube10000/connect/reference/off'] / avg['kube100/connect/reference/off']));
 
 const rw = `router dump (${router.rules.toLocaleString('en-US')} rules, ${router.interfaces} interfaces)`;
-for (const t of ['off', 'on', 'read']) {
-  const tr = t === 'off' ? 'no trace' : t === 'on' ? 'trace' : 'trace, every result\'s events read';
+for (const t of ['off', 'on']) {
+  const tr = t === 'off' ? 'no trace' : 'trace';
   row(rw, `packets/s, ${tr}: fast`, fmtRate(perSec(`router/packet/fast/${t}`)));
   row(rw, `packets/s, ${tr}: reference`, fmtRate(perSec(`router/packet/reference/${t}`)));
 }
