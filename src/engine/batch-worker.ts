@@ -7,7 +7,8 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { NetfilterSimError } from '../errors.js';
-import { packResults } from './batch.js';
+import { StringTable, packResults } from './batch.js';
+import { TracePacker } from './trace-pack.js';
 import type { WorkerReply, WorkerRequest } from './batch.js';
 import { Netns } from './netns.js';
 import type { NetnsOptions } from './netns.js';
@@ -21,8 +22,20 @@ parentPort!.on('message', (m: WorkerRequest) => {
       ns.flushConntrack();
       reply = { id: m.id, results: [] };
     } else {
-      const options = { trace: m.trace, close: m.close };
-      reply = { id: m.id, packed: packResults(m.probes.map((p) => ns.connect(p, options)), m.trace) };
+      const table = new StringTable();
+      if (m.trace) {
+        // Each event is packed as it is recorded: no event object outlives its connection.
+        const packer = new TracePacker(m.probes.length, table.intern);
+        const results = m.probes.map((p) => {
+          const { result, omitted } = ns.connectInto(p, m.close, packer);
+          packer.endResult(omitted);
+          return result;
+        });
+        reply = { id: m.id, packed: packResults(results, table, packer.finish()) };
+      } else {
+        const options = { trace: false, close: m.close };
+        reply = { id: m.id, packed: packResults(m.probes.map((p) => ns.connect(p, options)), table) };
+      }
     }
   } catch (e) {
     reply = {

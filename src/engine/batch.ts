@@ -10,7 +10,7 @@ import type { Diagnostic } from '../errors.js';
 import { Netns, stepsOf } from './netns.js';
 import type { ConnectResult, ConnectSpec, ConnectStep, NetnsOptions } from './netns.js';
 import type { TraceEvent } from './trace-events.js';
-import { TracePacker, unpackTrace } from './trace-pack.js';
+import { unpackTrace } from './trace-pack.js';
 import type { PackedTraces } from './trace-pack.js';
 import { MAX_WORKERS } from '../limits.js';
 import { expectArgument } from '../guard.js';
@@ -64,27 +64,33 @@ export interface PackedResults {
 
 const OUTCOMES: readonly ConnectResult['outcome'][] = ['local', 'remote', 'refused', 'dropped'];
 
-/** Packs results, with their traces when they carry them (see {@link PackedResults}). @internal */
-export function packResults(results: readonly ConnectResult[], traced = false): PackedResults {
-  const n = results.length;
-  const strings: string[] = [];
-  const index = new Map<string, number>();
-  const intern = (v: string): number => {
-    let i = index.get(v);
+/** The strings of a message, each once: what packed results and traces index. @internal */
+export class StringTable {
+  readonly strings: string[] = [];
+  private readonly index = new Map<string, number>();
+
+  /** The index of `v`, added when new. */
+  readonly intern = (v: string): number => {
+    let i = this.index.get(v);
     if (i === undefined) {
-      i = strings.length;
-      strings.push(v);
-      index.set(v, i);
+      i = this.strings.length;
+      this.strings.push(v);
+      this.index.set(v, i);
     }
     return i;
   };
+}
+
+/**
+ * Packs results (see {@link PackedResults}); `traces`, when given, are their traces, packed as they
+ * were recorded into a {@link TracePacker} on `table`.
+ * @internal
+ */
+export function packResults(results: readonly ConnectResult[], table: StringTable = new StringTable(), traces: PackedTraces | null = null): PackedResults {
+  const n = results.length;
+  const strings = table.strings;
+  const intern = table.intern;
   const internOrNull = (v: string | null): number => (v === null ? -1 : intern(v));
-  let traces: PackedTraces | null = null;
-  if (traced) {
-    const packer = new TracePacker(n, intern);
-    for (const r of results) packer.add(r.trace ?? [], r.traceOmitted ?? 0);
-    traces = packer.finish();
-  }
   const packed = {
     strings,
     outcome: new Uint8Array(n),

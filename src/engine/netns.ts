@@ -42,7 +42,7 @@ import type { ExtensionRegistry } from './registry.js';
 import { Routing, isLoopback, parseAnyAddress, parseIfaceAddress } from './routing.js';
 import type { InterfaceSpec, NamespaceObserver, RouteSpec, RuleSpec } from './routing.js';
 import { TraceRecorder } from './trace-events.js';
-import type { TraceEvent } from './trace-events.js';
+import type { TraceEvent, TraceSink } from './trace-events.js';
 import { MAX_CONNTRACK_MAX, MAX_OUTCOME_TEMPLATES, pushAll } from '../limits.js';
 import { outcomeCacheRefusal } from './outcome-cache.js';
 import type { OutcomeTemplate, ProbeFields, SocketTemplate } from './outcome-cache.js';
@@ -728,8 +728,22 @@ export class Netns {
   connect(spec: ConnectSpec, options: CallOptions = {}): ConnectResult {
     expectArgument(spec, 'object', 'spec');
     expectArgument(options, 'object', 'options');
-    const tr = options.trace === false ? null : new TraceRecorder();
-    this.closing = options.close === true;
+    return this.connectWith(spec, options.close === true, options.trace === false ? null : new TraceRecorder());
+  }
+
+  /**
+   * {@link connect} with a trace whose events go to `sink` as they are recorded; the result's
+   * `steps` and `trace` are empty. Returns `traceOmitted` beside it (0 when none were left out).
+   * @internal
+   */
+  connectInto(spec: ConnectSpec, close: boolean, sink: TraceSink): { readonly result: ConnectResult; readonly omitted: number } {
+    expectArgument(spec, 'object', 'spec');
+    const tr = new TraceRecorder(sink);
+    return { result: this.connectWith(spec, close, tr), omitted: tr.omitted };
+  }
+
+  private connectWith(spec: ConnectSpec, close: boolean, tr: TraceRecorder | null): ConnectResult {
+    this.closing = close;
     let r: ConnectResult;
     let c: Capture | null = null;
     let opened: SocketRecord[] = [];

@@ -228,19 +228,30 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 /** An event as the engine builds it, before the recorder stamps the packet on it. */
 export type TraceEventInput = DistributiveOmit<TraceEvent, 'packet' | 'label'>;
 
+/** Where a recorder with a sink sends its events instead of keeping them. @internal */
+export interface TraceSink {
+  event(e: TraceEvent): void;
+}
+
 /**
  * Collects events. The engine holds `null` instead of a recorder when tracing is off, so the hot
- * path pays one comparison.
+ * path pays one comparison. A recorder with a sink hands each event on as it comes and keeps
+ * none (a batch worker packs them so: see `trace-pack.ts`).
  * @internal
  */
 export class TraceRecorder {
   readonly events: TraceEvent[] = [];
+  private readonly sink: TraceSink | null;
   packet = 0;
   label = 'PACKET';
   /** `rule` and `return` events kept so far, against {@link MAX_TRACE_RULE_EVENTS}. */
   private ruleEvents = 0;
   /** `rule` and `return` events left out past {@link MAX_TRACE_RULE_EVENTS}. */
   omitted = 0;
+
+  constructor(sink: TraceSink | null = null) {
+    this.sink = sink;
+  }
 
   /**
    * Appends an event. Callers stamp it with {@link packet} and {@link label} themselves, first,
@@ -257,6 +268,7 @@ export class TraceRecorder {
       }
       this.ruleEvents++;
     }
-    this.events.push(event);
+    if (this.sink !== null) this.sink.event(event);
+    else this.events.push(event);
   }
 }

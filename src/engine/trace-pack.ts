@@ -10,7 +10,7 @@
  * @module
  * @internal
  */
-import type { RulePosition, TraceEvent } from './trace-events.js';
+import type { RulePosition, TraceEvent, TraceSink } from './trace-events.js';
 
 /**
  * How a field is stored, in 32 bits: a string or null (its index, {@link NULL}, or {@link ABSENT}
@@ -87,7 +87,7 @@ export interface PackedTraces {
  * Packs traces; `intern` gives a string's index in the message's string table (shared with the
  * rest of the results).
  */
-export class TracePacker {
+export class TracePacker implements TraceSink {
   private values: Int32Array;
   /** Set when a number of the event being stored does not fit in 32 bits: it is stored whole. */
   private odd = false;
@@ -157,138 +157,147 @@ export class TracePacker {
     this.u32(e.rule);
   }
 
-  /**
-   * Adds the next result's trace. Each kind's fields are read by name, in {@link SCHEMA}'s order
-   * (one read site per kind keeps the reads cheap; the test checks the two orders agree).
-   */
+  /** Adds the next result's trace (its events, then {@link endResult}). */
   add(events: readonly TraceEvent[], omitted: number): void {
-    for (const e of events) {
-      const code = TYPE_CODE.get(e.type);
-      if (code === undefined) {
-        this.whole(e);
-        continue;
-      }
-      // Two slots per field at most (a number or null).
-      this.room(3 + 2 * FIELDS[code]!.length);
-      const start = this.n;
-      this.odd = false;
-      this.values[this.n++] = code;
-      this.u32(e.packet);
-      this.s(e.label);
-      switch (e.type) {
-        case 'packet':
-          this.u32(e.family);
-          this.s(e.proto);
-          this.s(e.src);
-          this.u32(e.sport);
-          this.s(e.dst);
-          this.u32(e.dport);
-          this.s(e.flags);
-          this.s(e.origin);
-          this.s(e.iface);
-          this.num(e.uid);
-          this.num(e.gid);
-          this.u32(e.mark);
-          break;
-        case 'route':
-          this.s(e.hook);
-          this.s(e.dst);
-          this.s(e.result);
-          this.s(e.dev);
-          this.s(e.via);
-          this.s(e.src);
-          this.num(e.table);
-          this.s(e.reason);
-          break;
-        case 'reroute':
-          this.s(e.hook);
-          this.s(e.table);
-          this.s(e.dst);
-          this.s(e.result);
-          this.s(e.dev);
-          this.s(e.via);
-          break;
-        case 'table':
-          this.s(e.hook);
-          this.s(e.table);
-          break;
-        case 'rule':
-          this.position(e);
-          this.s(e.target);
-          this.s(e.action);
-          this.s(e.text);
-          this.s(e.comment);
-          this.values[this.n++] = e.span === null ? NULL : this.object(e.span);
-          break;
-        case 'return':
-          this.position(e);
-          break;
-        case 'policy':
-          this.position(e);
-          this.s(e.policy);
-          break;
-        case 'assumed':
-          this.position(e);
-          this.s(e.match);
-          this.values[this.n++] = e.result ? 1 : 0;
-          this.s(e.assumption);
-          break;
-        case 'verdict':
-          this.s(e.hook);
-          this.s(e.table);
-          this.s(e.verdict);
-          this.s(e.reason);
-          break;
-        case 'conntrack':
-          this.s(e.hook);
-          this.s(e.action);
-          this.s(e.state);
-          this.s(e.direction);
-          this.u32(e.zone);
-          this.num(e.id);
-          this.s(e.reason);
-          break;
-        case 'nat':
-          this.s(e.hook);
-          this.s(e.manip);
-          this.s(e.action);
-          this.s(e.from);
-          this.s(e.to);
-          this.s(e.reason);
-          break;
-        case 'effect':
-          this.position(e);
-          this.s(e.target);
-          this.s(e.detail);
-          break;
-        case 'socket':
-          this.s(e.result);
-          this.s(e.address);
-          this.u32(e.port);
-          this.s(e.socket);
-          break;
-        case 'wire':
-          this.s(e.dev);
-          this.s(e.src);
-          this.u32(e.sport);
-          this.s(e.dst);
-          this.u32(e.dport);
-          break;
-        case 'loopback':
-          break;
-        case 'drop':
-          this.s(e.hook);
-          this.s(e.reason);
-          this.s(e.reject);
-          break;
-      }
-      if (this.odd) {
-        this.n = start;
-        this.whole(e);
-      }
-    }
+    for (const e of events) this.event(e);
+    this.endResult(omitted);
+  }
+
+  /** Ends the current result's trace: its events are those added since the previous end. */
+  endResult(omitted: number): void {
     this.omitted[this.results] = omitted;
     this.end[this.results++] = this.n;
+  }
+
+  /**
+   * Adds an event to the current result's trace. Each kind's fields are read by name, in
+   * {@link SCHEMA}'s order (one read site per kind keeps the reads cheap; the test checks the two
+   * orders agree).
+   */
+  event(e: TraceEvent): void {
+    const code = TYPE_CODE.get(e.type);
+    if (code === undefined) {
+      this.whole(e);
+      return;
+    }
+    // Two slots per field at most (a number or null).
+    this.room(3 + 2 * FIELDS[code]!.length);
+    const start = this.n;
+    this.odd = false;
+    this.values[this.n++] = code;
+    this.u32(e.packet);
+    this.s(e.label);
+    switch (e.type) {
+      case 'packet':
+        this.u32(e.family);
+        this.s(e.proto);
+        this.s(e.src);
+        this.u32(e.sport);
+        this.s(e.dst);
+        this.u32(e.dport);
+        this.s(e.flags);
+        this.s(e.origin);
+        this.s(e.iface);
+        this.num(e.uid);
+        this.num(e.gid);
+        this.u32(e.mark);
+        break;
+      case 'route':
+        this.s(e.hook);
+        this.s(e.dst);
+        this.s(e.result);
+        this.s(e.dev);
+        this.s(e.via);
+        this.s(e.src);
+        this.num(e.table);
+        this.s(e.reason);
+        break;
+      case 'reroute':
+        this.s(e.hook);
+        this.s(e.table);
+        this.s(e.dst);
+        this.s(e.result);
+        this.s(e.dev);
+        this.s(e.via);
+        break;
+      case 'table':
+        this.s(e.hook);
+        this.s(e.table);
+        break;
+      case 'rule':
+        this.position(e);
+        this.s(e.target);
+        this.s(e.action);
+        this.s(e.text);
+        this.s(e.comment);
+        this.values[this.n++] = e.span === null ? NULL : this.object(e.span);
+        break;
+      case 'return':
+        this.position(e);
+        break;
+      case 'policy':
+        this.position(e);
+        this.s(e.policy);
+        break;
+      case 'assumed':
+        this.position(e);
+        this.s(e.match);
+        this.values[this.n++] = e.result ? 1 : 0;
+        this.s(e.assumption);
+        break;
+      case 'verdict':
+        this.s(e.hook);
+        this.s(e.table);
+        this.s(e.verdict);
+        this.s(e.reason);
+        break;
+      case 'conntrack':
+        this.s(e.hook);
+        this.s(e.action);
+        this.s(e.state);
+        this.s(e.direction);
+        this.u32(e.zone);
+        this.num(e.id);
+        this.s(e.reason);
+        break;
+      case 'nat':
+        this.s(e.hook);
+        this.s(e.manip);
+        this.s(e.action);
+        this.s(e.from);
+        this.s(e.to);
+        this.s(e.reason);
+        break;
+      case 'effect':
+        this.position(e);
+        this.s(e.target);
+        this.s(e.detail);
+        break;
+      case 'socket':
+        this.s(e.result);
+        this.s(e.address);
+        this.u32(e.port);
+        this.s(e.socket);
+        break;
+      case 'wire':
+        this.s(e.dev);
+        this.s(e.src);
+        this.u32(e.sport);
+        this.s(e.dst);
+        this.u32(e.dport);
+        break;
+      case 'loopback':
+        break;
+      case 'drop':
+        this.s(e.hook);
+        this.s(e.reason);
+        this.s(e.reject);
+        break;
+    }
+    if (this.odd) {
+      this.n = start;
+      this.whole(e);
+    }
   }
 
   finish(): PackedTraces {

@@ -116,10 +116,26 @@ describe('packed traces', () => {
         } catch {
           continue;
         }
-        const traces = c.probes.map((p) => ns.connect(p as ConnectSpec, { trace: true, close: seed % 3 === 0 }).trace!);
+        const results = c.probes.map((p) => ns.connect(p as ConnectSpec, { trace: true, close: seed % 3 === 0 }));
+        const traces = results.map((r) => r.trace!);
         for (const t of traces) for (const e of t) seen.add(e.type);
         events += traces.reduce((n, t) => n + t.length, 0);
         expect(text(roundTrip(traces)), `seed ${seed}`).toBe(text(traces));
+        // As a worker records them: each event packed as it comes, into one message.
+        const twin = new Netns(options);
+        const strings: string[] = [];
+        const packer = new TracePacker(c.probes.length, (s) => strings.push(s) - 1);
+        const direct = c.probes.map((p) => {
+          const { result, omitted } = twin.connectInto(p as ConnectSpec, seed % 3 === 0, packer);
+          packer.endResult(omitted);
+          return result;
+        });
+        const packed = packer.finish();
+        direct.forEach((r, i) => {
+          expect({ ...r, steps: results[i]!.steps, trace: results[i]!.trace }).toEqual(results[i]);
+          const events = unpackTrace(packed.values, i === 0 ? 0 : packed.end[i - 1]!, packed.end[i]!, strings, packed.objects);
+          expect(text(events), `seed ${seed}, probe ${i}`).toBe(text(traces[i]));
+        });
       }
     }
     expect(events).toBeGreaterThan(5000);
