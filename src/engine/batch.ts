@@ -115,33 +115,65 @@ export function packResults(results: readonly ConnectResult[], table: StringTabl
   return packed;
 }
 
+/** What a traced result of a batch keeps, to rebuild its events the first time they are read. */
+class PackedTrace {
+  private readonly traces: PackedTraces;
+  private readonly strings: readonly string[];
+  private readonly from: number;
+  private readonly to: number;
+  private events: TraceEvent[] | null = null;
+  private stepList: ConnectStep[] | null = null;
+
+  constructor(traces: PackedTraces, strings: readonly string[], from: number, to: number) {
+    this.traces = traces;
+    this.strings = strings;
+    this.from = from;
+    this.to = to;
+  }
+
+  trace(): TraceEvent[] {
+    return (this.events ??= unpackTrace(this.traces.values, this.from, this.to, this.strings, this.traces.objects));
+  }
+
+  steps(): ConnectStep[] {
+    return (this.stepList ??= stepsOf(this.trace()));
+  }
+}
+
+/** The own, non-enumerable property of a lazy traced result that holds its {@link PackedTrace}. */
+const PACKED = Symbol('packed trace');
+type Lazy = { readonly [PACKED]: PackedTrace };
+// One getter of each kind for every result: the result holds its state, not closures.
+const STEPS: PropertyDescriptor = {
+  get(this: Lazy): readonly ConnectStep[] {
+    return this[PACKED].steps();
+  },
+  enumerable: true,
+  configurable: true,
+};
+const TRACE: PropertyDescriptor = {
+  get(this: Lazy): readonly TraceEvent[] {
+    return this[PACKED].trace();
+  },
+  enumerable: true,
+  configurable: true,
+};
+
 /**
  * A traced result whose `steps` and `trace` are rebuilt from its packed events the first time
- * either is asked for: a batch's caller often looks at a few traces only. Its fields are
+ * either is asked for: a batch's caller often looks at a few traces only. Its fields are own,
  * enumerable and in the order Netns.connect gives them, so it prints and compares as that result
  * does.
  */
-function lazyTraced(base: Omit<ConnectResult, 'steps' | 'trace'>, unpack: () => TraceEvent[], omitted: number): ConnectResult {
-  let events: TraceEvent[] | null = null;
-  let steps: ConnectStep[] | null = null;
-  const read = (): TraceEvent[] => (events ??= unpack());
-  const r = {
-    outcome: base.outcome,
-    address: base.address,
-    port: base.port,
-    originalDestination: base.originalDestination,
-    source: base.source,
-    get steps(): readonly ConnectStep[] {
-      return (steps ??= stepsOf(read()));
-    },
-    reason: base.reason,
-    get trace(): readonly TraceEvent[] {
-      return read();
-    },
-  };
-  if (omitted > 0) Object.assign(r, { traceOmitted: omitted });
-  if (base.error !== undefined) Object.assign(r, { error: base.error });
-  return r;
+function lazyTraced(base: Omit<ConnectResult, 'steps' | 'trace' | 'reason'>, reason: string, error: string | null, packed: PackedTrace, omitted: number): ConnectResult {
+  const r = base as Record<string, unknown>;
+  Object.defineProperty(r, 'steps', STEPS);
+  r.reason = reason;
+  Object.defineProperty(r, 'trace', TRACE);
+  Object.defineProperty(r, PACKED, { value: packed });
+  if (omitted > 0) r.traceOmitted = omitted;
+  if (error !== null) r.error = error;
+  return r as unknown as ConnectResult;
 }
 
 function unpackResults(p: PackedResults): ConnectResult[] {
@@ -155,6 +187,15 @@ function unpackResults(p: PackedResults): ConnectResult[] {
     const port = p.port[i]!;
     // The same fields, in the same order, as Netns.connect gives.
     const e = p.error[i]!;
+    const t = p.traces;
+    if (t !== null) {
+      const start = from;
+      from = t.end[i]!;
+      // Its steps and reason come next, in lazyTraced.
+      const base = { outcome: OUTCOMES[p.outcome[i]!]!, address: a < 0 ? null : s[a]!, port: port < 0 ? null : port, originalDestination: o < 0 ? null : s[o]!, source: so < 0 ? null : s[so]! };
+      out[i] = lazyTraced(base, s[p.reason[i]!]!, e < 0 ? null : s[e]!, new PackedTrace(t, s, start, from), t.omitted[i]!);
+      continue;
+    }
     const r: ConnectResult = {
       outcome: OUTCOMES[p.outcome[i]!]!,
       address: a < 0 ? null : s[a]!,
@@ -164,14 +205,7 @@ function unpackResults(p: PackedResults): ConnectResult[] {
       steps: [],
       reason: s[p.reason[i]!]!,
     };
-    const full = e < 0 ? r : { ...r, error: s[e]! };
-    const t = p.traces;
-    if (t !== null) {
-      const start = from;
-      const to = t.end[i]!;
-      out[i] = lazyTraced(full, () => unpackTrace(t.values, start, to, s, t.objects), t.omitted[i]!);
-      from = to;
-    } else out[i] = full;
+    out[i] = e < 0 ? r : { ...r, error: s[e]! };
   }
   return out;
 }

@@ -74,6 +74,27 @@ describe('connectBatch', () => {
     expect(got.some((r) => r.trace!.some((e) => e.type === 'nat'))).toBe(true);
   });
 
+  it('with traces: a result with an error, and one past the trace limit (traceOmitted), as Netns.connect gives them', async () => {
+    // 32,769 jumps to an empty chain in INPUT: each is a rule and a return event, one more than kept.
+    const rules = `${RULES}*filter\n:INPUT ACCEPT [0:0]\n:C - [0:0]\n${'-A INPUT -j C\n'.repeat(32_769)}COMMIT\n`;
+    const options = { ...OPTIONS, rules };
+    const probes: ConnectSpec[] = [
+      { from: 'local', uid: 1000, dst: '224.0.0.1:80' },
+      { from: 'remote', src: '10.2.0.9', dst: '10.0.0.2:8080' },
+      { from: 'local', uid: 1000, dst: '10.96.0.10:80' },
+    ];
+    const got = await connectBatch(options, probes, { workers: 2, trace: true });
+    const want: ConnectResult[] = [];
+    for (const share of [probes.slice(0, 2), probes.slice(2)]) {
+      const ns = new Netns(options);
+      for (const p of share) want.push(ns.connect(p, { trace: true }));
+    }
+    expect(want[0]!.error).toBe('ENETUNREACH');
+    expect(want[1]!.traceOmitted).toBeGreaterThan(0);
+    expect(JSON.stringify(got)).toBe(JSON.stringify(want));
+    expect(got.map((r) => Object.keys(r))).toEqual(want.map((r) => Object.keys(r)));
+  });
+
   it('with traces of text outside ASCII (a rule comment), byte for byte as Netns.connect, past one buffer of traces', async () => {
     const rules = RULES.replace('-j PROXY_INIT_OUTPUT', '-m comment --comment "sortie → proxy, café ü 漢字 😀" -j PROXY_INIT_OUTPUT');
     expect(rules).not.toBe(RULES);
