@@ -352,15 +352,18 @@ function conntrackMemory(n) {
  * before, would otherwise slow the calling thread that unpacks the results.
  */
 function batchRates() {
-  const child = spawnSync(process.execPath, ['--expose-gc', join(ROOT, 'bench/batch.js'), '100000', 'off,on,read', '--json'], { encoding: 'utf8', maxBuffer: 1 << 24 });
-  if (child.status !== 0) throw new Error(`bench/batch.js failed: ${child.stderr}`);
-  return JSON.parse(child.stdout);
+  return childFigures(['--expose-gc'], 'bench/batch.js', ['100000', 'off,on,read']);
 }
 
 /** The cost per generated case, in a process of its own (bench/generated.js says why). */
 function generatedCaseCost() {
-  const child = spawnSync(process.execPath, [join(ROOT, 'bench/generated.js'), '--json'], { encoding: 'utf8', maxBuffer: 1 << 24 });
-  if (child.status !== 0) throw new Error(`bench/generated.js failed: ${child.stderr}`);
+  return childFigures([], 'bench/generated.js', []);
+}
+
+/** Runs a bench script in a process of its own and reads the figures it prints with --json. */
+function childFigures(nodeFlags, script, args) {
+  const child = spawnSync(process.execPath, [...nodeFlags, join(ROOT, script), ...args, '--json'], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  if (child.status !== 0) throw new Error(`${script} failed: ${child.stderr}`);
   return JSON.parse(child.stdout);
 }
 

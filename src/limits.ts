@@ -51,8 +51,8 @@ export const DEFAULT_CONNTRACK_MAX = 262_144;
 export const MAX_CONNTRACK_MAX = 1 << 24;
 
 /**
- * Probes whose last outcome one namespace keeps for {@link Netns.connect}'s outcome cache; when a
- * new probe would pass it, the cache is emptied and starts again.
+ * Probes whose recorded outcome one namespace keeps for {@link Netns.connect}'s outcome cache; when
+ * a new recording would pass it, the cache is emptied and starts again.
  */
 export const MAX_OUTCOME_TEMPLATES = 16_384;
 

@@ -19,7 +19,7 @@ import { expectArgument } from '../guard.js';
 export interface BatchOptions {
   /**
    * Record steps and events, as {@link Netns.connect}. Default false: a batch is for many
-   * probes, and a traced result costs more to bring back from a worker than to compute.
+   * probes, and a trace makes each connection several times dearer and its result larger.
    */
   readonly trace?: boolean;
   /**
@@ -42,9 +42,9 @@ export type WorkerRequest =
   | { readonly id: number; readonly flush: true };
 
 /**
- * Results without a trace, packed for the trip back: each string once in `strings`, the rest in
- * typed arrays that are moved, not copied. Unpacking them costs this thread much less than
- * copying as many small objects would. @internal
+ * Results packed for the trip back: each string once in `strings`, the rest in typed arrays that
+ * are moved, not copied; traces, when asked for, packed the same way. Unpacking them costs this
+ * thread much less than copying as many small objects would. @internal
  */
 export interface PackedResults {
   readonly strings: readonly string[];
@@ -86,7 +86,7 @@ export class StringTable {
  * were recorded into a {@link TracePacker} on `table`.
  * @internal
  */
-export function packResults(results: readonly ConnectResult[], table: StringTable = new StringTable(), traces: PackedTraces | null = null): PackedResults {
+export function packResults(results: readonly ConnectResult[], table: StringTable, traces: PackedTraces | null = null): PackedResults {
   const n = results.length;
   const strings = table.strings;
   const intern = table.intern;
@@ -185,26 +185,23 @@ function unpackResults(p: PackedResults): ConnectResult[] {
     const o = p.original[i]!;
     const so = p.source[i]!;
     const port = p.port[i]!;
-    // The same fields, in the same order, as Netns.connect gives.
     const e = p.error[i]!;
+    const outcome = OUTCOMES[p.outcome[i]!]!;
+    const address = a < 0 ? null : s[a]!;
+    const originalDestination = o < 0 ? null : s[o]!;
+    const source = so < 0 ? null : s[so]!;
+    const reason = s[p.reason[i]!]!;
+    // The same fields, in the same order, as Netns.connect gives.
     const t = p.traces;
     if (t !== null) {
       const start = from;
       from = t.end[i]!;
       // Its steps and reason come next, in lazyTraced.
-      const base = { outcome: OUTCOMES[p.outcome[i]!]!, address: a < 0 ? null : s[a]!, port: port < 0 ? null : port, originalDestination: o < 0 ? null : s[o]!, source: so < 0 ? null : s[so]! };
-      out[i] = lazyTraced(base, s[p.reason[i]!]!, e < 0 ? null : s[e]!, new PackedTrace(t, s, start, from), t.omitted[i]!);
+      const base = { outcome, address, port: port < 0 ? null : port, originalDestination, source };
+      out[i] = lazyTraced(base, reason, e < 0 ? null : s[e]!, new PackedTrace(t, s, start, from), t.omitted[i]!);
       continue;
     }
-    const r: ConnectResult = {
-      outcome: OUTCOMES[p.outcome[i]!]!,
-      address: a < 0 ? null : s[a]!,
-      port: port < 0 ? null : port,
-      originalDestination: o < 0 ? null : s[o]!,
-      source: so < 0 ? null : s[so]!,
-      steps: [],
-      reason: s[p.reason[i]!]!,
-    };
+    const r: ConnectResult = { outcome, address, port: port < 0 ? null : port, originalDestination, source, steps: [], reason };
     out[i] = e < 0 ? r : { ...r, error: s[e]! };
   }
   return out;
