@@ -445,6 +445,11 @@ export class Netns {
   /** Enumeration state of `statistic` draws (connectAll). */
   private branch: { script: boolean[]; pos: number; taken: boolean[]; free: boolean[]; p: number } | null = null;
   private readonly host: PacketHost;
+  /** Packet records, reused from one connection to the next (see {@link packet}). */
+  private readonly packets: PacketState[] = [];
+  private packetsUsed = 0;
+  /** Whether packet records are reused; off, every packet is a new one. @internal */
+  reusePackets = true;
   /** The virtual clock (seconds since the epoch). */
   private clock: number;
   /** `recent` lists by name (`xt_recent` tables are per namespace). */
@@ -842,6 +847,7 @@ export class Netns {
   }
 
   private traceOne(spec: PacketSpec, tr: TraceRecorder | null): ConnectResult {
+    this.beginPackets();
     const family = spec.family;
     const proto = spec.proto;
     if (spec.origin === 'local') {
@@ -851,7 +857,7 @@ export class Netns {
       // 0.0.0.0 and :: are the host itself (route.dst: 127.0.0.1, ::1, or the bound source).
       const to = route.dst ?? spec.dst;
       const sport = spec.sport ?? this.ephemeral(proto, family, src, to, spec.dport);
-      const p = this.packet(family, proto, src.slice(), sport < 0 ? this.portLow : sport, to.slice(), spec.dport, spec.flags);
+      const p = this.packet(family, proto, src, sport < 0 ? this.portLow : sport, to, spec.dport, spec.flags);
       p.route = route;
       p.mark = spec.mark;
       p.socket = owner;
@@ -864,7 +870,7 @@ export class Netns {
     const dev = this.routing.byName.get(spec.iface ?? this.defaultIface(family, spec.src!));
     if (!dev) bad('BAD_PROBE', `no interface "${spec.iface}"`);
     const sport = spec.sport ?? this.nextRemote(proto, family, spec.src!, spec.dst, spec.dport);
-    const p = this.packet(family, proto, spec.src!.slice(), sport < 0 ? REMOTE_FIRST : sport, spec.dst.slice(), spec.dport, spec.flags);
+    const p = this.packet(family, proto, spec.src!, sport < 0 ? REMOTE_FIRST : sport, spec.dst, spec.dport, spec.flags);
     p.mark = spec.mark;
     p.icmpType = spec.icmpType;
     p.icmpCode = spec.icmpCode;
@@ -1138,10 +1144,28 @@ export class Netns {
     return this.routing.byName.has('eth0') ? 'eth0' : (this.routing.ifaces[1]?.name ?? 'lo');
   }
 
-  private packet(family: Family, proto: number, src: number[], sport: number, dst: number[], dport: number, flags: number): PacketState {
-    const p = new PacketState(this.host, family, proto, src, sport, dst, dport, proto === PROTO.TCP ? flags : 0);
-    p.length = packetLength(family, proto, p.tcpFlags);
+  /**
+   * A packet of the current connection, with copies of `src` and `dst`. Its record is one of the
+   * namespace's, reused by later connections ({@link beginPackets}): nothing keeps a packet once
+   * its connection is done.
+   */
+  private packet(family: Family, proto: number, src: readonly number[], sport: number, dst: readonly number[], dport: number, flags: number): PacketState {
+    const tcpFlags = proto === PROTO.TCP ? flags : 0;
+    const pool = this.packets;
+    let p: PacketState;
+    if (this.packetsUsed < pool.length) p = pool[this.packetsUsed]!.reset(family, proto, src, sport, dst, dport, tcpFlags);
+    else {
+      p = new PacketState(this.host, family, proto, src.slice(), sport, dst.slice(), dport, tcpFlags);
+      if (this.reusePackets && pool.length < MAX_PACKET_RECORDS) pool.push(p);
+    }
+    this.packetsUsed++;
+    p.length = packetLength(family, proto, tcpFlags);
     return p;
+  }
+
+  /** A connection (or a lone packet) begins: the packet records of the last one are free again. */
+  private beginPackets(): void {
+    this.packetsUsed = 0;
   }
 
   private startPacket(tr: TraceRecorder | null, index: number, label: string, p: PacketState, origin: 'local' | 'remote', iface: string | null): void {
@@ -1226,6 +1250,7 @@ export class Netns {
   }
 
   private run(spec: ConnectSpec, tr: TraceRecorder | null): ConnectResult {
+    this.beginPackets();
     const proto = spec.proto === 'udp' ? PROTO.UDP : spec.proto === undefined || spec.proto === 'tcp' ? PROTO.TCP : bad('BAD_PROBE', `unknown protocol "${String(spec.proto)}"`);
     // The cached words are shared: nothing below writes to dst.addr or src.addr.
     let dst = this.endpoint(spec.dst);
@@ -1327,7 +1352,7 @@ export class Netns {
       this.kernel.sockets.addConnection(sock);
       this.opened.push(sock);
       client = { kind: 'socket', socket: sock };
-      const p = this.packet(family, proto, srcAddr.slice(), sport, to.slice(), dst.port, flags);
+      const p = this.packet(family, proto, srcAddr, sport, to, dst.port, flags);
       p.route = route;
       p.mark = mark;
       p.socket = sharedOwner;
@@ -1349,7 +1374,7 @@ export class Netns {
         if (again !== null) return again;
       } else if (key !== null && this.seenBefore(key)) this.beginCapture(key, family, proto, this.interned(family, s.addr), sport, this.interned(family, dst.addr), dst.port, null, null, 0, false, dev.name);
       client = { kind: 'remote', dev: dev.name, family, addr: s.addr, port: sport, dstAddr: dst.addr, dstPort: dst.port };
-      const p = this.packet(family, proto, s.addr.slice(), sport, dst.addr.slice(), dst.port, flags);
+      const p = this.packet(family, proto, s.addr, sport, dst.addr, dst.port, flags);
       this.startPacket(tr, 0, label, p, 'remote', dev.name);
       first = this.kernel.receive(p, dev, false, tr);
     }
@@ -1393,7 +1418,7 @@ export class Netns {
     if (kind === 'tcp-reset' && orig.proto === PROTO.TCP) {
       // nf_send_reset: never a RST for a RST.
       if (orig.tcpFlags & TCP_FLAGS.RST) return null;
-      a = this.packet(family, PROTO.TCP, orig.dst.slice(), orig.dport, orig.src.slice(), orig.sport, TCP_FLAGS.RST | TCP_FLAGS.ACK);
+      a = this.packet(family, PROTO.TCP, orig.dst, orig.dport, orig.src, orig.sport, TCP_FLAGS.RST | TCP_FLAGS.ACK);
       // nf_send_reset/nf_send_reset6 build the RST in a fresh, unowned skb.
       a.socket = null;
       label = 'RST';
@@ -1403,7 +1428,7 @@ export class Netns {
       // icmp_send: the error comes from the destination when it is ours, else from the address
       // routing picks towards the sender.
       const from = this.routing.isLocalAddress(family, orig.dst) ? orig.dst.slice() : this.routing.routeOutput(family, orig.src, 0, null).src?.slice() ?? orig.dst.slice();
-      a = this.packet(family, family === 4 ? PROTO.ICMP : PROTO.ICMPV6, from, 0, orig.src.slice(), 0, 0);
+      a = this.packet(family, family === 4 ? PROTO.ICMP : PROTO.ICMPV6, from, 0, orig.src, 0, 0);
       const [type, code] = icmpError(family, kind);
       a.icmpType = type;
       a.icmpCode = code;
@@ -1502,7 +1527,7 @@ export class Netns {
       case 'refused': {
         // tcp_v4_send_reset: the RST leaves from the kernel's control socket, which owns it (a
         // socket without a file); tcp_v6_send_response leaves it unowned.
-        const rst = this.packet(family, PROTO.TCP, syn.dst.slice(), syn.dport, syn.src.slice(), syn.sport, TCP_FLAGS.RST | TCP_FLAGS.ACK);
+        const rst = this.packet(family, PROTO.TCP, syn.dst, syn.dport, syn.src, syn.sport, TCP_FLAGS.RST | TCP_FLAGS.ACK);
         rst.socket = family === 4 ? KERNEL_SOCKET : null;
         rst.checkSource = true;
         this.startPacket(tr, 1, 'RST', rst, 'local', null);
@@ -1526,7 +1551,7 @@ export class Netns {
         if (this.martianOnWire(syn)) return this.result('dropped', syn.dst, syn.dport, family, null, 'the receiver drops a loopback source (martian)', tr);
         server = { kind: 'peer', dev: first.dev.name, family, addr: syn.dst.slice(), port: syn.dport, clientAddr: syn.src.slice(), clientPort: syn.sport };
         if (!this.peerAccepts(syn.dst, family, syn.dport)) {
-          const rst = this.packet(family, PROTO.TCP, syn.dst.slice(), syn.dport, syn.src.slice(), syn.sport, TCP_FLAGS.RST | TCP_FLAGS.ACK);
+          const rst = this.packet(family, PROTO.TCP, syn.dst, syn.dport, syn.src, syn.sport, TCP_FLAGS.RST | TCP_FLAGS.ACK);
           const r = this.sendFrom(server, rst, null, null, 1, 'RST', tr);
           if (this.arrived(r, client)) return this.result('refused', syn.dst, syn.dport, family, null, `${formatEndpoint(syn.dst, syn.dport, family)} refused the connection`, tr);
           return this.failure(r, tr, 'the RST', client, false, 1);
@@ -1538,12 +1563,12 @@ export class Netns {
     let synack: PacketState;
     if (server.kind === 'socket') {
       const s = server.socket;
-      synack = this.packet(family, PROTO.TCP, s.local!.slice(), s.localPort, s.remote!.slice(), s.remotePort, TCP_FLAGS.SYN | TCP_FLAGS.ACK);
+      synack = this.packet(family, PROTO.TCP, s.local!, s.localPort, s.remote!, s.remotePort, TCP_FLAGS.SYN | TCP_FLAGS.ACK);
       // The SYN-ACK belongs to the request socket; owner matches see its listener (skb_to_full_sk).
       const r2 = this.sendFrom(server, synack, s.owner, s, 1, 'SYN-ACK', tr);
       if (!this.arrived(r2, client)) return this.failure(r2, tr, 'the SYN-ACK', client, false, 1);
     } else {
-      synack = this.packet(family, PROTO.TCP, server.addr.slice(), server.port, server.clientAddr.slice(), server.clientPort, TCP_FLAGS.SYN | TCP_FLAGS.ACK);
+      synack = this.packet(family, PROTO.TCP, server.addr, server.port, server.clientAddr, server.clientPort, TCP_FLAGS.SYN | TCP_FLAGS.ACK);
       const r2 = this.sendFrom(server, synack, null, null, 1, 'SYN-ACK', tr);
       if (!this.arrived(r2, client)) return this.failure(r2, tr, 'the SYN-ACK', client, false, 1);
     }
@@ -1551,11 +1576,11 @@ export class Netns {
     let ack: PacketState;
     if (client.kind === 'socket') {
       const c = client.socket;
-      ack = this.packet(family, PROTO.TCP, c.local!.slice(), c.localPort, c.remote!.slice(), c.remotePort, TCP_FLAGS.ACK);
+      ack = this.packet(family, PROTO.TCP, c.local!, c.localPort, c.remote!, c.remotePort, TCP_FLAGS.ACK);
       const r3 = this.sendFrom(client, ack, c.owner, c, 2, 'ACK', tr);
       if (!this.arrived(r3, server)) return this.misdirected(r3, client, tr) ?? this.failure(r3, tr, 'the ACK', client, true, 2);
     } else {
-      ack = this.packet(family, PROTO.TCP, client.addr.slice(), client.port, client.dstAddr.slice(), client.dstPort, TCP_FLAGS.ACK);
+      ack = this.packet(family, PROTO.TCP, client.addr, client.port, client.dstAddr, client.dstPort, TCP_FLAGS.ACK);
       const r3 = this.sendFrom(client, ack, null, null, 2, 'ACK', tr);
       if (!this.arrived(r3, server)) return this.misdirected(r3, client, tr) ?? this.failure(r3, tr, 'the ACK', client, true, 2);
     }
@@ -1579,7 +1604,7 @@ export class Netns {
   private misdirected(r: PathResult, client: ClientEnd, tr: TraceRecorder | null): ConnectResult | null {
     const p = r.p;
     const family = p.family;
-    const rst = this.packet(family, PROTO.TCP, p.dst.slice(), p.dport, p.src.slice(), p.sport, TCP_FLAGS.RST);
+    const rst = this.packet(family, PROTO.TCP, p.dst, p.dport, p.src, p.sport, TCP_FLAGS.RST);
     let back: PathResult;
     let where: string;
     if (r.kind === 'local' || r.kind === 'refused') {
@@ -1719,12 +1744,15 @@ export class Netns {
   private endPacket(end: ClientEnd | ServerEnd, family: Family, flags: number): PacketState {
     if (end.kind === 'socket') {
       const s = end.socket;
-      return this.packet(family, PROTO.TCP, s.local!.slice(), s.localPort, s.remote!.slice(), s.remotePort, flags);
+      return this.packet(family, PROTO.TCP, s.local!, s.localPort, s.remote!, s.remotePort, flags);
     }
-    if (end.kind === 'remote') return this.packet(family, PROTO.TCP, end.addr.slice(), end.port, end.dstAddr.slice(), end.dstPort, flags);
-    return this.packet(family, PROTO.TCP, end.addr.slice(), end.port, end.clientAddr.slice(), end.clientPort, flags);
+    if (end.kind === 'remote') return this.packet(family, PROTO.TCP, end.addr, end.port, end.dstAddr, end.dstPort, flags);
+    return this.packet(family, PROTO.TCP, end.addr, end.port, end.clientAddr, end.clientPort, flags);
   }
 }
+
+/** Packet records a namespace keeps for reuse (a connection with its close uses at most eight). */
+const MAX_PACKET_RECORDS = 16;
 
 /** Recordings after which the outcome cache judges whether it pays (see `Netns.cacheUsable`). */
 const CACHE_JUDGE_AFTER = 4096;

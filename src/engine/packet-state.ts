@@ -129,6 +129,50 @@ export class PacketState implements PacketView {
     this.tcpFlags = tcpFlags;
   }
 
+  /**
+   * Makes this record a new packet, as the constructor would, with its own copies of `src` and
+   * `dst` (the arrays of the record are reused). The namespace keeps a few records and reuses
+   * them from one connection to the next, so that a packet allocates nothing.
+   */
+  reset(family: Family, proto: number, src: readonly number[], sport: number, dst: readonly number[], dport: number, tcpFlags: number): this {
+    this.family = family;
+    this.proto = proto;
+    copyWords(this.src, src);
+    copyWords(this.dst, dst);
+    this.sport = sport;
+    this.dport = dport;
+    this.tcpFlags = tcpFlags;
+    this.icmpType = -1;
+    this.icmpCode = -1;
+    this.fragment = false;
+    this.length = 60;
+    this.inIface = null;
+    this.outIface = null;
+    this.inIndex = 0;
+    this.outIndex = 0;
+    this.hook = 'PREROUTING';
+    this.table = 'raw';
+    this.mark = 0;
+    this.ttl = 64;
+    this.tos = 0;
+    this.socket = null;
+    this.ct = null;
+    this.ctEntry = -1;
+    this.ctTable = null;
+    this.ctDir = 0;
+    this.untracked = false;
+    this.zone = 0;
+    this.ctTemplate = false;
+    this.ctAttachedNone = false;
+    this.assignedSocket = null;
+    this.sender = null;
+    this.route = null;
+    this.checkSource = false;
+    this.rejectWith = null;
+    this.dropReason = null;
+    return this;
+  }
+
   /** Points {@link ct} at an entry of `table` (or, with -1, at a state without one: INVALID, UNTRACKED). */
   setConntrack(table: ConntrackTable, entry: number, dir: number, state: number): void {
     this.ctEntry = entry;
@@ -176,4 +220,11 @@ export class PacketState implements PacketView {
     const own = this.ctEntry >= 0 && this.ctTable !== null && this.ctTable.isConfirmed(this.ctEntry) ? 0 : 1;
     return (this.host.connCount ? this.host.connCount(this.family, addr, prefix, daddr) : 0) + own;
   }
+}
+
+/** Copies the words of an address into `to`, which takes their number. */
+function copyWords(to: number[], from: readonly number[]): void {
+  const n = from.length;
+  if (to.length !== n) to.length = n;
+  for (let i = 0; i < n; i++) to[i] = from[i]!;
 }

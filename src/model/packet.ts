@@ -64,7 +64,10 @@ export interface ConntrackView {
   readonly replyDport: number;
 }
 
-/** A packet at a hook, as matches read it. Mutable fields are updated by targets. */
+/**
+ * A packet at a hook, as matches read it. Mutable fields are updated by targets. A view is valid
+ * while its connection is being made: the namespace reuses the object for a later packet.
+ */
 export interface PacketView {
   readonly family: Family;
   /** IP protocol number ({@link IPPROTO}). */
