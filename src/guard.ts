@@ -47,8 +47,10 @@ function fits(value: unknown, kind: ArgumentKind): boolean {
  * ```
  */
 export function expectArgument(value: unknown, kinds: ArgumentKind | readonly ArgumentKind[], what: string): void {
+  if (typeof kinds === 'string') {
+    if (fits(value, kinds)) return;
+  } else for (const k of kinds) if (fits(value, k)) return;
   const list: readonly ArgumentKind[] = typeof kinds === 'string' ? [kinds] : kinds;
-  for (const k of list) if (fits(value, k)) return;
   const want = list.filter((k) => k !== 'undefined').map((k) => (k === 'null' ? 'null' : k === 'integer' || k === 'array' || k === 'object' ? `an ${k}` : `a ${k}`));
   const optional = list.includes('undefined') ? ' (or nothing)' : '';
   throw new NetfilterSimError(diagnostic('BAD_ARGUMENT', `${what} must be ${want.join(' or ')}${optional}, not ${kindOf(value)}`));

@@ -44,6 +44,9 @@ import type { RuntimeIpset, RuntimeRateEstimator } from '../extensions/types.js'
 import type { RouteEvent, TraceRecorder } from './trace-events.js';
 import { pushAll } from '../limits.js';
 
+/** The nft nat chains of a hook when the namespace has none (no array is made per packet). */
+const NO_NFT_NAT: readonly NftHookEntry[] = [];
+
 /** Where a packet's journey ended. @internal */
 export type PathResult =
   | { readonly kind: 'local'; readonly socket: SocketRecord; readonly p: PacketState }
@@ -580,7 +583,7 @@ export class Kernel implements TargetHost {
    * packet and only while its binding of this manip type is not initialised; then the binding
    * rewrites the packet (`nf_nat_packet`).
    */
-  private natHook(ev: TableEvaluator, hook: number, p: PacketState, tr: TraceRecorder | null, nftNat: readonly NftHookEntry[] = []): number {
+  private natHook(ev: TableEvaluator, hook: number, p: PacketState, tr: TraceRecorder | null, nftNat: readonly NftHookEntry[] = NO_NFT_NAT): number {
     const manip = hook === NF_INET.PRE_ROUTING || hook === NF_INET.LOCAL_OUT ? NF_NAT_MANIP_DST : NF_NAT_MANIP_SRC;
     const manipName = manip === NF_NAT_MANIP_DST ? 'DST' : 'SRC';
     const ct = p.ctEntry;

@@ -1737,8 +1737,11 @@ export class Netns {
     const ref = t.lookup(0, s.proto, s.local!, s.localPort, s.remote!, s.remotePort);
     if (ref < 0) return null;
     const e = ref >> 1;
-    return formatEndpoint(t.readAddr(e, IP_CT_DIR_ORIGINAL, T_DST, []), t.port(e, IP_CT_DIR_ORIGINAL, T_DPORT), s.family);
+    return formatEndpoint(t.readAddr(e, IP_CT_DIR_ORIGINAL, T_DST, this.scratchAddr), t.port(e, IP_CT_DIR_ORIGINAL, T_DPORT), s.family);
   }
+
+  /** Words of an address read and printed at once (see {@link originalDst}). */
+  private readonly scratchAddr: number[] = [];
 
   /** A packet from one end of an established exchange to the other. */
   private endPacket(end: ClientEnd | ServerEnd, family: Family, flags: number): PacketState {

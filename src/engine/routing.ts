@@ -620,6 +620,25 @@ export class Routing {
    * through `lo` whatever device their local route names.
    */
   routeOutput(family: Family, dst: readonly number[], mark: number, src: readonly number[] | null): RouteResult {
+    if (family === 4 && mark === 0 && src === null && this.observer === null) {
+      // Routes do not change: the answer for a destination is kept. It is made for an array of its
+      // own, since a local route gives the destination itself as the source.
+      const key = dst[0]!;
+      let r = this.out4.get(key);
+      if (r === undefined) {
+        r = this.routeOutputOf(4, [key], 0, null);
+        if (this.out4.size >= ROUTE_CACHE_SIZE) this.out4.clear();
+        this.out4.set(key, r);
+      }
+      return r;
+    }
+    return this.routeOutputOf(family, dst, mark, src);
+  }
+
+  /** Answers of {@link routeOutput} for IPv4 without a mark or a source, by destination. */
+  private readonly out4 = new Map<number, RouteResult>();
+
+  private routeOutputOf(family: Family, dst: readonly number[], mark: number, src: readonly number[] | null): RouteResult {
     if (this.observer !== null) {
       this.observer.addr(dst);
       if (src !== null) this.observer.addr(src);

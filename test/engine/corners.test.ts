@@ -151,3 +151,42 @@ describe('a policy local route for an address the host does not own', () => {
     expect(ns.connect({ from: 'local', uid: 0, mark: 1, dst: '10.0.0.2:8080' }).outcome).toBe('local');
   });
 });
+
+describe('output routes, kept by destination', () => {
+  it('give what a fresh lookup gives, whatever the caller does with its destination array', () => {
+    const config = {
+      interfaces: [
+        { name: 'eth0', addresses: ['10.0.0.2/24', '10.0.0.3/24'] },
+        { name: 'eth1', addresses: ['192.168.5.1/24'] },
+      ],
+      gateways: ['10.0.0.1'],
+      routes: [
+        { dst: '10.96.0.0/12', dev: 'eth1' },
+        { dst: '172.16.0.0/16', type: 'blackhole' as const },
+        { dst: '172.17.0.0/16', type: 'prohibit' as const },
+        { dst: '198.51.100.0/24', via: '10.0.0.1', src: '10.0.0.3' },
+        { dst: '203.0.113.0/24', type: 'local' as const, dev: 'lo' },
+      ],
+      rules: [],
+      routeLocalnet: false,
+    };
+    const kept = new Routing(config);
+    const fresh = new Routing(config);
+    // With an observer, every lookup is walked (explore must see every address read).
+    fresh.observer = { addr: () => undefined, port: () => undefined };
+    const addresses = ['10.0.0.9', '10.0.0.2', '127.0.0.1', '127.3.4.5', '10.100.0.1', '172.16.3.3', '172.17.0.1', '198.51.100.7', '203.0.113.9', '8.8.8.8', '255.255.255.255', '192.168.5.255', '224.0.0.1', '0.0.0.0'];
+    for (let round = 0; round < 2; round++) {
+      for (const a of addresses) {
+        const dst = parseAddress(a, 4)!;
+        const got = kept.routeOutput(4, dst, 0, null);
+        expect(got, a).toEqual(fresh.routeOutput(4, parseAddress(a, 4)!, 0, null));
+        // The answer is not tied to the caller's array (a packet record is reused).
+        const src = got.src === null ? null : got.src.slice();
+        dst[0] = 0x01020304;
+        expect(got.src, a).toEqual(src);
+      }
+    }
+    // A mark or a source goes past the kept answers.
+    expect(kept.routeOutput(4, parseAddress('10.100.0.1', 4)!, 0, parseAddress('10.0.0.3', 4)!).src).toEqual(parseAddress('10.0.0.3', 4));
+  });
+});
