@@ -7,21 +7,22 @@
 // dump; the fast (lowered) evaluator, the reference interpreter over the model, and a hand-written
 // "ideal" of the pods' rules (bench/ideal.js) inside the same namespace model. As root it also
 // times the real kernel (bench/kernel.js). docs/performance.md explains each figure.
-import { writeFileSync, readFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { bench, do_not_optimize, run } from 'mitata';
 import { Netns, parseIptablesSave, parsePacketSpec } from '../dist/index.js';
 import { spawnSync } from 'node:child_process';
 import { PacketState } from '../dist/engine/packet-state.js';
-import { istioIdeal, istioIdealPod, linkerdIdeal, linkerdIdealPod, useEvaluator } from './ideal.js';
+import { useEvaluator } from './ideal.js';
+import { PODS, podOptions, validateIdeal } from './pods.js';
 import { connectionRate, harnessCaseCost, kernelUnavailable } from './kernel.js';
 import { kubeProxyNode, kubeProxyProbes, kubeProxyRules, kubeProxyServices } from './kube-proxy.js';
 import { parseBench } from './parse.js';
 import { routerPackets, routerSetup } from './router.js';
 import { machineScaling } from './scaling.js';
 import { longLived, openMemory } from './long-lived.js';
-import { LINKERD_SHAPES, client, ext, ip, mix as mixProbes, svc } from './probes.js';
+import { ip, mix as mixProbes } from './probes.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const started = performance.now();
@@ -34,43 +35,6 @@ const N_PROBES = 4096;
 
 /** A deterministic mix of N_PROBES (or `n`) connection probes from weighted shapes. */
 const mix = (shapes, n = N_PROBES) => mixProbes(shapes, n);
-
-const PODS = {
-  linkerd: {
-    title: 'Linkerd default pod',
-    text: readFileSync(join(ROOT, 'test/fixtures/linkerd/injected-default.save'), 'utf8'),
-    listen: [4140, 4143, 4191, 8080],
-    ideal: linkerdIdeal,
-    idealPod: linkerdIdealPod,
-    shapes: LINKERD_SHAPES,
-    packets: ['tcp > 10.96.0.10:80 uid 1000', 'tcp > 10.1.0.7:8080 uid 2102', 'tcp 10.2.0.5 > 10.0.0.2:8080', 'udp > 10.96.0.10:53 uid 1000'],
-    // The kernel bench's connection (bench/kernel/connrate.c): the app to 10.96.0.10:80, each time.
-    repeatProbe: { from: 'local', uid: 1000, dst: '10.96.0.10:80' },
-    // The same, each to another Service address: no connection repeats a probe.
-    spreadProbe: (i) => ({ from: 'local', uid: 1000, dst: `${svc(i)}:80` }),
-  },
-  istio: {
-    title: 'Istio default pod',
-    text: readFileSync(join(ROOT, 'test/fixtures/istio/kernel-save/derived/injected-sidecar-default.save'), 'utf8'),
-    listen: [15001, 15006, 15090, 8080],
-    ideal: istioIdeal,
-    idealPod: istioIdealPod,
-    repeatProbe: { from: 'local', uid: 1000, dst: '10.96.0.10:80' },
-    shapes: [
-      [4, (i) => ({ from: 'local', uid: 1000, dst: `${svc(i)}:80` })],
-      [2, (i) => ({ from: 'local', uid: 1337, gid: 1337, dst: `${ext(i)}:8080` })],
-      [1, () => ({ from: 'local', uid: 1000, dst: '127.0.0.1:8080' })],
-      [1, () => ({ from: 'local', uid: 1337, gid: 1337, dst: '10.0.0.2:8080' })],
-      [3, (i) => ({ from: 'remote', src: client(i), dst: '10.0.0.2:8080' })],
-      [1, (i) => ({ from: 'remote', src: client(i), dst: '10.0.0.2:15090' })],
-    ],
-    packets: ['tcp > 10.96.0.10:80 uid 1000', 'tcp > 10.1.0.7:8080 uid 1337 gid 1337', 'tcp 10.2.0.5 > 10.0.0.2:8080', 'udp > 10.96.0.10:53 uid 1000'],
-  },
-};
-
-function podOptions(pod, extra = {}) {
-  return { rules: pod.text, listen: pod.listen, ...extra };
-}
 
 /** A bench body that cycles through `items`, flushing conntrack every 4,096 operations. */
 function cycling(ns, items, op) {
@@ -92,18 +56,6 @@ function validate(what, probes, makeA, makeB, full) {
     if (full ? JSON.stringify(x) !== JSON.stringify(y) : !same(x, y)) {
       throw new Error(`${what}: results differ for ${JSON.stringify(p)}:\n${JSON.stringify(x)}\n${JSON.stringify(y)}`);
     }
-  }
-}
-
-/** The hand-written namespace gives the same results as Netns, but for the source ports it picks. */
-function validateIdeal(what, probes, makeNs, makeIdeal) {
-  const a = makeNs();
-  const b = makeIdeal();
-  const strip = (r) => JSON.stringify({ ...r, source: r.source === null ? null : r.source.replace(/:\d+$/, '') });
-  for (const p of probes) {
-    const x = strip(a.connect(p, { trace: false }));
-    const y = strip(b.connect(p));
-    if (x !== y) throw new Error(`${what}: results differ for ${JSON.stringify(p)}:\n${x}\n${y}`);
   }
 }
 
@@ -360,6 +312,11 @@ function generatedCaseCost() {
   return childFigures([], 'bench/generated.js', []);
 }
 
+/** The pods' mixes against IdealPod, in a process of its own (bench/mix.js says why). */
+function mixAlone() {
+  return childFigures(['--expose-gc'], 'bench/mix.js', []);
+}
+
 /** Runs a bench script in a process of its own and reads the figures it prints with --json. */
 function childFigures(nodeFlags, script, args) {
   const child = spawnSync(process.execPath, [...nodeFlags, join(ROOT, script), ...args, '--json'], { encoding: 'utf8', maxBuffer: 1 << 24 });
@@ -409,6 +366,13 @@ try {
   generated = generatedCaseCost();
 } catch (e) {
   log(`generated cases unavailable: ${e.message}`);
+}
+let mixes = null;
+log('the pods\' mixes against the hand-written namespace (a process of its own)');
+try {
+  mixes = mixAlone();
+} catch (e) {
+  log(`the mixes alone unavailable: ${e.message}`);
 }
 log('threads: the batch API with one and two worker threads');
 const batch = batchRates();
@@ -479,6 +443,16 @@ for (const [name, pod] of Object.entries(PODS)) {
   row(w, 'connections/s, no trace: fast with the outcome cache (the mix cycled)', fmtRate(perSec(`${name}/connect/cached/off`)));
   row(w, 'connections/s, no trace: ideal namespace (hand-written connection)', fmtRate(perSec(`${name}/connect/idealns/off`)));
   goal(w, 'fast cost ÷ ideal namespace cost, connections, no trace', avg[`${name}/connect/fast/off`] / avg[`${name}/connect/idealns/off`], '≤', 1.5);
+  for (const mode of ['kept', 'new']) {
+    const alone = mixes?.[name]?.[mode];
+    const what = `the mix in a process of its own, namespaces ${mode}`;
+    if (!alone) {
+      row(w, what, '—');
+      continue;
+    }
+    row(w, `${what}, µs a connection: fast / ideal namespace`, `${fmtUs(alone.usPerConnection.fast)} / ${fmtUs(alone.usPerConnection.ideal)}`);
+    goal(w, `fast cost ÷ ideal namespace cost, ${what}`, alone.ratio, '≤', 1.5);
+  }
   row(w, 'one probe repeated, connections/s: fast (outcome cache)', fmtRate(perSec(`${name}/repeat/fast/off`)));
   row(w, 'one probe repeated, connections/s: fast without the cache', fmtRate(perSec(`${name}/repeat/nocache/off`)));
   row(w, 'one probe repeated, connections/s: ideal namespace', fmtRate(perSec(`${name}/repeat/idealns/off`)));
@@ -596,6 +570,7 @@ const results = {
   scaling,
   kernel,
   generated,
+  mixes,
   targets,
   table: rows,
 };

@@ -1,0 +1,58 @@
+// The Linkerd and Istio default pods the benches time: their rules, listeners, hand-written
+// equivalents (bench/ideal.js) and probe mixes. Shared by bench/run.js and bench/mix.js.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { istioIdeal, istioIdealPod, linkerdIdeal, linkerdIdealPod } from './ideal.js';
+import { LINKERD_SHAPES, client, ext, svc } from './probes.js';
+
+const ROOT = join(import.meta.dirname, '..');
+
+export const PODS = {
+  linkerd: {
+    title: 'Linkerd default pod',
+    text: readFileSync(join(ROOT, 'test/fixtures/linkerd/injected-default.save'), 'utf8'),
+    listen: [4140, 4143, 4191, 8080],
+    ideal: linkerdIdeal,
+    idealPod: linkerdIdealPod,
+    shapes: LINKERD_SHAPES,
+    packets: ['tcp > 10.96.0.10:80 uid 1000', 'tcp > 10.1.0.7:8080 uid 2102', 'tcp 10.2.0.5 > 10.0.0.2:8080', 'udp > 10.96.0.10:53 uid 1000'],
+    // The kernel bench's connection (bench/kernel/connrate.c): the app to 10.96.0.10:80, each time.
+    repeatProbe: { from: 'local', uid: 1000, dst: '10.96.0.10:80' },
+    // The same, each to another Service address: no connection repeats a probe.
+    spreadProbe: (i) => ({ from: 'local', uid: 1000, dst: `${svc(i)}:80` }),
+  },
+  istio: {
+    title: 'Istio default pod',
+    text: readFileSync(join(ROOT, 'test/fixtures/istio/kernel-save/derived/injected-sidecar-default.save'), 'utf8'),
+    listen: [15001, 15006, 15090, 8080],
+    ideal: istioIdeal,
+    idealPod: istioIdealPod,
+    repeatProbe: { from: 'local', uid: 1000, dst: '10.96.0.10:80' },
+    shapes: [
+      [4, (i) => ({ from: 'local', uid: 1000, dst: `${svc(i)}:80` })],
+      [2, (i) => ({ from: 'local', uid: 1337, gid: 1337, dst: `${ext(i)}:8080` })],
+      [1, () => ({ from: 'local', uid: 1000, dst: '127.0.0.1:8080' })],
+      [1, () => ({ from: 'local', uid: 1337, gid: 1337, dst: '10.0.0.2:8080' })],
+      [3, (i) => ({ from: 'remote', src: client(i), dst: '10.0.0.2:8080' })],
+      [1, (i) => ({ from: 'remote', src: client(i), dst: '10.0.0.2:15090' })],
+    ],
+    packets: ['tcp > 10.96.0.10:80 uid 1000', 'tcp > 10.1.0.7:8080 uid 1337 gid 1337', 'tcp 10.2.0.5 > 10.0.0.2:8080', 'udp > 10.96.0.10:53 uid 1000'],
+  },
+};
+
+/** `Netns` options for a pod. */
+export function podOptions(pod, extra = {}) {
+  return { rules: pod.text, listen: pod.listen, ...extra };
+}
+
+/** The hand-written namespace gives the same results as Netns, but for the source ports it picks. */
+export function validateIdeal(what, probes, makeNs, makeIdeal) {
+  const a = makeNs();
+  const b = makeIdeal();
+  const strip = (r) => JSON.stringify({ ...r, source: r.source === null ? null : r.source.replace(/:\d+$/, '') });
+  for (const p of probes) {
+    const x = strip(a.connect(p, { trace: false }));
+    const y = strip(b.connect(p));
+    if (x !== y) throw new Error(`${what}: results differ for ${JSON.stringify(p)}:\n${x}\n${y}`);
+  }
+}
