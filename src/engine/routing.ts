@@ -620,23 +620,46 @@ export class Routing {
    * through `lo` whatever device their local route names.
    */
   routeOutput(family: Family, dst: readonly number[], mark: number, src: readonly number[] | null): RouteResult {
-    if (family === 4 && mark === 0 && src === null && this.observer === null) {
-      // Routes do not change: the answer for a destination is kept. It is made for an array of its
-      // own, since a local route gives the destination itself as the source.
+    if (family === 4 && mark === 0 && this.observer === null) {
+      // Routes do not change: the answer for a destination (and a source) is kept. It is made for
+      // arrays of its own, since the answer can hold the source or the destination it was given.
       const key = dst[0]!;
-      let r = this.out4.get(key);
+      if (src === null) {
+        let r = this.out4.get(key);
+        if (r === undefined) {
+          r = this.routeOutputOf(4, [key], 0, null);
+          if (this.out4.size >= ROUTE_CACHE_SIZE) this.out4.clear();
+          this.out4.set(key, r);
+        }
+        return r;
+      }
+      const from = src[0]!;
+      let bySrc = this.out4src.get(key);
+      let r = bySrc?.get(from);
       if (r === undefined) {
-        r = this.routeOutputOf(4, [key], 0, null);
-        if (this.out4.size >= ROUTE_CACHE_SIZE) this.out4.clear();
-        this.out4.set(key, r);
+        r = this.routeOutputOf(4, [key], 0, [from]);
+        if (this.out4srcSize >= ROUTE_CACHE_SIZE) {
+          this.out4src.clear();
+          this.out4srcSize = 0;
+          bySrc = undefined;
+        }
+        if (bySrc === undefined) this.out4src.set(key, (bySrc = new Map()));
+        bySrc.set(from, r);
+        this.out4srcSize++;
       }
       return r;
     }
     return this.routeOutputOf(family, dst, mark, src);
   }
 
-  /** Answers of {@link routeOutput} for IPv4 without a mark or a source, by destination. */
+  /** The answer of {@link routeInput} for a local destination, by the table its route is in. */
+  private readonly localIn = new Map<number, RouteResult & { reason: string | null; martian: boolean }>();
+
+  /** Answers of {@link routeOutput} for IPv4 without a mark: by destination, without a source. */
   private readonly out4 = new Map<number, RouteResult>();
+  /** The same with a source: by destination, then source. */
+  private readonly out4src = new Map<number, Map<number, RouteResult>>();
+  private out4srcSize = 0;
 
   private routeOutputOf(family: Family, dst: readonly number[], mark: number, src: readonly number[] | null): RouteResult {
     if (this.observer !== null) {
@@ -719,7 +742,11 @@ export class Routing {
     const { route, table } = hit;
     // fib_validate_source: a source that is one of our own addresses is martian off lo.
     if (!dev.loopback && this.isLocalAddress(family, src)) return none('unreachable', 'martian source (a local address)', true);
-    if (route.type === 'local') return { type: 'local', dev: this.lo, via: null, src: null, table, reason: null, martian: false };
+    if (route.type === 'local') {
+      let r = this.localIn.get(table);
+      if (r === undefined) this.localIn.set(table, (r = { type: 'local', dev: this.lo, via: null, src: null, table, reason: null, martian: false }));
+      return r;
+    }
     if (route.type === 'broadcast') return { type: 'local', dev: this.lo, via: null, src: null, table, reason: 'broadcast', martian: false };
     if (route.type !== 'unicast') return { type: route.type, dev: null, via: null, src: null, table, reason: route.type, martian: false };
     if (!forwarding) return none('unreachable', 'forwarding is disabled (net.ipv4.ip_forward=0)');

@@ -184,6 +184,20 @@ describe('output routes, kept by destination', () => {
         const src = got.src === null ? null : got.src.slice();
         dst[0] = 0x01020304;
         expect(got.src, a).toEqual(src);
+        // With a source (a packet's own, as output routing of a later packet asks).
+        for (const from of ['10.0.0.3', '127.0.0.1', '192.168.5.1', '10.9.9.9']) {
+          const words = parseAddress(from, 4)!;
+          const to = parseAddress(a, 4)!;
+          const withSrc = kept.routeOutput(4, to, 0, words);
+          expect(withSrc, `${from} > ${a}`).toEqual(fresh.routeOutput(4, parseAddress(a, 4)!, 0, parseAddress(from, 4)!));
+          const before = JSON.stringify(withSrc);
+          words[0] = 0x01020304;
+          to[0] = 0x01020304;
+          expect(JSON.stringify(withSrc), `${from} > ${a}`).toBe(before);
+        }
+        // Input routing of an arriving packet, kept or walked.
+        const eth0 = kept.byName.get('eth0')!;
+        expect(kept.routeInput(4, parseAddress('10.0.0.77', 4)!, parseAddress(a, 4)!, 0, eth0, false), a).toEqual(fresh.routeInput(4, parseAddress('10.0.0.77', 4)!, parseAddress(a, 4)!, 0, fresh.byName.get('eth0')!, false));
       }
     }
     // A mark or a source goes past the kept answers.
