@@ -11,7 +11,7 @@
 //   node_modules to this one's and build it)
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { PODS, podOptions } from './pods.js';
+import { PODS, podOptions, timeMix } from './pods.js';
 import { mix } from './probes.js';
 
 const args = process.argv.slice(2);
@@ -26,17 +26,6 @@ const builds = await Promise.all(dirs.map(async (d) => (await import(pathToFileU
 const ROUND = 50000;
 const ROUNDS = 8;
 
-function timed(ns, probes, n) {
-  let sink = 0;
-  const t0 = performance.now();
-  for (let i = 1; i <= n; i++) {
-    if ((i & 4095) === 0) ns.flushConntrack();
-    sink += ns.connect(probes[i % probes.length], { trace: false }).reason.length;
-  }
-  if (sink === 0) throw new Error('no results');
-  return ((performance.now() - t0) * 1000) / n;
-}
-
 const median = (a) => a.slice().sort((x, y) => x - y)[Math.floor(a.length / 2)];
 const say = (line) => (JSON_OUT ? process.stderr : process.stdout).write(`${line}\n`);
 const out = {};
@@ -45,7 +34,7 @@ for (const [name, pod] of Object.entries(PODS)) {
   const nss = builds.map((Netns) => new Netns(podOptions(pod, { outcomeCache: cache })));
   const rounds = [[], []];
   for (let r = 0; r < ROUNDS; r++) {
-    for (const k of r % 2 === 0 ? [0, 1] : [1, 0]) rounds[k].push(timed(nss[k], probes, ROUND));
+    for (const k of r % 2 === 0 ? [0, 1] : [1, 0]) rounds[k].push(timeMix(nss[k], probes, ROUND));
   }
   const [a, b] = rounds.map(median);
   out[name] = { a: { min: Math.min(...rounds[0]), median: a }, b: { min: Math.min(...rounds[1]), median: b }, ratio: b / a, rounds };

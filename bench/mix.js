@@ -1,7 +1,7 @@
 // The pods' probe mixes on the namespace path (the outcome cache off) against IdealPod, the whole
-// connection by hand (bench/ideal.js), in a process of their own: inside bench/run.js, after the
-// runs before have grown the heap, IdealPod measured 2.8–3.6 µs a connection where it takes
-// 1–2.5 µs alone.
+// connection by hand (bench/ideal.js), in a process of their own: inside bench/run.js, IdealPod's
+// cost moves with the heap the runs before it have grown (2.2 and 2.9 µs a connection in run H,
+// docs/performance.md).
 //
 // Each pod's mix (4,096 probes, cycled, conntrack flushed every 4,096 connections as in
 // bench/run.js) is warmed up for a second on each side. Then eight rounds of 50,000 connections
@@ -13,25 +13,13 @@
 //
 //   npm run build && node --expose-gc bench/mix.js [--json]
 import { Netns } from '../dist/index.js';
-import { PODS, podOptions, validateIdeal } from './pods.js';
+import { PODS, podOptions, timeMix, validateIdeal } from './pods.js';
 import { mix } from './probes.js';
 
 const JSON_OUT = process.argv.includes('--json');
 const say = (line) => (JSON_OUT ? process.stderr : process.stdout).write(`${line}\n`);
 const ROUND = 50000;
 const ROUNDS = 8;
-
-function timed(ns, probes, n) {
-  let sink = 0;
-  const t0 = performance.now();
-  for (let i = 1; i <= n; i++) {
-    if ((i & 4095) === 0) ns.flushConntrack();
-    sink += ns.connect(probes[i % probes.length], { trace: false }).reason.length;
-  }
-  const us = ((performance.now() - t0) * 1000) / n;
-  if (sink === 0) throw new Error('no results');
-  return us;
-}
 
 const median = (a) => a.slice().sort((x, y) => x - y)[Math.floor(a.length / 2)];
 const out = {};
@@ -42,7 +30,7 @@ for (const [name, pod] of Object.entries(PODS)) {
   for (const m of Object.values(make)) {
     const ns = m();
     const t0 = performance.now();
-    while (performance.now() - t0 < 1000) timed(ns, probes, 4096);
+    while (performance.now() - t0 < 1000) timeMix(ns, probes, 4096);
   }
   out[name] = {};
   for (const mode of ['kept', 'new']) {
@@ -50,7 +38,7 @@ for (const [name, pod] of Object.entries(PODS)) {
     const rounds = { fast: [], ideal: [] };
     for (let r = 0; r < ROUNDS; r++) {
       const order = r % 2 === 0 ? ['fast', 'ideal'] : ['ideal', 'fast'];
-      for (const side of order) rounds[side].push(timed(mode === 'kept' ? kept[side] : make[side](), probes, ROUND));
+      for (const side of order) rounds[side].push(timeMix(mode === 'kept' ? kept[side] : make[side](), probes, ROUND));
     }
     const fast = median(rounds.fast);
     const ideal = median(rounds.ideal);

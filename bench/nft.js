@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Netns, compileIstio, parseIstioIptablesArgs, parseNftRuleset } from '../dist/index.js';
 import { kubeProxyNftRules, kubeProxyNode, kubeProxyProbes, kubeProxyRules, kubeProxyServices } from './kube-proxy.js';
-import { client, ext, svc } from './probes.js';
+import { ISTIO_SHAPES } from './probes.js';
 
 const log = (s) => process.stderr.write(`${s}\n`);
 const N = 4096;
@@ -63,15 +63,7 @@ function sameOutcomes(what, a, b, probes) {
 }
 
 // ---- 1. Istio sidecar pod ------------------------------------------------------------------
-const SHAPES = [
-  [4, (i) => ({ from: 'local', uid: 1000, dst: `${svc(i)}:80` })],
-  [2, (i) => ({ from: 'local', uid: 1337, gid: 1337, dst: `${ext(i)}:8080` })],
-  [1, () => ({ from: 'local', uid: 1000, dst: '127.0.0.1:8080' })],
-  [1, () => ({ from: 'local', uid: 1337, gid: 1337, dst: '10.0.0.2:8080' })],
-  [3, (i) => ({ from: 'remote', src: client(i), dst: '10.0.0.2:8080' })],
-  [1, (i) => ({ from: 'remote', src: client(i), dst: '10.0.0.2:15090' })],
-];
-const wheel = SHAPES.flatMap(([w, f]) => Array.from({ length: w }, () => f));
+const wheel = ISTIO_SHAPES.flatMap(([w, f]) => Array.from({ length: w }, () => f));
 const istioProbes = Array.from({ length: N }, (_, i) => wheel[i % wheel.length](i));
 const ARGS = ['-p', '15001', '-z', '15006', '-u', '1337', '-m', 'REDIRECT', '-i', '*', '-x', '', '-b', '*', '-d', '15090,15021,15020'];
 const istioIpt = compileIstio(parseIstioIptablesArgs(ARGS)).restore.map((r) => r.text).join('');

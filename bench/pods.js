@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { istioIdeal, istioIdealPod, linkerdIdeal, linkerdIdealPod } from './ideal.js';
-import { LINKERD_SHAPES, client, ext, svc } from './probes.js';
+import { ISTIO_SHAPES, LINKERD_SHAPES, svc } from './probes.js';
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -28,14 +28,7 @@ export const PODS = {
     ideal: istioIdeal,
     idealPod: istioIdealPod,
     repeatProbe: { from: 'local', uid: 1000, dst: '10.96.0.10:80' },
-    shapes: [
-      [4, (i) => ({ from: 'local', uid: 1000, dst: `${svc(i)}:80` })],
-      [2, (i) => ({ from: 'local', uid: 1337, gid: 1337, dst: `${ext(i)}:8080` })],
-      [1, () => ({ from: 'local', uid: 1000, dst: '127.0.0.1:8080' })],
-      [1, () => ({ from: 'local', uid: 1337, gid: 1337, dst: '10.0.0.2:8080' })],
-      [3, (i) => ({ from: 'remote', src: client(i), dst: '10.0.0.2:8080' })],
-      [1, (i) => ({ from: 'remote', src: client(i), dst: '10.0.0.2:15090' })],
-    ],
+    shapes: ISTIO_SHAPES,
     packets: ['tcp > 10.96.0.10:80 uid 1000', 'tcp > 10.1.0.7:8080 uid 1337 gid 1337', 'tcp 10.2.0.5 > 10.0.0.2:8080', 'udp > 10.96.0.10:53 uid 1000'],
   },
 };
@@ -55,4 +48,20 @@ export function validateIdeal(what, probes, makeNs, makeIdeal) {
     const y = strip(b.connect(p));
     if (x !== y) throw new Error(`${what}: results differ for ${JSON.stringify(p)}:\n${x}\n${y}`);
   }
+}
+
+/**
+ * µs a connection over `n` connections of `probes` (cycled, conntrack flushed every 4,096
+ * connections, as bench/run.js does), untraced. Every result's `reason` is read, so that no side
+ * can skip building its result.
+ */
+export function timeMix(ns, probes, n) {
+  let sink = 0;
+  const t0 = performance.now();
+  for (let i = 1; i <= n; i++) {
+    if ((i & 4095) === 0) ns.flushConntrack();
+    sink += ns.connect(probes[i % probes.length], { trace: false }).reason.length;
+  }
+  if (sink === 0) throw new Error('no results');
+  return ((performance.now() - t0) * 1000) / n;
 }

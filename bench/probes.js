@@ -1,5 +1,5 @@
 // The connection probes the benches share: addresses spread by index, a deterministic mix of
-// weighted probe shapes, and the Linkerd default pod's mix (bench/run.js, bench/batch.js).
+// weighted probe shapes, and the Linkerd and Istio default pods' mixes.
 
 /** An IPv4 address as text. */
 export function ip(n) {
@@ -39,4 +39,18 @@ export const LINKERD_SHAPES = [
   [1, () => ({ from: 'local', uid: 1000, dst: '127.0.0.1:8080' })],
   [3, (i) => ({ from: 'remote', src: client(i), dst: '10.0.0.2:8080' })],
   [1, (i) => ({ from: 'remote', src: client(i), dst: '10.0.0.2:4191' })],
+];
+
+/**
+ * The Istio default pod's probes: the app's outbound TCP (redirected to 15001), the proxy's own
+ * traffic, loopback, the proxy to the pod's own address, inbound (redirected to 15006) and the
+ * proxy's stats port.
+ */
+export const ISTIO_SHAPES = [
+  [4, (i) => ({ from: 'local', uid: 1000, dst: `${svc(i)}:80` })],
+  [2, (i) => ({ from: 'local', uid: 1337, gid: 1337, dst: `${ext(i)}:8080` })],
+  [1, () => ({ from: 'local', uid: 1000, dst: '127.0.0.1:8080' })],
+  [1, () => ({ from: 'local', uid: 1337, gid: 1337, dst: '10.0.0.2:8080' })],
+  [3, (i) => ({ from: 'remote', src: client(i), dst: '10.0.0.2:8080' })],
+  [1, (i) => ({ from: 'remote', src: client(i), dst: '10.0.0.2:15090' })],
 ];
