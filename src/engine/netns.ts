@@ -1754,7 +1754,7 @@ export class Netns {
   }
 }
 
-/** Packet records a namespace keeps for reuse (a connection with its close uses at most eight). */
+/** Packet records a namespace keeps for reuse (a connection with its close sends six packets; answers add a few). */
 const MAX_PACKET_RECORDS = 16;
 
 /** Recordings after which the outcome cache judges whether it pays (see `Netns.cacheUsable`). */
