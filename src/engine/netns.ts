@@ -1427,7 +1427,7 @@ export class Netns {
       if (isIcmpError(orig)) return null;
       // icmp_send: the error comes from the destination when it is ours, else from the address
       // routing picks towards the sender.
-      const from = this.routing.isLocalAddress(family, orig.dst) ? orig.dst.slice() : this.routing.routeOutput(family, orig.src, 0, null).src?.slice() ?? orig.dst.slice();
+      const from = this.routing.isLocalAddress(family, orig.dst) ? orig.dst : (this.routing.routeOutput(family, orig.src, 0, null).src ?? orig.dst);
       a = this.packet(family, family === 4 ? PROTO.ICMP : PROTO.ICMPV6, from, 0, orig.src, 0, 0);
       const [type, code] = icmpError(family, kind);
       a.icmpType = type;

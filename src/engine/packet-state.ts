@@ -56,77 +56,75 @@ export const SOCKET_HALF_OPEN = -2;
 
 /** The packet state the engine threads through the hooks. @internal */
 export class PacketState implements PacketView {
-  family: Family;
-  proto: number;
-  src: number[];
-  dst: number[];
-  sport: number;
-  dport: number;
-  tcpFlags: number;
-  icmpType = -1;
-  icmpCode = -1;
-  fragment = false;
-  length = 60;
-  inIface: string | null = null;
-  outIface: string | null = null;
+  // The fields are declared, not initialised: the constructor and reset() set every one through
+  // init(), in one order, so that a new packet and a reused record are the same.
+  declare family: Family;
+  declare proto: number;
+  declare src: number[];
+  declare dst: number[];
+  declare sport: number;
+  declare dport: number;
+  declare tcpFlags: number;
+  declare icmpType: number;
+  declare icmpCode: number;
+  declare fragment: boolean;
+  declare length: number;
+  declare inIface: string | null;
+  declare outIface: string | null;
   /** ifindex of inIface / outIface (0: none), for lowered interface tests. */
-  inIndex = 0;
-  outIndex = 0;
-  hook: HookName = 'PREROUTING';
-  table: TableName = 'raw';
-  mark = 0;
+  declare inIndex: number;
+  declare outIndex: number;
+  declare hook: HookName;
+  declare table: TableName;
+  declare mark: number;
   /** IPv4 TTL / IPv6 hop limit: 64 where the packet is made (Linux's default), less per hop. */
-  ttl = 64;
+  declare ttl: number;
   /** IPv4 TOS / IPv6 traffic class. */
-  tos = 0;
-  socket: SocketView | null = null;
-  ct: ConntrackViewImpl | null = null;
+  declare tos: number;
+  declare socket: SocketView | null;
+  declare ct: ConntrackViewImpl | null;
 
   /** The conntrack entry (-1: none), its table and direction (engine side of {@link ct}). */
-  ctEntry = -1;
-  ctTable: ConntrackTable | null = null;
-  ctDir = 0;
+  declare ctEntry: number;
+  declare ctTable: ConntrackTable | null;
+  declare ctDir: number;
   /** `IP_CT_UNTRACKED`: set by NOTRACK / CT --notrack in raw. */
-  untracked = false;
+  declare untracked: boolean;
   /** `CT --zone` template set in raw. */
-  zone = 0;
+  declare zone: number;
   /** A `CT` template is attached (`skb->_nfct` set): later CT and NOTRACK rules leave the packet alone. */
-  ctTemplate = false;
+  declare ctTemplate: boolean;
   /**
    * The answer (RST, ICMP error) to an untracked packet: `nf_ct_attach` gave it `skb->_nfct` =
    * RELATED without an entry, so CT and NOTRACK rules leave it alone, and conntrack looks it up
    * as a packet of its own (a RST or an ICMP error of no connection: INVALID).
    */
-  ctAttachedNone = false;
+  declare ctAttachedNone: boolean;
   /** The socket TPROXY assigned (`nf_tproxy_assign_sock`). */
-  assignedSocket: SocketRecord | null = null;
+  declare assignedSocket: SocketRecord | null;
   /** The socket that sent the packet (owner match reads {@link socket}). */
-  sender: SocketRecord | null = null;
+  declare sender: SocketRecord | null;
   /** The current route (`skb_dst`). */
-  route: RouteResult | null = null;
+  declare route: RouteResult | null;
   /**
    * IPv4 output routing must find the source among the host's addresses (`__ip_route_output_key`
    * without `FLOWI_FLAG_ANYSRC`): set for packets of sockets that are not IP_TRANSPARENT and for
    * the kernel's own RST (`tcp_v4_send_reset`).
    */
-  checkSource = false;
+  declare checkSource: boolean;
   /** Set by REJECT: what it answers with. */
-  rejectWith: string | null = null;
+  declare rejectWith: string | null;
   /** Why the last table dropped the packet, when it was not a plain DROP. */
-  dropReason: string | null = null;
+  declare dropReason: string | null;
 
-  readonly host: PacketHost;
+  declare readonly host: PacketHost;
   private readonly ctView = new ConntrackViewImpl();
 
   constructor(host: PacketHost, family: Family, proto: number, src: number[], sport: number, dst: number[], dport: number, tcpFlags: number) {
     this.host = host;
-    this.family = family;
-    this.proto = proto;
     this.src = src;
-    this.sport = sport;
     this.dst = dst;
-    this.dport = dport;
-    this.tcpFlags = tcpFlags;
+    this.init(family, proto, sport, dport, tcpFlags);
   }
 
   /**
@@ -135,10 +133,16 @@ export class PacketState implements PacketView {
    * them from one connection to the next, so that a packet allocates nothing.
    */
   reset(family: Family, proto: number, src: readonly number[], sport: number, dst: readonly number[], dport: number, tcpFlags: number): this {
-    this.family = family;
-    this.proto = proto;
     copyWords(this.src, src);
     copyWords(this.dst, dst);
+    this.init(family, proto, sport, dport, tcpFlags);
+    return this;
+  }
+
+  /** Every field of a new packet but its host and its addresses. */
+  private init(family: Family, proto: number, sport: number, dport: number, tcpFlags: number): void {
+    this.family = family;
+    this.proto = proto;
     this.sport = sport;
     this.dport = dport;
     this.tcpFlags = tcpFlags;
@@ -170,7 +174,6 @@ export class PacketState implements PacketView {
     this.checkSource = false;
     this.rejectWith = null;
     this.dropReason = null;
-    return this;
   }
 
   /** Points {@link ct} at an entry of `table` (or, with -1, at a state without one: INVALID, UNTRACKED). */
