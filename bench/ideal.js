@@ -4,9 +4,9 @@
 // with the same interface as the lowered evaluator and the reference interpreter, so it runs inside
 // the same namespace model (routing, conntrack, NAT, sockets) and makes the same decisions for the
 // same probes; run.js checks that before it times anything.
-import { NF_INET, PROTO } from '../dist/engine/constants.js';
-import { NF_NAT_MANIP_DST } from '../dist/engine/conntrack.js';
-import { NF_ACCEPT, NF_DROP } from '../dist/engine/targets.js';
+import { NF_INET, PROTO } from '../dist/engine/state/constants.js';
+import { NF_NAT_MANIP_DST } from '../dist/engine/state/conntrack.js';
+import { NF_ACCEPT, NF_DROP } from '../dist/engine/rules/targets.js';
 
 const NAT = 2; // TABLE_INDEX.nat
 const LO = 1; // ifindex of lo

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { bench, do_not_optimize, run } from 'mitata';
 import { Netns, parseIptablesSave, parsePacketSpec } from '../dist/index.js';
 import { spawnSync } from 'node:child_process';
-import { PacketState } from '../dist/engine/packet-state.js';
+import { PacketState } from '../dist/engine/state/packet-state.js';
 import { useEvaluator } from './ideal.js';
 import { PODS, podOptions, validateIdeal } from './pods.js';
 import { connectionRate, harnessCaseCost, kernelUnavailable } from './kernel.js';

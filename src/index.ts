@@ -14,57 +14,58 @@
  */
 export type * from './model/types.js';
 export { BUILTIN_CHAINS, HOOK_NAMES, TABLE_NAMES } from './model/types.js';
-export { NetfilterSimError, formatDiagnostic, type Diagnostic, type ErrorCode } from './errors.js';
-export { parseIptablesSave, parseIptablesSaveOrThrow, type SaveParseOptions, type SaveParseResult } from './syntax/save.js';
-export { parseIptablesArgv, type ParsedCommand, type CommandOptions } from './syntax/command.js';
-export { applyIptablesCommands, type ApplyOptions } from './syntax/apply.js';
-export { printIptablesSave, printRule, type PrintOptions } from './print/save.js';
-export { formatIptablesSave, type FormatOptions } from './fmt.js';
-export { parseCidr, formatCidr, parseAddress, formatAddress } from './syntax/address.js';
-export * from './mesh/istio/index.js';
-export * from './mesh/linkerd/index.js';
-export { compileProxyInit as compileLinkerd } from './mesh/linkerd/index.js';
-export { renderLinkerd, linkerdRulesets } from './mesh/linkerd/output.js';
-export { readPod, readNamespace, readService, type Pod, type Namespace } from './mesh/pod.js';
+export { NetfilterSimError, type Diagnostic, type ErrorCode } from './model/errors.js';
+export { formatDiagnostic } from './model/diagnostic-text.js';
+export { parseIptablesSave, parseIptablesSaveOrThrow, type SaveParseOptions, type SaveParseResult } from './iptables/syntax/save.js';
+export { parseIptablesArgv, type ParsedCommand, type CommandOptions } from './iptables/syntax/command.js';
+export { applyIptablesCommands, type ApplyOptions } from './iptables/syntax/apply.js';
+export { printIptablesSave, printRule, type PrintOptions } from './iptables/print/save.js';
+export { formatIptablesSave, type FormatOptions } from './iptables/fmt.js';
+export { parseCidr, formatCidr, parseAddress, formatAddress } from './model/address.js';
+export * from './compile/istio/index.js';
+export * from './compile/linkerd/index.js';
+export { compileProxyInit as compileLinkerd } from './compile/linkerd/index.js';
+export { renderLinkerd, linkerdRulesets } from './compile/linkerd/output.js';
+export { readPod, readNamespace, readService, type Pod, type Namespace } from './compile/pod.js';
 export { Netns, needsConntrack, parsePacketSpec, parseEndpoint, NetnsPool, connectBatch } from './engine/index.js';
 export type { BatchOptions, PoolOptions } from './engine/index.js';
 export type {
   NetnsOptions, ListenerSpec, ConnectSpec, LocalConnectSpec, RemoteConnectSpec, ConnectResult, ConnectStep, CallOptions,
   PacketSpec, Endpoint, InterfaceSpec, RouteSpec, RuleSpec, ConntrackSnapshot, ExtensionRegistry, RuleCounter, TraceEvent,
 } from './engine/index.js';
-export { check, reachableHooks, MAX_CHAIN_NAME_LENGTH, NFT_JUMP_STACK_SIZE, type CheckOptions } from './check/index.js';
+export { check, reachableHooks, MAX_CHAIN_NAME_LENGTH, NFT_JUMP_STACK_SIZE, type CheckOptions } from './iptables/check/index.js';
 export {
   renderTrace, renderTraceText, renderTraceTree, renderTraceJson, renderTraceMermaid, renderTraceDot, renderOutcome,
   type RenderOptions, type TraceFormat,
 } from './trace/index.js';
-export type { CommandName } from './syntax/command.js';
+export type { CommandName } from './iptables/syntax/command.js';
 export type {
   TraceEventBase, TraceEventType, PacketEvent, RouteEvent, RerouteEvent, TableEvent, RulePosition, RuleEvent, ReturnEvent,
   PolicyEvent, AssumedEvent, VerdictEvent, ConntrackEvent, NatEvent, EffectEvent, SocketEvent, WireEvent, LoopbackEvent, DropEvent,
-} from './engine/trace-events.js';
-export type { RouteType } from './engine/routing.js';
+} from './engine/trace/events.js';
+export type { RouteType } from './engine/state/routing.js';
 export type {
   MatchExtension, TargetExtension, OptionDef, OptionOccurrence, ExtensionContext, CheckContext, Placement, Accounts,
-} from './extensions/types.js';
+} from './iptables/extensions/types.js';
 export { IPPROTO, TCP_FLAGS, CT_STATE, CT_STATUS, ADDR_TYPE, type PacketView, type SocketView, type ConntrackView } from './model/packet.js';
-export type { FlagDef as IstioIptablesFlag } from './mesh/istio/args.js';
-export type { PodContainer, ContainerPort, EnvVar, Service, ServicePort } from './mesh/pod.js';
-export type { LinkerdRuleset, LinkerdOutputFormat } from './mesh/linkerd/output.js';
+export type { FlagDef as IstioIptablesFlag } from './compile/istio/args.js';
+export type { PodContainer, ContainerPort, EnvVar, Service, ServicePort } from './compile/pod.js';
+export type { LinkerdRuleset, LinkerdOutputFormat } from './compile/linkerd/output.js';
 export {
   simulateMesh, prepareMeshPod, validateMeshPod, parseServices, defaultPods, demoLinkerd,
   renderMesh, renderMeshText, renderMeshJson, renderMeshMermaid, renderMeshDot, meshJson, MESH_FORMATS,
   DEFAULT_POD_MANIFESTS, LINKERD_SCENARIO_DEFAULTS, ISTIO_SCENARIO_DEFAULTS,
-} from './mesh/scenario/index.js';
+} from './mesh/index.js';
 export type {
   MeshScenarioOptions, MeshResult, MeshHop, HopRule, MeshPod, MeshProxy, RuleNote, StartupStep, StartupEffect, MeshInstall,
   MeshName, MeshVerdict, MeshService, ValidatorResult, MeshFormat, MeshRenderOptions, PrepareMeshPodOptions,
   MeshAmbient,
-} from './mesh/scenario/index.js';
+} from './mesh/index.js';
 export * from './laws/index.js';
 export { explore, classOf, expectedFor, renderExplore, addressRangeText } from './explore/index.js';
 export type { ExploreOptions, ExploreResult, ExploreClass, ExploreBox, ExploreOutcome, ExploreFrom } from './explore/index.js';
-export { simulateMeshAllPorts, renderMeshAllPorts, renderPortVerdicts } from './mesh/scenario/all-ports.js';
-export type { MeshAllPortsResult, PortVerdict, UidVerdicts } from './mesh/scenario/all-ports.js';
+export { simulateMeshAllPorts, renderMeshAllPorts, renderPortVerdicts } from './mesh/all-ports.js';
+export type { MeshAllPortsResult, PortVerdict, UidVerdicts } from './mesh/all-ports.js';
 export {
   parseNftRuleset, parseNftRulesetOrThrow, formatNftRuleset, nftLoadErrors, printNftRuleset, printNftRule, printNftTable, checkNftRuleset, detectRulesSyntax,
   type NftParseResult, type NftParseOptions, type NftCheckOptions, type RulesSyntax,

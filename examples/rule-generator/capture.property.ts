@@ -10,7 +10,7 @@
 import * as fc from 'fast-check';
 import { connection, type ConnectionProbe } from '../../src/arbitraries/index.js';
 import { checkCaptureLaws, explainCounterexample, type CaptureSetup } from '../../src/laws/index.js';
-import { applyIptablesCommands } from '../../src/syntax/apply.js';
+import { applyIptablesCommands } from '../../src/iptables/syntax/apply.js';
 import type { CaptureConfig } from './generator.js';
 
 /** Configurations: any proxy UID and port, up to 40 distinct ports to skip. */

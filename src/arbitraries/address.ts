@@ -9,9 +9,9 @@
  */
 import * as fc from 'fast-check';
 import type { Family } from '../model/types.js';
-import { formatAddress, parseAddress, prefixMask } from '../syntax/address.js';
+import { formatAddress, parseAddress, prefixMask } from '../model/address.js';
 import { checkBool, checkFamily, checkInt, checkKnownKeys, checkOrder } from './constraints.js';
-import { expectArgument } from '../guard.js';
+import { expectArgument } from '../model/guard.js';
 
 /** Addresses a pod's rules and connections keep meeting (IPv4). @internal */
 export const WELL_KNOWN_IPV4: readonly string[] = [

@@ -12,10 +12,10 @@
  * @internal
  */
 import * as fc from 'fast-check';
-import { MATCHES, TARGETS } from '../extensions/registry.js';
-import type { Placement } from '../extensions/types.js';
+import { MATCHES, TARGETS } from '../iptables/extensions/registry.js';
+import type { Placement } from '../iptables/extensions/types.js';
 import { BUILTIN_CHAINS, type Family, type HookName, type TableName } from '../model/types.js';
-import { formatAddress } from '../syntax/address.js';
+import { formatAddress } from '../model/address.js';
 import { addressText, addressWords } from './address.js';
 import { formatPortRange, multiportList, port, portRange, type PortRange } from './ports.js';
 

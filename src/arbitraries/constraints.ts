@@ -5,7 +5,7 @@
  * @module
  * @internal
  */
-import { diagnostic, NetfilterSimError } from '../errors.js';
+import { diagnostic, NetfilterSimError } from '../model/errors.js';
 import { TABLE_NAMES, type Family, type TableName } from '../model/types.js';
 
 /**

@@ -12,9 +12,9 @@
  * @internal
  */
 import * as fc from 'fast-check';
-import { TARGETS } from '../extensions/registry.js';
+import { TARGETS } from '../iptables/extensions/registry.js';
 import { BUILTIN_CHAINS, HOOK_NAMES, type Family, type HookName, type TableName } from '../model/types.js';
-import { LOADABLE_TARGETS, STANDARD_TARGET_NAMES } from '../syntax/command.js';
+import { LOADABLE_TARGETS, STANDARD_TARGET_NAMES } from '../iptables/syntax/command.js';
 import { cidr } from './address.js';
 import { hooksFit, protocolFits, tableFits, type Catalog, type GenContext, type MatchGen, type TargetGen } from './catalog.js';
 

@@ -6,9 +6,9 @@
  * @module
  */
 import * as fc from 'fast-check';
-import { formatIstioIptablesArgs } from '../mesh/istio/args.js';
-import { istioConfig as fillIstioConfig, type IstioConfig } from '../mesh/istio/config.js';
-import { formatProxyInitArgs, proxyInitConfig, type ProxyInitConfig } from '../mesh/linkerd/config.js';
+import { formatIstioIptablesArgs } from '../compile/istio/args.js';
+import { istioConfig as fillIstioConfig, type IstioConfig } from '../compile/istio/config.js';
+import { formatProxyInitArgs, proxyInitConfig, type ProxyInitConfig } from '../compile/linkerd/config.js';
 import type { Family } from '../model/types.js';
 import { cidr } from './address.js';
 import { badConstraint, checkBool, checkInt, checkKnownKeys, checkSubset } from './constraints.js';

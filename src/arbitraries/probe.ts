@@ -6,11 +6,11 @@
  */
 import * as fc from 'fast-check';
 import type { Family } from '../model/types.js';
-import { formatAddress, parseAddress, parseCidr } from '../syntax/address.js';
+import { formatAddress, parseAddress, parseCidr } from '../model/address.js';
 import { addressWords } from './address.js';
 import { badConstraint, checkFamily, checkKnownKeys, checkSubset } from './constraints.js';
 import { port, type PortRange } from './ports.js';
-import { expectArgument } from '../guard.js';
+import { expectArgument } from '../model/guard.js';
 
 /**
  * A connection attempt, as `Netns.connect` takes it: from a local process (`uid`, `gid`) or

@@ -6,7 +6,7 @@
  */
 import * as fc from 'fast-check';
 import { BUILTIN_CHAINS, type Family, type HookName, type Rule, type TableName } from '../model/types.js';
-import { parseIptablesArgv } from '../syntax/command.js';
+import { parseIptablesArgv } from '../iptables/syntax/command.js';
 import { catalogFor, hooksFit, KNOWN_MATCHES, protocolFits, tableFits, type GenContext } from './catalog.js';
 import { badConstraint, checkFamily, checkInt, checkKnownKeys, checkTables } from './constraints.js';
 import { renderRuleBody, ruleDraft, targetDraft, type DraftContext, type TargetDraft } from './draft.js';

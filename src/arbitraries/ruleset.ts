@@ -8,12 +8,12 @@
  */
 import * as fc from 'fast-check';
 import { BUILTIN_CHAINS, TABLE_NAMES, type Chain, type Family, type Ruleset, type TableName } from '../model/types.js';
-import { printIptablesSave } from '../print/save.js';
-import { applyIptablesCommands } from '../syntax/apply.js';
+import { printIptablesSave } from '../iptables/print/save.js';
+import { applyIptablesCommands } from '../iptables/syntax/apply.js';
 import { catalogFor, KNOWN_MATCHES } from './catalog.js';
 import { badConstraint, checkBool, checkFamily, checkInt, checkKnownKeys, checkTables } from './constraints.js';
 import { chainName, resolveTable, ruleDraft, renderRuleBody, tableDraft, type TableDraft, type TableDraftOptions } from './draft.js';
-import { expectArgument } from '../guard.js';
+import { expectArgument } from '../model/guard.js';
 
 /**
  * The extensions rules may use. Names are as `-m NAME` and `-j NAME` write them.

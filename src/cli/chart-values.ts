@@ -6,8 +6,8 @@
  *
  * @module
  */
-import type { IstioInjectorValues } from '../mesh/istio/inject.js';
-import type { InjectorValuesInput } from '../mesh/linkerd/injector.js';
+import type { IstioInjectorValues } from '../compile/istio/inject.js';
+import type { InjectorValuesInput } from '../compile/linkerd/injector.js';
 import { UsageError } from './io.js';
 
 type Kind = 'string' | 'bool' | 'int' | 'ports';

@@ -4,8 +4,9 @@
  * @internal
  */
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
-import { MAX_INPUT_BYTES } from '../limits.js';
-import { NetfilterSimError, formatDiagnostic, type Diagnostic } from '../errors.js';
+import { MAX_INPUT_BYTES } from '../model/limits.js';
+import { NetfilterSimError, type Diagnostic } from '../model/errors.js';
+import { formatDiagnostic } from '../model/diagnostic-text.js';
 
 export interface CliIO {
   readonly stdout: (text: string) => void;

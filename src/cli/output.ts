@@ -4,7 +4,7 @@
  * (control characters from the input escaped, a suggestion for a mistyped flag).
  * @internal
  */
-import { suggest } from '../syntax/command.js';
+import { suggest } from '../iptables/syntax/command.js';
 import { UsageError } from './io.js';
 
 /** How a command selects its output: what `--json` means and what `-o VALUE` becomes. */

@@ -2,7 +2,7 @@
  * The CLI's command table and error handling. `main.ts` only calls {@link run}.
  * @internal
  */
-import { suggest } from '../syntax/command.js';
+import { suggest } from '../iptables/syntax/command.js';
 import { runCheck } from './commands/check.js';
 import { runCompile } from './commands/compile.js';
 import { runConnect } from './commands/connect.js';

@@ -3,7 +3,7 @@
  *
  * @module
  */
-export { Netns, stepsOf } from './netns.js';
+export { Netns, stepsOf } from './path/netns.js';
 export type {
   NetnsOptions,
   ListenerSpec,
@@ -13,15 +13,15 @@ export type {
   ConnectResult,
   ConnectStep,
   CallOptions,
-} from './netns.js';
-export { parsePacketSpec, parseEndpoint } from './probe.js';
-export type { PacketSpec, Endpoint } from './probe.js';
-export type { InterfaceSpec, RouteSpec, RuleSpec } from './routing.js';
-export type { ConntrackSnapshot } from './conntrack.js';
-export type { ExtensionRegistry } from './registry.js';
-export type { RuleCounter } from './evaluate.js';
-export type { TraceEvent } from './trace-events.js';
-export { HOOK_STEPS, NF_IP_PRI } from './constants.js';
-export { needsConntrack } from './netns.js';
-export { NetnsPool, connectBatch } from './batch.js';
-export type { BatchOptions, PoolOptions } from './batch.js';
+} from './path/netns.js';
+export { parsePacketSpec, parseEndpoint } from './path/probe.js';
+export type { PacketSpec, Endpoint } from './path/probe.js';
+export type { InterfaceSpec, RouteSpec, RuleSpec } from './state/routing.js';
+export type { ConntrackSnapshot } from './state/conntrack.js';
+export type { ExtensionRegistry } from './rules/registry.js';
+export type { RuleCounter } from './rules/iptables-evaluate.js';
+export type { TraceEvent } from './trace/events.js';
+export { HOOK_STEPS, NF_IP_PRI } from './state/constants.js';
+export { needsConntrack } from './path/netns.js';
+export { NetnsPool, connectBatch } from './batch/pool.js';
+export type { BatchOptions, PoolOptions } from './batch/pool.js';

@@ -12,17 +12,17 @@
  *
  * @module
  */
-import { expectArgument, expectFields } from '../guard.js';
-import { NetfilterSimError, diagnostic } from '../errors.js';
-import { Netns } from '../engine/netns.js';
-import type { ConnectResult, ConnectSpec, NetnsOptions } from '../engine/netns.js';
-import { defaultRegistry } from '../engine/registry.js';
-import { addressText } from '../engine/conntrack.js';
-import { parseAnyAddress } from '../engine/routing.js';
+import { expectArgument, expectFields } from '../model/guard.js';
+import { NetfilterSimError, diagnostic } from '../model/errors.js';
+import { Netns } from '../engine/path/netns.js';
+import type { ConnectResult, ConnectSpec, NetnsOptions } from '../engine/path/netns.js';
+import { defaultRegistry } from '../engine/rules/registry.js';
+import { addressText } from '../model/address.js';
+import { parseAnyAddress } from '../engine/state/routing.js';
 import type { Family, Ruleset } from '../model/types.js';
 import type { NftAnonSet, NftElement, NftPrefix, NftRange, NftRuleset, NftSetRef, NftTable, NftValue } from '../nftables/model.js';
-import type { LoweredChain, LoweredRuleset } from '../engine/lower.js';
-import type { NatRange, PortRange } from '../extensions/target-options.js';
+import type { LoweredChain, LoweredRuleset } from '../engine/rules/iptables-lower.js';
+import type { NatRange, PortRange } from '../iptables/extensions/target-options.js';
 import { FactRecorder, bigToWords, instrumentProgram, wordsToBig } from './instrument.js';
 import type { FieldKind } from './instrument.js';
 import { instrumentNft } from './instrument-nft.js';

@@ -16,19 +16,19 @@
  *
  * @module
  */
-import { NetfilterSimError, diagnostic } from '../errors.js';
+import { NetfilterSimError, diagnostic } from '../model/errors.js';
 import { BITMASK_TYPES, allOnes, selectorType } from '../nftables/datatypes.js';
 import type {
   NftAnonSet, NftChain, NftElement, NftPrefix, NftRange, NftRule, NftRuleset, NftSelector, NftSetRef, NftStatement, NftTable, NftValue,
 } from '../nftables/model.js';
 import { printNftRule } from '../nftables/print.js';
-import { LoweredNftEngine, canon, nestedIndex, verdictOf } from '../engine/nft-lower.js';
-import type { Nested, Reader, Step, Val } from '../engine/nft-lower.js';
-import type { NftHookEntry, NftHost, Verdict } from '../engine/nft.js';
-import type { PacketState } from '../engine/packet-state.js';
-import type { TargetSite } from '../engine/targets.js';
-import { NF_DROP } from '../engine/targets.js';
-import type { TraceRecorder } from '../engine/trace-events.js';
+import { LoweredNftEngine, canon, nestedIndex, verdictOf } from '../engine/rules/nft-lower.js';
+import type { Nested, Reader, Step, Val } from '../engine/rules/nft-lower.js';
+import type { NftHookEntry, NftHost, Verdict } from '../engine/rules/nft-interpret.js';
+import type { PacketState } from '../engine/state/packet-state.js';
+import type { TargetSite } from '../engine/rules/targets.js';
+import { NF_DROP } from '../engine/rules/targets.js';
+import type { TraceRecorder } from '../engine/trace/events.js';
 import type { Family } from '../model/types.js';
 import { bigToWords } from './instrument.js';
 import type { FactRecorder, FieldKind } from './instrument.js';

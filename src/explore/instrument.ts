@@ -13,19 +13,19 @@
  *
  * @module
  */
-import { NetfilterSimError, diagnostic } from '../errors.js';
+import { NetfilterSimError, diagnostic } from '../model/errors.js';
 import type { PacketView } from '../model/packet.js';
 import type { Family, Rule } from '../model/types.js';
-import type { DispatchRun, LoweredRule, LoweredRuleset, LoweredTable } from '../engine/lower.js';
-import type { ExtensionRegistry } from '../engine/registry.js';
-import { isAssumed } from '../engine/registry.js';
-import type { MultiportOptions } from '../extensions/match/multiport.js';
-import type { OwnerOptions } from '../extensions/match/owner.js';
-import type { IprangeOptions } from '../extensions/match/iprange.js';
-import type { TcpOptions } from '../extensions/match/tcp.js';
-import type { ConntrackOptions } from '../extensions/match/conntrack.js';
-import type { RecentOptions } from '../extensions/match/recent.js';
-import type { DnatOptions, PortRange, RedirectOptions } from '../extensions/target-options.js';
+import type { DispatchRun, LoweredRule, LoweredRuleset, LoweredTable } from '../engine/rules/iptables-lower.js';
+import type { ExtensionRegistry } from '../engine/rules/registry.js';
+import { isAssumed } from '../engine/rules/registry.js';
+import type { MultiportOptions } from '../iptables/extensions/match/multiport.js';
+import type { OwnerOptions } from '../iptables/extensions/match/owner.js';
+import type { IprangeOptions } from '../iptables/extensions/match/iprange.js';
+import type { TcpOptions } from '../iptables/extensions/match/tcp.js';
+import type { ConntrackOptions } from '../iptables/extensions/match/conntrack.js';
+import type { RecentOptions } from '../iptables/extensions/match/recent.js';
+import type { DnatOptions, PortRange, RedirectOptions } from '../iptables/extensions/target-options.js';
 import { range, normalize } from './intervals.js';
 import type { IntervalSet } from './intervals.js';
 

@@ -4,9 +4,9 @@
  *
  * @module
  */
-import { expectArgument, expectFields, expectObjects } from '../guard.js';
-import { parseAnyAddress } from '../engine/routing.js';
-import { addressText } from '../engine/conntrack.js';
+import { expectArgument, expectFields, expectObjects } from '../model/guard.js';
+import { parseAnyAddress } from '../engine/state/routing.js';
+import { addressText } from '../model/address.js';
 import type { Family } from '../model/types.js';
 import type { ExploreBox, ExploreClass, ExploreOutcome, ExploreResult } from './explore.js';
 import { bigToWords, wordsToBig } from './instrument.js';

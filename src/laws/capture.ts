@@ -6,15 +6,15 @@
  *
  * @module
  */
-import { Netns, type ConnectResult, type NetnsOptions } from '../engine/netns.js';
-import { diagnostic, NetfilterSimError } from '../errors.js';
-import type { InterfaceSpec } from '../engine/routing.js';
+import { Netns, type ConnectResult, type NetnsOptions } from '../engine/path/netns.js';
+import { diagnostic, NetfilterSimError } from '../model/errors.js';
+import type { InterfaceSpec } from '../engine/state/routing.js';
 import type { Cidr, Family, Ruleset } from '../model/types.js';
-import { printIptablesSave } from '../print/save.js';
-import { cidrContains, formatAddress, parseAddress, parseCidr } from '../syntax/address.js';
-import { parseIptablesSave } from '../syntax/save.js';
+import { printIptablesSave } from '../iptables/print/save.js';
+import { cidrContains, formatAddress, parseAddress, parseCidr } from '../model/address.js';
+import { parseIptablesSave } from '../iptables/syntax/save.js';
 import { connectCommand, type Counterexample, type LawProbe } from './counterexample.js';
-import { expectArgument } from '../guard.js';
+import { expectArgument } from '../model/guard.js';
 
 /**
  * An inclusive port range (`{ min: 4190, max: 4191 }`).

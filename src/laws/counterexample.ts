@@ -5,9 +5,9 @@
  *
  * @module
  */
-import type { ConnectResult } from '../engine/netns.js';
+import type { ConnectResult } from '../engine/path/netns.js';
 import { renderOutcome, renderTraceTree } from '../trace/render.js';
-import { expectArgument, expectFields } from '../guard.js';
+import { expectArgument, expectFields } from '../model/guard.js';
 
 /**
  * A connection a law probed, in the shape `Netns.connect` takes.

@@ -8,18 +8,18 @@
  *
  * @module
  */
-import { expectFields } from '../guard.js';
-import { Netns } from '../engine/netns.js';
-import type { NetnsOptions } from '../engine/netns.js';
-import { addressText } from '../engine/conntrack.js';
-import { parseAnyAddress } from '../engine/routing.js';
-import { NetfilterSimError, diagnostic } from '../errors.js';
+import { expectFields } from '../model/guard.js';
+import { Netns } from '../engine/path/netns.js';
+import type { NetnsOptions } from '../engine/path/netns.js';
+import { addressText } from '../model/address.js';
+import { parseAnyAddress } from '../engine/state/routing.js';
+import { NetfilterSimError, diagnostic } from '../model/errors.js';
 import { explore, expectedFor } from '../explore/explore.js';
 import type { ExploreClass, ExploreOutcome, ExploreResult } from '../explore/explore.js';
 import { bigToWords, wordsToBig } from '../explore/instrument.js';
 import type { Family } from '../model/types.js';
-import { printIptablesSave } from '../print/save.js';
-import { parseCidr } from '../syntax/address.js';
+import { printIptablesSave } from '../iptables/print/save.js';
+import { parseCidr } from '../model/address.js';
 import {
   APP_TRAFFIC_REACHES_PROXY, EXCLUDED_NEVER_REDIRECTED, INBOUND_REACHES_PROXY, NON_TCP_NEVER_REDIRECTED, PROXY_NEVER_CAPTURES_ITSELF,
   addressedTo, broadcastsOf, dnsPort, expectInbound, expectOutbound, interfacesOf, isLocal, isProxy, isSpecial, parseEndpointText, parsed,

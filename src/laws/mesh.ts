@@ -5,20 +5,20 @@
  *
  * @module
  */
-import { diagnostic, NetfilterSimError } from '../errors.js';
-import { compileIstio, type IstioCompileOptions } from '../mesh/istio/compile.js';
-import { splitIstioList, type IstioConfig } from '../mesh/istio/config.js';
-import { compileProxyInit, type CompileProxyInitOptions } from '../mesh/linkerd/proxy-init.js';
-import { proxyInitConfig, type ProxyInitConfig } from '../mesh/linkerd/config.js';
-import { parsePortRange } from '../mesh/linkerd/ports.js';
+import { diagnostic, NetfilterSimError } from '../model/errors.js';
+import { compileIstio, type IstioCompileOptions } from '../compile/istio/compile.js';
+import { splitIstioList, type IstioConfig } from '../compile/istio/config.js';
+import { compileProxyInit, type CompileProxyInitOptions } from '../compile/linkerd/proxy-init.js';
+import { proxyInitConfig, type ProxyInitConfig } from '../compile/linkerd/config.js';
+import { parsePortRange } from '../compile/linkerd/ports.js';
 import type { Family, Ruleset } from '../model/types.js';
-import { printIptablesSave } from '../print/save.js';
-import { applyIptablesCommands } from '../syntax/apply.js';
-import { parseCidr } from '../syntax/address.js';
-import { parseIptablesSave } from '../syntax/save.js';
+import { printIptablesSave } from '../iptables/print/save.js';
+import { applyIptablesCommands } from '../iptables/syntax/apply.js';
+import { parseCidr } from '../model/address.js';
+import { parseIptablesSave } from '../iptables/syntax/save.js';
 import type { CaptureSetup, LawPortRange } from './capture.js';
 import type { Counterexample } from './counterexample.js';
-import { expectArgument } from '../guard.js';
+import { expectArgument } from '../model/guard.js';
 
 function configError(what: string, message: string): never {
   throw new NetfilterSimError(diagnostic('BAD_CONFIG', `${what}: ${message}`));

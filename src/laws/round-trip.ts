@@ -5,10 +5,10 @@
  * @module
  */
 import type { Ruleset } from '../model/types.js';
-import { printIptablesSave } from '../print/save.js';
-import { parseIptablesSave } from '../syntax/save.js';
+import { printIptablesSave } from '../iptables/print/save.js';
+import { parseIptablesSave } from '../iptables/syntax/save.js';
 import type { Counterexample } from './counterexample.js';
-import { expectArgument, expectFields } from '../guard.js';
+import { expectArgument, expectFields } from '../model/guard.js';
 
 /**
  * The name of {@link printParseRoundTrip}, as counterexamples carry it in `law`.

@@ -6,9 +6,9 @@
  *
  * @module
  */
-import { diagnostic, type Diagnostic } from '../errors.js';
+import { diagnostic, type Diagnostic } from '../model/errors.js';
 import type { NftChain, NftHook, NftRuleset, NftStatement, NftTable } from './model.js';
-import { expectArgument, expectFields } from '../guard.js';
+import { expectArgument, expectFields } from '../model/guard.js';
 
 /** Options for {@link checkNftRuleset}. */
 export interface NftCheckOptions {

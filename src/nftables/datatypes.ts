@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { formatIpv4, formatIpv6, parseIpv4, parseIpv6 } from '../syntax/address.js';
-import { parseProtocol } from '../syntax/protocols.js';
+import { formatIpv4, formatIpv6, parseIpv4, parseIpv6 } from '../model/address.js';
+import { parseProtocol } from '../model/protocols.js';
 import type { NftSelector, NftType, NftValue } from './model.js';
 
 /** Symbol tables of the enumerated and bitmask types. */

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { expectArgument } from '../guard.js';
+import { expectArgument } from '../model/guard.js';
 
 /** The two rule-file syntaxes. */
 export type RulesSyntax = 'iptables' | 'nft';

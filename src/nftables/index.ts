@@ -11,13 +11,13 @@
  *
  * @module
  */
-import { NetfilterSimError, type Diagnostic } from '../errors.js';
+import { NetfilterSimError, type Diagnostic } from '../model/errors.js';
 import { checkNftRuleset } from './check.js';
-import { evaluateNftCommands } from './evaluate.js';
+import { evaluateNftCommands } from './typecheck.js';
 import type { NftRuleset } from './model.js';
 import { printNftRuleset } from './print.js';
 import { parseNftCommands } from './syntax/parse.js';
-import { expectArgument } from '../guard.js';
+import { expectArgument } from '../model/guard.js';
 
 export type * from './model.js';
 export { printNftRuleset, printNftRule, printNftTable } from './print.js';

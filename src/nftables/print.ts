@@ -7,12 +7,12 @@
  * @module
  */
 import { BITMASK_TYPES, UNQUALIFIED_META, allOnes, printValue, selectorType } from './datatypes.js';
-import { priorityNameFits } from './evaluate.js';
+import { priorityNameFits } from './typecheck.js';
 import type {
   NftAnonSet, NftBaseChain, NftChain, NftElement, NftPrefix, NftRange, NftRight, NftRule, NftRuleset, NftSelector, NftSet,
   NftStatement, NftTable, NftType, NftValue, NftVerdict,
 } from './model.js';
-import { expectArgument, expectFields } from '../guard.js';
+import { expectArgument, expectFields } from '../model/guard.js';
 
 /**
  * Prints a rule set as `nft list ruleset` does.

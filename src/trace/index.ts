@@ -22,7 +22,7 @@ export type {
   WireEvent,
   LoopbackEvent,
   DropEvent,
-} from '../engine/trace-events.js';
+} from '../engine/trace/events.js';
 export {
   renderTrace,
   renderTraceText,

@@ -5,9 +5,9 @@
  * @module
  */
 import { createColors } from 'picocolors';
-import type { ConnectResult } from '../engine/netns.js';
-import type { TraceEvent } from '../engine/trace-events.js';
-import { expectArgument, expectFields, expectObjects } from '../guard.js';
+import type { ConnectResult } from '../engine/path/netns.js';
+import type { TraceEvent } from '../engine/trace/events.js';
+import { expectArgument, expectFields, expectObjects } from '../model/guard.js';
 
 /** Options of every renderer. */
 export interface RenderOptions {

@@ -6,20 +6,20 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import * as A from '../../src/arbitraries/index.js';
 import { runConnect } from '../../src/cli/commands/connect.js';
 import { memoryIO } from '../../src/cli/io.js';
-import { Netns } from '../../src/engine/netns.js';
-import { parsePacketSpec } from '../../src/engine/probe.js';
-import type { Diagnostic } from '../../src/errors.js';
-import { NetfilterSimError } from '../../src/errors.js';
-import { formatIstioIptablesArgs, parseIstioIptablesArgs } from '../../src/mesh/istio/args.js';
-import { compileIstio } from '../../src/mesh/istio/compile.js';
-import { parseProxyInitArgs, formatProxyInitArgs } from '../../src/mesh/linkerd/config.js';
-import { compileProxyInit } from '../../src/mesh/linkerd/proxy-init.js';
-import { readPod } from '../../src/mesh/pod.js';
+import { Netns } from '../../src/engine/path/netns.js';
+import { parsePacketSpec } from '../../src/engine/path/probe.js';
+import type { Diagnostic } from '../../src/model/errors.js';
+import { NetfilterSimError } from '../../src/model/errors.js';
+import { formatIstioIptablesArgs, parseIstioIptablesArgs } from '../../src/compile/istio/args.js';
+import { compileIstio } from '../../src/compile/istio/compile.js';
+import { parseProxyInitArgs, formatProxyInitArgs } from '../../src/compile/linkerd/config.js';
+import { compileProxyInit } from '../../src/compile/linkerd/proxy-init.js';
+import { readPod } from '../../src/compile/pod.js';
 import type { Family, Ruleset, TableName } from '../../src/model/types.js';
-import { printIptablesSave } from '../../src/print/save.js';
-import { applyIptablesCommands } from '../../src/syntax/apply.js';
-import { formatCidr, parseCidr } from '../../src/syntax/address.js';
-import { parseIptablesSave } from '../../src/syntax/save.js';
+import { printIptablesSave } from '../../src/iptables/print/save.js';
+import { applyIptablesCommands } from '../../src/iptables/syntax/apply.js';
+import { formatCidr, parseCidr } from '../../src/model/address.js';
+import { parseIptablesSave } from '../../src/iptables/syntax/save.js';
 import { connectCommand } from '../../src/laws/counterexample.js';
 import { printParseRoundTrip } from '../../src/laws/round-trip.js';
 
@@ -28,13 +28,13 @@ let check: CheckFn;
 
 beforeAll(async () => {
   // The load-time checker is another layer's work; fail clearly if it is not there.
-  const path = '../../src/check/index.js';
+  const path = '../../src/iptables/check/index.js';
   try {
     const mod = (await import(path)) as { check?: CheckFn };
-    if (typeof mod.check !== 'function') throw new Error('src/check/index.ts does not export check()');
+    if (typeof mod.check !== 'function') throw new Error('src/iptables/check/index.ts does not export check()');
     check = mod.check;
   } catch (e) {
-    throw new Error(`the contract suite needs check(ruleset) from src/check/index.ts: ${(e as Error).message}`);
+    throw new Error(`the contract suite needs check(ruleset) from src/iptables/check/index.ts: ${(e as Error).message}`);
   }
 });
 

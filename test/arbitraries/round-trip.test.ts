@@ -4,8 +4,8 @@ import { describe, expect } from 'vitest';
 import { ruleset, rulesetText } from '../../src/arbitraries/index.js';
 import { explainCounterexample } from '../../src/laws/counterexample.js';
 import { printParseRoundTrip } from '../../src/laws/round-trip.js';
-import { printIptablesSave } from '../../src/print/save.js';
-import { parseIptablesSave } from '../../src/syntax/save.js';
+import { printIptablesSave } from '../../src/iptables/print/save.js';
+import { parseIptablesSave } from '../../src/iptables/syntax/save.js';
 
 describe.each([4, 6] as const)('IPv%s', (family) => {
   test.prop([ruleset({ family })], { seed: 7 + family, numRuns: 300 })('print(parse(print(r))) === print(r)', (r) => {

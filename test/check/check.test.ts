@@ -1,9 +1,9 @@
 // Load-time validation: what the kernel and iptables refuse before a rule set is loaded.
 import { describe, expect, it } from 'vitest';
-import { check, reachableHooks } from '../../src/check/check.js';
-import type { Diagnostic } from '../../src/errors.js';
+import { check, reachableHooks } from '../../src/iptables/check/check.js';
+import type { Diagnostic } from '../../src/model/errors.js';
 import type { Ruleset } from '../../src/model/types.js';
-import { parseIptablesSave } from '../../src/syntax/save.js';
+import { parseIptablesSave } from '../../src/iptables/syntax/save.js';
 
 function load(text: string, family: 4 | 6 = 4): Ruleset {
   const r = parseIptablesSave(text, { family, mode: 'lenient' });

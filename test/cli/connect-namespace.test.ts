@@ -3,8 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { memoryIO } from '../../src/cli/io.js';
 import { run } from '../../src/cli/run.js';
-import { parseIpRoute, parseIpRule } from '../../src/engine/ip-args.js';
-import { NetfilterSimError } from '../../src/errors.js';
+import { parseIpRoute, parseIpRule } from '../../src/engine/path/ip-args.js';
+import { NetfilterSimError } from '../../src/model/errors.js';
 
 async function cli(args: string[], files: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
   const io = memoryIO(files);

@@ -6,8 +6,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { formatIptablesSave } from '../../src/fmt.js';
-import { parseIptablesSave } from '../../src/syntax/save.js';
+import { formatIptablesSave } from '../../src/iptables/fmt.js';
+import { parseIptablesSave } from '../../src/iptables/syntax/save.js';
 import { describeShared, sharedPath } from '../shared-data.js';
 
 const FIXTURES = join(import.meta.dirname, '../fixtures');

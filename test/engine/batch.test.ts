@@ -4,9 +4,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NetnsPool, connectBatch } from '../../dist/engine/index.js';
-import { Netns } from '../../src/engine/netns.js';
-import type { ConnectResult, ConnectSpec } from '../../src/engine/netns.js';
-import { defaultRegistry } from '../../src/engine/registry.js';
+import { Netns } from '../../src/engine/path/netns.js';
+import type { ConnectResult, ConnectSpec } from '../../src/engine/path/netns.js';
+import { defaultRegistry } from '../../src/engine/rules/registry.js';
 
 const RULES = readFileSync(join(import.meta.dirname, '../fixtures/linkerd/injected-default.save'), 'utf8');
 const OPTIONS = { rules: RULES, listen: [4140, 4143, 4191, 8080] };

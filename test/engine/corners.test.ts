@@ -1,10 +1,10 @@
 // Engine corners the kernel differential found (test/kernel/corners-engine.differential.test.ts):
 // the source the accepting side sees, source address selection, MASQUERADE's address.
 import { describe, expect, it } from 'vitest';
-import { Netns } from '../../src/engine/netns.js';
-import { Routing, orderIpv4, parseIfaceAddress } from '../../src/engine/routing.js';
-import { parseAddress } from '../../src/syntax/address.js';
-import { NetfilterSimError } from '../../src/errors.js';
+import { Netns } from '../../src/engine/path/netns.js';
+import { Routing, orderIpv4, parseIfaceAddress } from '../../src/engine/state/routing.js';
+import { parseAddress } from '../../src/model/address.js';
+import { NetfilterSimError } from '../../src/model/errors.js';
 
 const nat = (...lines: string[]): string => `*nat\n${lines.join('\n')}\nCOMMIT\n`;
 const host = (endpoint: string | null): string | null => (endpoint === null ? null : endpoint.replace(/:\d+$/, ''));

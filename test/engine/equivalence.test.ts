@@ -3,13 +3,13 @@
 // sets and probes, the same outcome, NAT result, trace, counters and conntrack table.
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
-import { check } from '../../src/check/check.js';
+import { check } from '../../src/iptables/check/check.js';
 import { connection, rulesetText } from '../../src/arbitraries/index.js';
-import { lowerRuleset } from '../../src/engine/lower.js';
-import { Netns } from '../../src/engine/netns.js';
-import type { ConnectSpec, NetnsOptions } from '../../src/engine/netns.js';
-import { defaultRegistry } from '../../src/engine/registry.js';
-import { parseIptablesSave } from '../../src/syntax/save.js';
+import { lowerRuleset } from '../../src/engine/rules/iptables-lower.js';
+import { Netns } from '../../src/engine/path/netns.js';
+import type { ConnectSpec, NetnsOptions } from '../../src/engine/path/netns.js';
+import { defaultRegistry } from '../../src/engine/rules/registry.js';
+import { parseIptablesSave } from '../../src/iptables/syntax/save.js';
 import type { Family } from '../../src/model/types.js';
 import { kubeProxyNode, kubeProxyProbes, kubeProxyRules, kubeProxyServices } from '../../bench/kube-proxy.js';
 

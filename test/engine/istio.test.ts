@@ -1,8 +1,8 @@
 // The Istio default sidecar rules (test/fixtures/istio/kernel-save/derived/injected-sidecar-default.save)
 // against the 15-row trace table of reference/istio.md §3 (pod IP 10.0.0.9, app uid 1000, Envoy 1337).
 import { describe, expect, it } from 'vitest';
-import { Netns } from '../../src/engine/netns.js';
-import type { ConnectResult, ConnectSpec } from '../../src/engine/netns.js';
+import { Netns } from '../../src/engine/path/netns.js';
+import type { ConnectResult, ConnectSpec } from '../../src/engine/path/netns.js';
 import { fixture } from './helpers.js';
 
 const DEFAULT = fixture('istio/kernel-save/derived/injected-sidecar-default.save');

@@ -2,7 +2,7 @@
 // test/fixtures/kubernetes/ATTRIBUTION.md and ../shared/corpus/README.md. The node: node IPs local (192.168.0.2, 192.168.1.2, 192.168.99.11,
 // 2001:db8::1, 2001:db8:1::2), pods behind cbr0 (10.0.0.0/8), forwarding on, as a node has it.
 import { describe, expect, it } from 'vitest';
-import { Netns } from '../../src/engine/netns.js';
+import { Netns } from '../../src/engine/path/netns.js';
 import { fixture } from './helpers.js';
 
 const RULES = fixture('kubernetes/kube-proxy_tracepacket-fixture.kernel-save');

@@ -1,8 +1,8 @@
 // The Linkerd default rules (test/fixtures/linkerd/injected-default.save) and the probes of
 // proxy-init's integration lab (test/fixtures/linkerd/lab.json, kernel-verified there).
 import { describe, expect, it } from 'vitest';
-import { Netns } from '../../src/engine/netns.js';
-import type { ConnectResult, ConnectSpec } from '../../src/engine/netns.js';
+import { Netns } from '../../src/engine/path/netns.js';
+import type { ConnectResult, ConnectSpec } from '../../src/engine/path/netns.js';
 import { fixture } from './helpers.js';
 
 const DEFAULT = fixture('linkerd/injected-default.save');

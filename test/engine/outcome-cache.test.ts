@@ -6,8 +6,8 @@ import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Netns } from '../../src/engine/netns.js';
-import type { ConnectResult, ConnectSpec, NetnsOptions } from '../../src/engine/netns.js';
+import { Netns } from '../../src/engine/path/netns.js';
+import type { ConnectResult, ConnectSpec, NetnsOptions } from '../../src/engine/path/netns.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 

@@ -1,10 +1,10 @@
 // The namespace reuses its packet records from one connection to the next. A reused record must
 // be the packet a new one would be: every field reset, its addresses its own.
 import { describe, expect, it } from 'vitest';
-import { Netns } from '../../src/engine/netns.js';
-import type { ConnectSpec, NetnsOptions } from '../../src/engine/netns.js';
-import { PacketState } from '../../src/engine/packet-state.js';
-import type { PacketHost } from '../../src/engine/packet-state.js';
+import { Netns } from '../../src/engine/path/netns.js';
+import type { ConnectSpec, NetnsOptions } from '../../src/engine/path/netns.js';
+import { PacketState } from '../../src/engine/state/packet-state.js';
+import type { PacketHost } from '../../src/engine/state/packet-state.js';
 import { generateConnectCase } from '../kernel/generate.js';
 import { generateNftConnectCase } from '../kernel/nft-generate.js';
 

@@ -1,10 +1,10 @@
 // Laws of the engine, over generated rule sets and probes.
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect } from 'vitest';
-import { check } from '../../src/check/check.js';
-import { Netns } from '../../src/engine/netns.js';
-import type { ConnectSpec } from '../../src/engine/netns.js';
-import { parseIptablesSave } from '../../src/syntax/save.js';
+import { check } from '../../src/iptables/check/check.js';
+import { Netns } from '../../src/engine/path/netns.js';
+import type { ConnectSpec } from '../../src/engine/path/netns.js';
+import { parseIptablesSave } from '../../src/iptables/syntax/save.js';
 
 const ADDRS = ['10.0.0.2', '10.0.0.5', '10.96.0.10', '127.0.0.1', '10.1.0.7', '192.168.3.4'];
 const CIDRS = ['10.0.0.0/8', '10.0.0.2/32', '127.0.0.0/8', '10.96.0.0/12', '192.168.0.0/16', '0.0.0.0/0', '10.0.12.0/255.0.255.0'];

@@ -1,9 +1,9 @@
 // The kernel behaviours the engine models, one by one (reference/netfilter-and-peers.md §B).
 import { describe, expect, it } from 'vitest';
-import { Netns } from '../../src/engine/netns.js';
-import { NetfilterSimError } from '../../src/errors.js';
-import type { NetnsOptions } from '../../src/engine/netns.js';
-import type { TraceEvent } from '../../src/engine/trace-events.js';
+import { Netns } from '../../src/engine/path/netns.js';
+import { NetfilterSimError } from '../../src/model/errors.js';
+import type { NetnsOptions } from '../../src/engine/path/netns.js';
+import type { TraceEvent } from '../../src/engine/trace/events.js';
 
 function ns(rules: string, options: Omit<NetnsOptions, 'rules'> = {}): Netns {
   return new Netns({ rules, ...options });

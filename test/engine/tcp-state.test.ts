@@ -2,9 +2,9 @@
 // misdirected ACK, -m socket, and connect() to non-unicast addresses. Each is also checked
 // against the kernel in test/kernel/corners-state.differential.test.ts.
 import { describe, expect, it } from 'vitest';
-import { Netns } from '../../src/engine/netns.js';
-import type { ConnectResult } from '../../src/engine/netns.js';
-import type { TraceEvent } from '../../src/engine/trace-events.js';
+import { Netns } from '../../src/engine/path/netns.js';
+import type { ConnectResult } from '../../src/engine/path/netns.js';
+import type { TraceEvent } from '../../src/engine/trace/events.js';
 
 const table = (name: string) => (...lines: string[]): string => `*${name}\n${lines.join('\n')}\nCOMMIT\n`;
 const raw = table('raw');

@@ -1,10 +1,10 @@
 // The compact form batch workers send traces in: every kind of event, and the traces of generated
 // iptables and nftables pods, come back as the same JSON text (the same fields, values and order).
 import { describe, expect, it } from 'vitest';
-import { Netns } from '../../src/engine/netns.js';
-import type { ConnectSpec, NetnsOptions } from '../../src/engine/netns.js';
-import { TracePacker, unpackTrace } from '../../src/engine/trace-pack.js';
-import type { TraceEvent, TraceEventType } from '../../src/engine/trace-events.js';
+import { Netns } from '../../src/engine/path/netns.js';
+import type { ConnectSpec, NetnsOptions } from '../../src/engine/path/netns.js';
+import { TracePacker, unpackTrace } from '../../src/engine/trace/pack.js';
+import type { TraceEvent, TraceEventType } from '../../src/engine/trace/events.js';
 import { generateConnectCase } from '../kernel/generate.js';
 import { generateNftConnectCase } from '../kernel/nft-generate.js';
 

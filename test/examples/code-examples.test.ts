@@ -58,24 +58,24 @@ const GIVEN: Readonly<Record<string, string>> = {
 /** Modules whose exports the TSDoc examples of a folder may use without importing them (the CLI's I/O, the extension registry). */
 const IN_SCOPE: Readonly<Record<string, string>> = {
   'src/cli/': 'src/cli/io.ts',
-  'src/extensions/': 'src/extensions/registry.ts',
+  'src/iptables/extensions/': 'src/iptables/extensions/registry.ts',
 };
 
 /** Per file, what its examples take as given where it differs from GIVEN. */
 const GIVEN_IN: Readonly<Record<string, Readonly<Record<string, string>>>> = {
-  'src/check/check.ts': { natTable: 'Table' },
-  'src/extensions/placement.ts': { opts: 'unknown' },
-  'src/mesh/linkerd/cni.ts': { conf: 'unknown' },
-  'src/mesh/linkerd/comments.ts': { rule: 'Rule' },
-  'src/mesh/linkerd/iptables-model.ts': { existing: 'string' },
-  'src/mesh/scenario/simulate.ts': { client: 'Pod', server: 'Pod' },
-  'src/mesh/scenario/types.ts': { client: 'Pod', server: 'Pod', pod: 'MeshPod' },
-  'src/print/save.ts': { rule: 'Rule' },
+  'src/iptables/check/check.ts': { natTable: 'Table' },
+  'src/iptables/extensions/placement.ts': { opts: 'unknown' },
+  'src/compile/linkerd/cni.ts': { conf: 'unknown' },
+  'src/compile/linkerd/comments.ts': { rule: 'Rule' },
+  'src/compile/linkerd/iptables-model.ts': { existing: 'string' },
+  'src/mesh/simulate.ts': { client: 'Pod', server: 'Pod' },
+  'src/mesh/types.ts': { client: 'Pod', server: 'Pod', pod: 'MeshPod' },
+  'src/iptables/print/save.ts': { rule: 'Rule' },
   'src/laws/mesh.ts': { config: 'Parameters<typeof linkerdRerunIsIdempotent>[0]', myGenerator: '(config: Parameters<typeof linkerdRerunIsIdempotent>[0]) => string[][]' },
-  'src/mesh/linkerd/proxy-init.ts': { config: 'FirewallConfiguration' },
-  'src/mesh/linkerd/version.ts': { config: 'FirewallConfiguration' },
-  'src/mesh/linkerd/output.ts': { result: 'ReturnType<typeof compileProxyInit>' },
-  'src/mesh/scenario/render.ts': { result: 'MeshResult' },
+  'src/compile/linkerd/proxy-init.ts': { config: 'FirewallConfiguration' },
+  'src/compile/linkerd/version.ts': { config: 'FirewallConfiguration' },
+  'src/compile/linkerd/output.ts': { result: 'ReturnType<typeof compileProxyInit>' },
+  'src/mesh/render.ts': { result: 'MeshResult' },
   'src/trace/render.ts': { result: 'ConnectResult' },
   'docs/testing-rule-generators.md': { config: 'CaptureConfig', myCommands: '(config: CaptureConfig) => string[][]', translate: '(text: string) => string' },
 };

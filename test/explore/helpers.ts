@@ -1,12 +1,12 @@
 // Checks shared by the explore tests: the partition law and agreement with Netns.connect.
 import { expect } from 'vitest';
-import { Netns } from '../../src/engine/netns.js';
-import type { ConnectSpec, NetnsOptions } from '../../src/engine/netns.js';
-import { parseAnyAddress } from '../../src/engine/routing.js';
+import { Netns } from '../../src/engine/path/netns.js';
+import type { ConnectSpec, NetnsOptions } from '../../src/engine/path/netns.js';
+import { parseAnyAddress } from '../../src/engine/state/routing.js';
 import { classOf, expectedFor } from '../../src/explore/index.js';
 import type { ExploreBox, ExploreClass, ExploreResult } from '../../src/explore/index.js';
 import { wordsToBig, bigToWords } from '../../src/explore/instrument.js';
-import { addressText } from '../../src/engine/conntrack.js';
+import { addressText } from '../../src/model/address.js';
 import { mulberry32 } from '../kernel/generate.js';
 import type { SimProbe } from '../kernel/generate.js';
 

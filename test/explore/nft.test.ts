@@ -2,9 +2,9 @@
 // with connect, and the typed refusals for what cannot be split exactly.
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
-import { NetfilterSimError } from '../../src/errors.js';
+import { NetfilterSimError } from '../../src/model/errors.js';
 import { classOf, expectedFor, explore } from '../../src/explore/index.js';
-import { Netns } from '../../src/engine/netns.js';
+import { Netns } from '../../src/engine/path/netns.js';
 import type { ExploreOptions, ExploreResult } from '../../src/explore/index.js';
 import { mulberry32 } from '../kernel/generate.js';
 import { generateNftConnectCase, generateNftText } from '../kernel/nft-generate.js';

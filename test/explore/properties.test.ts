@@ -3,7 +3,7 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { rulesetText } from '../../src/arbitraries/index.js';
-import { NetfilterSimError } from '../../src/errors.js';
+import { NetfilterSimError } from '../../src/model/errors.js';
 import { classOf, explore } from '../../src/explore/index.js';
 import type { ExploreResult, ExploreOptions } from '../../src/explore/index.js';
 import { generateConnectCase, mulberry32 } from '../kernel/generate.js';

@@ -5,12 +5,12 @@
  * protocol match on an unknown option after `-p`), and prints in iptables-save order. The
  * address and interface options are kept verbatim (`keep`), since they are not extensions.
  */
-import { NetfilterSimError, fail } from '../../src/errors.js';
-import { checkExtension } from '../../src/extensions/placement.js';
-import { MATCHES, TARGETS } from '../../src/extensions/registry.js';
-import type { ExtensionContext, MatchExtension, OptionDef, OptionOccurrence, TargetExtension } from '../../src/extensions/types.js';
+import { NetfilterSimError, fail } from '../../src/model/errors.js';
+import { checkExtension } from '../../src/iptables/extensions/placement.js';
+import { MATCHES, TARGETS } from '../../src/iptables/extensions/registry.js';
+import type { ExtensionContext, MatchExtension, OptionDef, OptionOccurrence, TargetExtension } from '../../src/iptables/extensions/types.js';
 import type { Family, HookName, Negatable, Span } from '../../src/model/types.js';
-import { parseProtocol, protocolMatchName, protocolName } from '../../src/syntax/protocols.js';
+import { parseProtocol, protocolMatchName, protocolName } from '../../src/model/protocols.js';
 
 export interface Tok {
   readonly text: string;

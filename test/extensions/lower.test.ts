@@ -3,11 +3,11 @@
  * `xt_multiport.c`, `xt_tcpudp.c`, `xt_mark.c`, `xt_conntrack.c`, `xt_statistic.c`, …).
  */
 import { describe, expect, it } from 'vitest';
-import { NetfilterSimError } from '../../src/errors.js';
+import { NetfilterSimError } from '../../src/model/errors.js';
 import { CT_STATE, CT_STATUS, IPPROTO, type PacketSocket } from '../../src/model/packet.js';
-import { MATCHES } from '../../src/extensions/registry.js';
-import type { MatchExtension } from '../../src/extensions/types.js';
-import { parseAddress } from '../../src/syntax/address.js';
+import { MATCHES } from '../../src/iptables/extensions/registry.js';
+import type { MatchExtension } from '../../src/iptables/extensions/types.js';
+import { parseAddress } from '../../src/model/address.js';
 import { parseRuleArgs, tokenize } from './harness.js';
 import { ct, packet } from './packet.js';
 

@@ -1,6 +1,6 @@
 /** A PacketView with defaults, for lower() tests. */
 import { ADDR_TYPE, CT_STATE, IPPROTO, type ConntrackView, type PacketView } from '../../src/model/packet.js';
-import { parseAddress } from '../../src/syntax/address.js';
+import { parseAddress } from '../../src/model/address.js';
 
 const v4 = (s: string): number[] => parseAddress(s, 4)!;
 

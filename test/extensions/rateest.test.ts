@@ -4,13 +4,13 @@
  * the estimator's arithmetic on the virtual clock, and HMARK's hash.
  */
 import { describe, expect, it } from 'vitest';
-import { check } from '../../src/check/index.js';
+import { check } from '../../src/iptables/check/index.js';
 import { Netns } from '../../src/index.js';
-import { RateEstimator } from '../../src/extensions/rate-estimator.js';
-import { hmarkValue, jhash3words, reciprocalScale, type HmarkOptions } from '../../src/extensions/target/HMARK.js';
-import { printIptablesSave } from '../../src/print/save.js';
-import { parseIptablesSave } from '../../src/syntax/save.js';
-import { parseAddress } from '../../src/syntax/address.js';
+import { RateEstimator } from '../../src/iptables/extensions/rate-estimator.js';
+import { hmarkValue, jhash3words, reciprocalScale, type HmarkOptions } from '../../src/iptables/extensions/target/HMARK.js';
+import { printIptablesSave } from '../../src/iptables/print/save.js';
+import { parseIptablesSave } from '../../src/iptables/syntax/save.js';
+import { parseAddress } from '../../src/model/address.js';
 import { parseRuleArgs, tokenize } from './harness.js';
 import { RATEEST_PREAMBLE, RATEEST_TABLES, RATEEST_VECTORS } from './rateest-vectors.js';
 

@@ -3,8 +3,8 @@
  * the model's JSON law: every parsed option value survives `JSON.stringify`/`parse` unchanged.
  */
 import { describe, expect, it } from 'vitest';
-import { TARGETS } from '../../src/extensions/registry.js';
-import { parseAddress } from '../../src/syntax/address.js';
+import { TARGETS } from '../../src/iptables/extensions/registry.js';
+import { parseAddress } from '../../src/model/address.js';
 import { parseRuleArgs, tokenize } from './harness.js';
 
 function target(line: string, family: 4 | 6 = 4, table = 'nat', chain = 'OUTPUT'): unknown {

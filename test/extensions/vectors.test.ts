@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { MATCHES, TARGETS } from '../../src/extensions/registry.js';
+import { MATCHES, TARGETS } from '../../src/iptables/extensions/registry.js';
 import { readVectors, runRule } from './harness.js';
 
 const DIR = fileURLToPath(new URL('../vectors/extensions/', import.meta.url));

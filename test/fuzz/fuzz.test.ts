@@ -8,8 +8,8 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as lib from '../../src/index.js';
 import * as arbitraries from '../../src/arbitraries/index.js';
-import { NetfilterSimError } from '../../src/errors.js';
-import { MAX_INPUT_BYTES } from '../../src/limits.js';
+import { NetfilterSimError } from '../../src/model/errors.js';
+import { MAX_INPUT_BYTES } from '../../src/model/limits.js';
 import { FUZZ_TARGETS, type FuzzTarget } from './targets.js';
 
 const SEED = Number(process.env['FUZZ_SEED'] ?? 20261201);

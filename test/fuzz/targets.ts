@@ -2,14 +2,14 @@
 // one more row: its name, where its seed inputs come from, and how to run one input.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { check } from '../../src/check/index.js';
-import { Netns } from '../../src/engine/netns.js';
-import { formatIptablesSave } from '../../src/fmt.js';
-import { parseIstioIptablesArgs } from '../../src/mesh/istio/args.js';
-import { parseProxyInitArgs } from '../../src/mesh/linkerd/config.js';
-import { readManifests, readPod } from '../../src/mesh/pod.js';
-import { parseIptablesArgv } from '../../src/syntax/command.js';
-import { parseIptablesSave } from '../../src/syntax/save.js';
+import { check } from '../../src/iptables/check/index.js';
+import { Netns } from '../../src/engine/path/netns.js';
+import { formatIptablesSave } from '../../src/iptables/fmt.js';
+import { parseIstioIptablesArgs } from '../../src/compile/istio/args.js';
+import { parseProxyInitArgs } from '../../src/compile/linkerd/config.js';
+import { readManifests, readPod } from '../../src/compile/pod.js';
+import { parseIptablesArgv } from '../../src/iptables/syntax/command.js';
+import { parseIptablesSave } from '../../src/iptables/syntax/save.js';
 import { checkNftRuleset, parseNftRuleset } from '../../src/nftables/index.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');

@@ -7,14 +7,14 @@
 // SO_ORIGINAL_DST must be what the scenario's namespace says, probe by probe. The node's host rule
 // (the kubelet probe SNAT) is checked the same way, with the source the world sees.
 import { beforeAll, expect, it } from 'vitest';
-import type { Pod } from '../../src/mesh/pod.js';
-import { prepareMeshPod, simulateMesh } from '../../src/mesh/scenario/index.js';
-import { hostProbeRules } from '../../src/mesh/scenario/ambient.js';
-import { podRuntime } from '../../src/mesh/scenario/runtime.js';
-import { departure } from '../../src/mesh/scenario/decide.js';
-import type { MeshPod } from '../../src/mesh/scenario/types.js';
-import { Netns, type ConnectSpec } from '../../src/engine/netns.js';
-import { printIptablesSave } from '../../src/print/save.js';
+import type { Pod } from '../../src/compile/pod.js';
+import { prepareMeshPod, simulateMesh } from '../../src/mesh/index.js';
+import { hostProbeRules } from '../../src/mesh/ambient.js';
+import { podRuntime } from '../../src/mesh/runtime.js';
+import { departure } from '../../src/mesh/decide.js';
+import type { MeshPod } from '../../src/mesh/types.js';
+import { Netns, type ConnectSpec } from '../../src/engine/path/netns.js';
+import { printIptablesSave } from '../../src/iptables/print/save.js';
 import { describeKernel, describeNftKernel, kernelConnectMany, type KernelCase, type KernelConnectReport, type KernelProbe } from './harness.js';
 
 const POD_IP = '10.0.0.2'; // the harness pod's eth0

@@ -6,7 +6,7 @@ import { explore, classOf, expectedFor } from '../../src/explore/index.js';
 import type { ExploreResult } from '../../src/explore/index.js';
 import { generateConnectCase } from './generate.js';
 import type { ConnectCase, SimProbe } from './generate.js';
-import type { NetnsOptions } from '../../src/engine/netns.js';
+import type { NetnsOptions } from '../../src/engine/path/netns.js';
 import { exploreProbe } from '../explore/helpers.js';
 import { describeKernel, describeNftKernel, kernelConnectMany } from './harness.js';
 import { generateNftConnectCase } from './nft-generate.js';

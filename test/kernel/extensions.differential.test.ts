@@ -6,13 +6,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, expect, it } from 'vitest';
-import { TARGETS } from '../../src/extensions/registry.js';
+import { TARGETS } from '../../src/iptables/extensions/registry.js';
 import { parseRuleArgs, printRule, readVectors, runRule, tokenize } from '../extensions/harness.js';
 import { describeShared, optionalShared, sharedPath } from '../shared-data.js';
 import { describeKernel, kernelSaveMany, type KernelSaveResult } from './harness.js';
-import { check } from '../../src/check/index.js';
-import { printIptablesSave } from '../../src/print/save.js';
-import { parseIptablesSave } from '../../src/syntax/save.js';
+import { check } from '../../src/iptables/check/index.js';
+import { printIptablesSave } from '../../src/iptables/print/save.js';
+import { parseIptablesSave } from '../../src/iptables/syntax/save.js';
 import { RATEEST_PREAMBLE, RATEEST_TABLES, RATEEST_VECTORS } from '../extensions/rateest-vectors.js';
 
 interface Case {

@@ -5,13 +5,13 @@
 // what `--format save` prints (iptables), and the vectors' recorded kernel listing (nft).
 import { spawn } from 'node:child_process';
 import { beforeAll, expect, it } from 'vitest';
-import { compileIstioAmbient } from '../../src/mesh/istio/ambient.js';
-import { compileIstio } from '../../src/mesh/istio/compile.js';
-import { formatIstioAmbientResult } from '../../src/mesh/istio/format.js';
+import { compileIstioAmbient } from '../../src/compile/istio/ambient.js';
+import { compileIstio } from '../../src/compile/istio/compile.js';
+import { formatIstioAmbientResult } from '../../src/compile/istio/format.js';
 import { ambientCases, ambientInput, stripSaveComments } from '../mesh/istio/ambient-vectors.js';
 import { toIstioConfig } from '../mesh/istio/vectors.js';
 import { BUILDER_CASES, CH, T } from '../mesh/istio/nft-builder-cases.js';
-import { NftablesRuleBuilder } from '../../src/mesh/istio/nft-transaction.js';
+import { NftablesRuleBuilder } from '../../src/compile/istio/nft-transaction.js';
 import { describeKernel, mapLimit } from './harness.js';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';

@@ -2,7 +2,7 @@
 // rule set in a throw-away namespace and listed with `nft list ruleset`; our listing must be
 // the same bytes, and we must refuse what nft refuses, on the same line.
 import { beforeAll, expect, it } from 'vitest';
-import { NetfilterSimError } from '../../src/errors.js';
+import { NetfilterSimError } from '../../src/model/errors.js';
 import { formatNftRuleset } from '../../src/nftables/index.js';
 import { describeNftKernel, kernelNftListMany, type KernelNftResult } from './harness.js';
 import { generateNftText, mutateNft } from './nft-generate.js';

@@ -4,7 +4,7 @@
 // probe by probe. The simulated clock starts at the wall clock and does not move, as the kernel's
 // hardly does between probes a few milliseconds apart.
 import { beforeAll, expect, it } from 'vitest';
-import { Netns } from '../../src/engine/netns.js';
+import { Netns } from '../../src/engine/path/netns.js';
 import type { SimProbe } from './generate.js';
 import { describeNftKernel, kernelConnectMany, type KernelCase, type KernelConnectReport } from './harness.js';
 

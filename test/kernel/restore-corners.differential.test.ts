@@ -4,8 +4,8 @@
 // every line strict reading refuses.
 import { beforeAll, expect, it } from 'vitest';
 import { describeKernel, kernelRestoreTestMany, kernelSaveMany, type KernelRestoreTestResult, type KernelSaveResult } from './harness.js';
-import { parseIptablesSave } from '../../src/syntax/save.js';
-import { formatIptablesSave } from '../../src/fmt.js';
+import { parseIptablesSave } from '../../src/iptables/syntax/save.js';
+import { formatIptablesSave } from '../../src/iptables/fmt.js';
 
 interface Corner {
   readonly name: string;

@@ -5,9 +5,9 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { connection, istioConfig } from '../../src/arbitraries/index.js';
-import { Netns } from '../../src/engine/netns.js';
-import { compileIstio } from '../../src/mesh/istio/compile.js';
-import type { IstioConfig } from '../../src/mesh/istio/config.js';
+import { Netns } from '../../src/engine/path/netns.js';
+import { compileIstio } from '../../src/compile/istio/compile.js';
+import type { IstioConfig } from '../../src/compile/istio/config.js';
 import {
   appTrafficReachesProxy, explainCounterexample, inboundReachesProxy, istioCapture, proveAppTrafficReachesProxy, proveCaptureLaws,
   proveExcludedNeverRedirected, proveInboundReachesProxy, proveProxyNeverCapturesItself,

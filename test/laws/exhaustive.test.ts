@@ -4,7 +4,7 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { connection, istioConfig, linkerdConfig } from '../../src/arbitraries/index.js';
-import { Netns } from '../../src/engine/netns.js';
+import { Netns } from '../../src/engine/path/netns.js';
 import {
   appTrafficReachesProxy, excludedNeverRedirected, istioCapture, linkerdCapture, proveAppTrafficReachesProxy, proveCaptureLaws,
   proveExcludedNeverRedirected, proveProxyNeverCapturesItself, proxyNeverCapturesItself,

@@ -10,7 +10,7 @@ import { connection } from '../../src/arbitraries/index.js';
 import { runConnect } from '../../src/cli/commands/connect.js';
 import { memoryIO } from '../../src/cli/io.js';
 import type { Ruleset } from '../../src/model/types.js';
-import { applyIptablesCommands } from '../../src/syntax/apply.js';
+import { applyIptablesCommands } from '../../src/iptables/syntax/apply.js';
 import {
   appTrafficReachesProxy, checkCaptureLaws, connectCommand, excludedNeverRedirected, explainCounterexample,
   inboundReachesProxy, nonTcpNeverRedirected, printParseRoundTrip, proveProxyNeverCapturesItself, proxyNeverCapturesItself, rerunChangesNothing,

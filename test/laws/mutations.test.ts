@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { connection, istioConfig, linkerdConfig } from '../../src/arbitraries/index.js';
 import type { ConnectionProbe } from '../../src/arbitraries/index.js';
 import type { Rule, Ruleset } from '../../src/model/types.js';
-import { printRule } from '../../src/print/save.js';
+import { printRule } from '../../src/iptables/print/save.js';
 import { checkCaptureLaws, istioCapture, linkerdCapture, type CaptureSetup } from '../../src/laws/index.js';
 
 /** A change to one rule: a new rule, `null` to drop it, the rule itself to keep it. */

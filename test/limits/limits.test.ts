@@ -5,18 +5,18 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InputTooLargeError, memoryIO, readBounded } from '../../src/cli/io.js';
 import { run } from '../../src/cli/run.js';
-import { Netns } from '../../src/engine/netns.js';
-import { NetnsPool } from '../../src/engine/batch.js';
-import { NetfilterSimError } from '../../src/errors.js';
+import { Netns } from '../../src/engine/path/netns.js';
+import { NetnsPool } from '../../src/engine/batch/pool.js';
+import { NetfilterSimError } from '../../src/model/errors.js';
 import {
   DEFAULT_CONNTRACK_MAX, MAX_ARGS, MAX_CONNTRACK_MAX, MAX_INPUT_BYTES, MAX_MANIFEST_DEPTH, MAX_RULES, MAX_TRACE_RULE_EVENTS, MAX_WORKERS, MAX_YAML_BYTES,
   truncateUtf8, utf8Length,
-} from '../../src/limits.js';
-import { readManifests } from '../../src/mesh/pod.js';
+} from '../../src/model/limits.js';
+import { readManifests } from '../../src/compile/pod.js';
 import type { Rule, Ruleset } from '../../src/model/types.js';
-import { parseIptablesArgv } from '../../src/syntax/command.js';
-import { parseIptablesSave } from '../../src/syntax/save.js';
-import { parseProxyInitArgs } from '../../src/mesh/linkerd/config.js';
+import { parseIptablesArgv } from '../../src/iptables/syntax/command.js';
+import { parseIptablesSave } from '../../src/iptables/syntax/save.js';
+import { parseProxyInitArgs } from '../../src/compile/linkerd/config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'nfsim-limits-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

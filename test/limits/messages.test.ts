@@ -2,10 +2,11 @@
 import { describe, expect, it } from 'vitest';
 import { memoryIO } from '../../src/cli/io.js';
 import { run } from '../../src/cli/run.js';
-import { Netns } from '../../src/engine/netns.js';
-import { parsePacketSpec } from '../../src/engine/probe.js';
-import { NetfilterSimError, formatDiagnostic } from '../../src/errors.js';
-import { parseIptablesSave } from '../../src/syntax/save.js';
+import { Netns } from '../../src/engine/path/netns.js';
+import { parsePacketSpec } from '../../src/engine/path/probe.js';
+import { NetfilterSimError } from '../../src/model/errors.js';
+import { formatDiagnostic } from '../../src/model/diagnostic-text.js';
+import { parseIptablesSave } from '../../src/iptables/syntax/save.js';
 
 async function cli(args: string[], files: Record<string, string> = {}, stdin = ''): Promise<{ code: number; out: string; err: string }> {
   const io = memoryIO(files, stdin);

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { memoryIO } from '../../src/cli/io.js';
 import { run } from '../../src/cli/run.js';
-import { NetfilterSimError } from '../../src/errors.js';
+import { NetfilterSimError } from '../../src/model/errors.js';
 import {
   checkNftRuleset, detectRulesSyntax, formatNftRuleset, nftLoadErrors, parseNftRuleset, parseNftRulesetOrThrow, printNftRuleset,
 } from '../../src/nftables/index.js';

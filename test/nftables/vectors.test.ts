@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { NetfilterSimError } from '../../src/errors.js';
+import { NetfilterSimError } from '../../src/model/errors.js';
 import { formatNftRuleset } from '../../src/nftables/index.js';
 
 interface KernelListing {

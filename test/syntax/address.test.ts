@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatCidr, formatIpv6, parseCidr, parseIpv4, parseIpv6 } from '../../src/syntax/address.js';
+import { formatCidr, formatIpv6, parseCidr, parseIpv4, parseIpv6 } from '../../src/model/address.js';
 
 describe('addresses as libxtables parses and prints them', () => {
   it.each([

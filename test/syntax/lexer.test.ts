@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { tokenizeLine } from '../../src/syntax/lexer.js';
+import { tokenizeLine } from '../../src/iptables/syntax/lexer.js';
 
 const texts = (line: string) => tokenizeLine(line, 1, 0).map((t) => t.text);
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { NetfilterSimError } from '../../src/errors.js';
-import { formatIptablesSave } from '../../src/fmt.js';
-import { parseIptablesSave } from '../../src/syntax/save.js';
+import { NetfilterSimError } from '../../src/model/errors.js';
+import { formatIptablesSave } from '../../src/iptables/fmt.js';
+import { parseIptablesSave } from '../../src/iptables/syntax/save.js';
 
 const fmt = (t: string, family: 4 | 6 = 4) => formatIptablesSave(t, { family });
 const errorOf = (t: string, mode: 'strict' | 'lenient' = 'strict', family: 4 | 6 = 4) =>

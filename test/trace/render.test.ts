@@ -1,6 +1,6 @@
 // Renderers are pure functions of the events.
 import { describe, expect, it } from 'vitest';
-import { Netns } from '../../src/engine/netns.js';
+import { Netns } from '../../src/engine/path/netns.js';
 import { renderTrace, renderTraceDot, renderTraceJson, renderTraceMermaid, renderTraceText, renderTraceTree } from '../../src/trace/render.js';
 import { fixture } from '../engine/helpers.js';
 

@@ -3,9 +3,10 @@
  * @internal
  */
 import { parseArgs } from 'node:util';
-import { check } from '../../check/index.js';
-import { formatDiagnostic, type Diagnostic } from '../../errors.js';
-import { parseIptablesSave } from '../../syntax/save.js';
+import { check } from '../../iptables/check/index.js';
+import { type Diagnostic } from '../../model/errors.js';
+import { formatDiagnostic } from '../../model/diagnostic-text.js';
+import { parseIptablesSave } from '../../iptables/syntax/save.js';
 import { detectRulesSyntax, nftLoadErrors } from '../../nftables/index.js';
 import { EXIT_INPUT, EXIT_OK, UsageError, type CliIO } from '../io.js';
 import { writeJson } from '../json.js';

@@ -3,19 +3,19 @@
  *
  * @module
  */
-import { NetfilterSimError } from '../../errors.js';
-import { ISTIO_IPTABLES_FLAGS, parseIstioIptablesCommandLine } from '../../mesh/istio/args.js';
-import { compileIstioCni } from '../../mesh/istio/cni.js';
-import { compileIstio, type IstioCompileResult } from '../../mesh/istio/compile.js';
-import { detectEnableIPv6, type IstioConfig, parseResolvConf, splitDnsServers } from '../../mesh/istio/config.js';
-import { formatIstioAmbientResult, formatIstioResult, ISTIO_OUTPUT_FORMATS, type IstioOutputFormat } from '../../mesh/istio/format.js';
-import { readNamespace, readPod } from '../../mesh/pod.js';
-import { istioReleaseFeatures } from '../../mesh/istio/version.js';
-import { istioInitArgsForPod } from '../../mesh/istio/inject.js';
+import { NetfilterSimError } from '../../model/errors.js';
+import { ISTIO_IPTABLES_FLAGS, parseIstioIptablesCommandLine } from '../../compile/istio/args.js';
+import { compileIstioCni } from '../../compile/istio/cni.js';
+import { compileIstio, type IstioCompileResult } from '../../compile/istio/compile.js';
+import { detectEnableIPv6, type IstioConfig, parseResolvConf, splitDnsServers } from '../../compile/istio/config.js';
+import { formatIstioAmbientResult, formatIstioResult, ISTIO_OUTPUT_FORMATS, type IstioOutputFormat } from '../../compile/istio/format.js';
+import { readNamespace, readPod } from '../../compile/pod.js';
+import { istioReleaseFeatures } from '../../compile/istio/version.js';
+import { istioInitArgsForPod } from '../../compile/istio/inject.js';
 import { istioValuesFromSet } from '../chart-values.js';
-import { type AmbientConfig, type AmbientPodOverrides, ambientEnrolment, ambientPodOverrides, compileIstioAmbient } from '../../mesh/istio/ambient.js';
+import { type AmbientConfig, type AmbientPodOverrides, ambientEnrolment, ambientPodOverrides, compileIstioAmbient } from '../../compile/istio/ambient.js';
 import { type CliIO, EXIT_OK, SourceError, UsageError, reportCliError } from '../io.js';
-import { pushAll } from '../../limits.js';
+import { pushAll } from '../../model/limits.js';
 
 /**
  * `netfilter-sim compile istio --help`.

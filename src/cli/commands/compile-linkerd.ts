@@ -4,16 +4,16 @@
  *
  * @module
  */
-import { NetfilterSimError } from '../../errors.js';
-import { readNamespace, readPod, readService } from '../../mesh/pod.js';
-import { PROXY_INIT_FLAGS, parseProxyInitArgs } from '../../mesh/linkerd/config.js';
-import { compileLinkerdCni, type LinkerdCniResult } from '../../mesh/linkerd/cni.js';
-import { compileProxyInit, type ProxyInitResult } from '../../mesh/linkerd/proxy-init.js';
-import { injectProxyInitArgs } from '../../mesh/linkerd/injector.js';
+import { NetfilterSimError } from '../../model/errors.js';
+import { readNamespace, readPod, readService } from '../../compile/pod.js';
+import { PROXY_INIT_FLAGS, parseProxyInitArgs } from '../../compile/linkerd/config.js';
+import { compileLinkerdCni, type LinkerdCniResult } from '../../compile/linkerd/cni.js';
+import { compileProxyInit, type ProxyInitResult } from '../../compile/linkerd/proxy-init.js';
+import { injectProxyInitArgs } from '../../compile/linkerd/injector.js';
 import { linkerdValuesFromSet } from '../chart-values.js';
-import type { LinkerdOutputFormat } from '../../mesh/linkerd/output.js';
+import type { LinkerdOutputFormat } from '../../compile/linkerd/output.js';
 import { EXIT_INPUT, EXIT_OK, SourceError, UsageError, type CliIO, reportCliError } from '../io.js';
-import { pushAll } from '../../limits.js';
+import { pushAll } from '../../model/limits.js';
 
 const FORMATS: readonly LinkerdOutputFormat[] = ['save', 'restore', 'commands', 'json'];
 
@@ -178,7 +178,7 @@ function parseFormat(v: string | undefined, json = false): LinkerdOutputFormat {
 async function render(result: ProxyInitResult | LinkerdCniResult, format: LinkerdOutputFormat): Promise<string> {
   if (format === 'commands') return result.commands.map((l) => `${l}\n`).join('');
   // The printer is only loaded when a rule set is needed.
-  const { renderLinkerd } = await import('../../mesh/linkerd/output.js');
+  const { renderLinkerd } = await import('../../compile/linkerd/output.js');
   return renderLinkerd(result, format);
 }
 

@@ -5,24 +5,25 @@
  */
 import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
-import { check } from '../../check/index.js';
-import { diagnostic, formatDiagnostic, NetfilterSimError, type Diagnostic } from '../../errors.js';
-import { parseEndpoint } from '../../engine/probe.js';
-import { parseAnyAddress } from '../../engine/routing.js';
+import { check } from '../../iptables/check/index.js';
+import { diagnostic, NetfilterSimError, type Diagnostic } from '../../model/errors.js';
+import { formatDiagnostic } from '../../model/diagnostic-text.js';
+import { parseEndpoint } from '../../engine/path/probe.js';
+import { parseAnyAddress } from '../../engine/state/routing.js';
 import type { Ipset } from '../../model/ipset.js';
-import { parseIpsetArgument, parseIpsetSave } from '../../syntax/ipset.js';
-import { Netns, listenerFromString } from '../../engine/netns.js';
-import type { ConnectResult, ConnectSpec, ListenerSpec, NetnsOptions } from '../../engine/netns.js';
-import { parseIpRoute, parseIpRule } from '../../engine/ip-args.js';
+import { parseIpsetArgument, parseIpsetSave } from '../../iptables/syntax/ipset.js';
+import { Netns, listenerFromString } from '../../engine/path/netns.js';
+import type { ConnectResult, ConnectSpec, ListenerSpec, NetnsOptions } from '../../engine/path/netns.js';
+import { parseIpRoute, parseIpRule } from '../../engine/path/ip-args.js';
 import type { Family, Ruleset } from '../../model/types.js';
-import { parseIptablesSave } from '../../syntax/save.js';
+import { parseIptablesSave } from '../../iptables/syntax/save.js';
 import { detectRulesSyntax, nftLoadErrors } from '../../nftables/index.js';
 import type { NftRuleset } from '../../nftables/model.js';
 import { renderOutcome, renderTrace } from '../../trace/render.js';
 import type { TraceFormat } from '../../trace/render.js';
 import { EXIT_OK, FileReadError, SourceError, UsageError, reportCliError } from '../io.js';
 import { writeJson } from '../json.js';
-import { MAX_CONNTRACK_MAX } from '../../limits.js';
+import { MAX_CONNTRACK_MAX } from '../../model/limits.js';
 import type { CliIO } from '../io.js';
 
 const CONNECT_HELP = `Usage: netfilter-sim connect --rules FILE|- --dst IP:PORT [options]

@@ -4,7 +4,7 @@
  * client's app through both proxies to the server's app, traced and explained.
  * @internal
  */
-import { demoLinkerd } from '../../mesh/scenario/index.js';
+import { demoLinkerd } from '../../mesh/index.js';
 import { EXIT_OK, UsageError, type CliIO } from '../io.js';
 
 /** `netfilter-sim demo --help`. @internal */

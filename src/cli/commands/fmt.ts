@@ -3,9 +3,10 @@
  * @internal
  */
 import { parseArgs } from 'node:util';
-import { diagnostic, formatDiagnostic } from '../../errors.js';
-import { printIptablesSave } from '../../print/save.js';
-import { parseIptablesSave } from '../../syntax/save.js';
+import { diagnostic } from '../../model/errors.js';
+import { formatDiagnostic } from '../../model/diagnostic-text.js';
+import { printIptablesSave } from '../../iptables/print/save.js';
+import { parseIptablesSave } from '../../iptables/syntax/save.js';
 import { detectRulesSyntax, nftLoadErrors, printNftRuleset } from '../../nftables/index.js';
 import { EXIT_INPUT, EXIT_OK, UsageError, type CliIO } from '../io.js';
 import { writeJson } from '../json.js';

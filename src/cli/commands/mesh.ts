@@ -5,13 +5,13 @@
  * @module
  */
 import { parseArgs } from 'node:util';
-import { NetfilterSimError } from '../../errors.js';
-import { readNamespace, readPod, type Namespace, type Pod } from '../../mesh/pod.js';
-import { parseServices } from '../../mesh/scenario/address.js';
-import { MESH_FORMATS, renderMesh, type MeshFormat } from '../../mesh/scenario/render.js';
-import { simulateMesh } from '../../mesh/scenario/simulate.js';
-import { renderMeshAllPorts, simulateMeshAllPorts } from '../../mesh/scenario/all-ports.js';
-import type { MeshName, MeshScenarioOptions, MeshService } from '../../mesh/scenario/types.js';
+import { NetfilterSimError } from '../../model/errors.js';
+import { readNamespace, readPod, type Namespace, type Pod } from '../../compile/pod.js';
+import { parseServices } from '../../mesh/address.js';
+import { MESH_FORMATS, renderMesh, type MeshFormat } from '../../mesh/render.js';
+import { simulateMesh } from '../../mesh/simulate.js';
+import { renderMeshAllPorts, simulateMeshAllPorts } from '../../mesh/all-ports.js';
+import type { MeshName, MeshScenarioOptions, MeshService } from '../../mesh/types.js';
 import { EXIT_OK, FileReadError, SourceError, UsageError, type CliIO, reportCliError } from '../io.js';
 
 /** `netfilter-sim mesh --help`. @internal */

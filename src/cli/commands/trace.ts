@@ -4,7 +4,7 @@
  * @module
  */
 import { parseArgs } from 'node:util';
-import { Netns } from '../../engine/netns.js';
+import { Netns } from '../../engine/path/netns.js';
 import { renderOutcome, renderTrace } from '../../trace/render.js';
 import { EXIT_OK, UsageError } from '../io.js';
 import { writeJson } from '../json.js';

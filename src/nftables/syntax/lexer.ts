@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { diagnostic, type Diagnostic } from '../../errors.js';
+import { diagnostic, type Diagnostic } from '../../model/errors.js';
 import type { Span } from '../../model/types.js';
 
 /** A token of nft input. */

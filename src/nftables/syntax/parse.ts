@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { diagnostic, type Diagnostic } from '../../errors.js';
+import { diagnostic, type Diagnostic } from '../../model/errors.js';
 import type { Span } from '../../model/types.js';
 import { BARE_META, META_KEYS, ctKeyType, payloadFields } from '../datatypes.js';
 import type { NftChainType, NftFamily, NftHook, NftSelector } from '../model.js';

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { runCompileIstio, runCompileIstioAmbient, runCompileIstioCni } from '../../../src/cli/commands/compile-istio.js';
 import { memoryIO } from '../../../src/cli/io.js';
-import { ambientEnrolment, ambientPodOverrides, compileIstioAmbient } from '../../../src/mesh/istio/ambient.js';
-import { compileIstioCni } from '../../../src/mesh/istio/cni.js';
-import { compileIstio } from '../../../src/mesh/istio/compile.js';
-import { istioInitArgsForPod } from '../../../src/mesh/istio/inject.js';
-import { parseIstioIptablesArgs } from '../../../src/mesh/istio/args.js';
-import { podFromObject, namespaceFromObject } from '../../../src/mesh/pod.js';
+import { ambientEnrolment, ambientPodOverrides, compileIstioAmbient } from '../../../src/compile/istio/ambient.js';
+import { compileIstioCni } from '../../../src/compile/istio/cni.js';
+import { compileIstio } from '../../../src/compile/istio/compile.js';
+import { istioInitArgsForPod } from '../../../src/compile/istio/inject.js';
+import { parseIstioIptablesArgs } from '../../../src/compile/istio/args.js';
+import { podFromObject, namespaceFromObject } from '../../../src/compile/pod.js';
 import { ambientCases, ambientFixture } from './ambient-vectors.js';
 import { manifestForCniCase } from './vectors.js';
 

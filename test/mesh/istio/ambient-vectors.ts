@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { AmbientInput } from '../../../src/mesh/istio/ambient.js';
+import type { AmbientInput } from '../../../src/compile/istio/ambient.js';
 
 export const AMBIENT_FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'istio-ambient');
 

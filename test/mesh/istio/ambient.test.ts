@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compileIstioAmbient } from '../../../src/mesh/istio/ambient.js';
-import { formatIstioAmbientResult } from '../../../src/mesh/istio/format.js';
+import { compileIstioAmbient } from '../../../src/compile/istio/ambient.js';
+import { formatIstioAmbientResult } from '../../../src/compile/istio/format.js';
 import { ambientCases, ambientFixture, ambientInput, stripSaveComments } from './ambient-vectors.js';
 
 const iptables = ambientCases('iptables');

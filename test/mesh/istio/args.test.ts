@@ -3,8 +3,8 @@ import {
   formatIstioIptablesArgs,
   parseIstioIptablesArgs,
   parseIstioIptablesCommandLine,
-} from '../../../src/mesh/istio/args.js';
-import { istioConfig } from '../../../src/mesh/istio/config.js';
+} from '../../../src/compile/istio/args.js';
+import { istioConfig } from '../../../src/compile/istio/config.js';
 
 describe('parseIstioIptablesArgs reads the flags as pflag does', () => {
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IptablesRuleBuilder } from '../../../src/mesh/istio/builder.js';
+import { IptablesRuleBuilder } from '../../../src/compile/istio/builder.js';
 import { fixture } from './vectors.js';
 
 type Op = (b: IptablesRuleBuilder) => void;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runCompileIstio, runCompileIstioCni } from '../../../src/cli/commands/compile-istio.js';
 import { memoryIO } from '../../../src/cli/io.js';
-import { INJECTED_ISTIO_INIT_ARGS } from '../../../src/mesh/istio/defaults.js';
+import { INJECTED_ISTIO_INIT_ARGS } from '../../../src/compile/istio/defaults.js';
 import { casesIn, type CniCase, fixture, manifestForCniCase, type SidecarCase } from './vectors.js';
 
 async function istio(args: string[], files: Record<string, string> = {}, stdin = ''): Promise<{ code: number; out: string; err: string }> {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { compileIstioCni } from '../../../src/mesh/istio/cni.js';
-import { INJECTED_ISTIO_INIT_ARGS } from '../../../src/mesh/istio/defaults.js';
-import { istioInitArgsForPod } from '../../../src/mesh/istio/inject.js';
-import { formatIstioRestore } from '../../../src/mesh/istio/format.js';
-import { podFromObject, readPod } from '../../../src/mesh/pod.js';
+import { compileIstioCni } from '../../../src/compile/istio/cni.js';
+import { INJECTED_ISTIO_INIT_ARGS } from '../../../src/compile/istio/defaults.js';
+import { istioInitArgsForPod } from '../../../src/compile/istio/inject.js';
+import { formatIstioRestore } from '../../../src/compile/istio/format.js';
+import { podFromObject, readPod } from '../../../src/compile/pod.js';
 import { casesIn, type CniCase, fixture, podForCniCase, tableBlocks, toIstioConfig } from './vectors.js';
 
 const current = casesIn<CniCase>('cni-plugin').filter(([name]) => name !== 'status-ports');

@@ -11,10 +11,10 @@ import { kernelOptOut, kernelRequired } from '../../kernel/opt-out.js';
 import { spawn, spawnSync } from 'node:child_process';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { compileIstioCni } from '../../../src/mesh/istio/cni.js';
-import { compileIstio, type IstioCompileResult } from '../../../src/mesh/istio/compile.js';
-import type { IstioConfig } from '../../../src/mesh/istio/config.js';
-import { formatIstioSave } from '../../../src/mesh/istio/format.js';
+import { compileIstioCni } from '../../../src/compile/istio/cni.js';
+import { compileIstio, type IstioCompileResult } from '../../../src/compile/istio/compile.js';
+import type { IstioConfig } from '../../../src/compile/istio/config.js';
+import { formatIstioSave } from '../../../src/compile/istio/format.js';
 import { casesIn, type CniCase, fixture, fixtureExists, podForCniCase, type SidecarCase, toIstioConfig } from './vectors.js';
 
 const SEED = 0x15710;

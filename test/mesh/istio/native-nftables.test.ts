@@ -2,10 +2,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { compileIstio } from '../../../src/mesh/istio/compile.js';
-import { formatIstioResult } from '../../../src/mesh/istio/format.js';
-import { NftablesRuleBuilder } from '../../../src/mesh/istio/nft-transaction.js';
-import { NetfilterSimError } from '../../../src/errors.js';
+import { compileIstio } from '../../../src/compile/istio/compile.js';
+import { formatIstioResult } from '../../../src/compile/istio/format.js';
+import { NftablesRuleBuilder } from '../../../src/compile/istio/nft-transaction.js';
+import { NetfilterSimError } from '../../../src/model/errors.js';
 import { BUILDER_CASES, CH, T } from './nft-builder-cases.js';
 import { toIstioConfig } from './vectors.js';
 

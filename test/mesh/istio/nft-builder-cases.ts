@@ -1,4 +1,4 @@
-import type { NftablesRuleBuilder } from '../../../src/mesh/istio/nft-transaction.js';
+import type { NftablesRuleBuilder } from '../../../src/compile/istio/nft-transaction.js';
 
 /** TestBuilder in tools/istio-nftables/pkg/builder/nftables_builder_test.go: the builder calls behind each golden. */
 export const T = 'inet-table';

@@ -8,7 +8,7 @@
  * restore text holds. From 1.24 the golden is the recorded command stream itself.
  */
 import { describe, expect, it } from 'vitest';
-import { compileIstio, type IstioCompileResult } from '../../../src/mesh/istio/compile.js';
+import { compileIstio, type IstioCompileResult } from '../../../src/compile/istio/compile.js';
 import { fixture, toIstioConfig } from './vectors.js';
 
 /** constructTestConfig() of run_test.go in these releases. */

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { parseIstioIptablesArgs } from '../../../src/mesh/istio/args.js';
-import { compileIstioCni } from '../../../src/mesh/istio/cni.js';
-import { compileIstio, type IstioCompileResult } from '../../../src/mesh/istio/compile.js';
-import { INJECTED_ISTIO_INIT_ARGS } from '../../../src/mesh/istio/defaults.js';
-import { formatIstioResult, formatIstioSave, istioRulesets } from '../../../src/mesh/istio/format.js';
+import { parseIstioIptablesArgs } from '../../../src/compile/istio/args.js';
+import { compileIstioCni } from '../../../src/compile/istio/cni.js';
+import { compileIstio, type IstioCompileResult } from '../../../src/compile/istio/compile.js';
+import { INJECTED_ISTIO_INIT_ARGS } from '../../../src/compile/istio/defaults.js';
+import { formatIstioResult, formatIstioSave, istioRulesets } from '../../../src/compile/istio/format.js';
 import { casesIn, type CniCase, fixture, fixtureExists, podForCniCase, type SidecarCase, toIstioConfig } from './vectors.js';
 
 /** What `iptables-save` then `ip6tables-save` printed after the golden was loaded (kernel-save/). */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { parseIstioIptablesArgs } from '../../../src/mesh/istio/args.js';
-import { compileIstio } from '../../../src/mesh/istio/compile.js';
-import { INJECTED_ISTIO_INIT_ARGS } from '../../../src/mesh/istio/defaults.js';
-import { formatIstioCommands, formatIstioRestore } from '../../../src/mesh/istio/format.js';
+import { parseIstioIptablesArgs } from '../../../src/compile/istio/args.js';
+import { compileIstio } from '../../../src/compile/istio/compile.js';
+import { INJECTED_ISTIO_INIT_ARGS } from '../../../src/compile/istio/defaults.js';
+import { formatIstioCommands, formatIstioRestore } from '../../../src/compile/istio/format.js';
 import { casesIn, fixture, type SidecarCase, stripSaves, toIstioConfig } from './vectors.js';
 
 const sidecar = casesIn<SidecarCase>('sidecar-capture');

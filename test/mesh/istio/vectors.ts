@@ -4,8 +4,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { IstioConfig } from '../../../src/mesh/istio/config.js';
-import { type Pod, podFromObject } from '../../../src/mesh/pod.js';
+import type { IstioConfig } from '../../../src/compile/istio/config.js';
+import { type Pod, podFromObject } from '../../../src/compile/pod.js';
 
 export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'istio');
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { parseIstioIptablesArgs } from '../../../src/mesh/istio/args.js';
-import { compileIstio } from '../../../src/mesh/istio/compile.js';
-import { INJECTED_ISTIO_INIT_ARGS } from '../../../src/mesh/istio/defaults.js';
-import { formatIstioRestore } from '../../../src/mesh/istio/format.js';
-import { parseIstioVersion } from '../../../src/mesh/istio/version.js';
+import { parseIstioIptablesArgs } from '../../../src/compile/istio/args.js';
+import { compileIstio } from '../../../src/compile/istio/compile.js';
+import { INJECTED_ISTIO_INIT_ARGS } from '../../../src/compile/istio/defaults.js';
+import { formatIstioRestore } from '../../../src/compile/istio/format.js';
+import { parseIstioVersion } from '../../../src/compile/istio/version.js';
 import { fixture } from './vectors.js';
 
 const injected = parseIstioIptablesArgs(INJECTED_ISTIO_INIT_ARGS);

@@ -3,8 +3,8 @@
  * BuildFirewallConfiguration.
  */
 import { describe, expect, it } from 'vitest';
-import { formatProxyInitArgs, parseProxyInitArgs, proxyInitConfig } from '../../../src/mesh/linkerd/config.js';
-import { buildFirewallConfiguration, compileProxyInit } from '../../../src/mesh/linkerd/proxy-init.js';
+import { formatProxyInitArgs, parseProxyInitArgs, proxyInitConfig } from '../../../src/compile/linkerd/config.js';
+import { buildFirewallConfiguration, compileProxyInit } from '../../../src/compile/linkerd/proxy-init.js';
 
 const ok = (argv: string[]) => {
   const r = parseProxyInitArgs(argv);

@@ -2,7 +2,7 @@
  * Loads the Linkerd vectors of test/fixtures/linkerd (see its README.md and ATTRIBUTION.md).
  */
 import { readFileSync } from 'node:fs';
-import type { CompileLinkerdCniInput } from '../../../src/mesh/linkerd/cni.js';
+import type { CompileLinkerdCniInput } from '../../../src/compile/linkerd/cni.js';
 
 const dir = new URL('../../fixtures/linkerd/', import.meta.url);
 

@@ -3,10 +3,10 @@
  * pkg/inject/inject.go), and their explanation back from rule comments.
  */
 import { describe, expect, it } from 'vitest';
-import { explainProxyInitComment } from '../../../src/mesh/linkerd/comments.js';
-import { parseProxyInitArgs } from '../../../src/mesh/linkerd/config.js';
-import { injectProxyInitArgs } from '../../../src/mesh/linkerd/injector.js';
-import { compileProxyInit } from '../../../src/mesh/linkerd/proxy-init.js';
+import { explainProxyInitComment } from '../../../src/compile/linkerd/comments.js';
+import { parseProxyInitArgs } from '../../../src/compile/linkerd/config.js';
+import { injectProxyInitArgs } from '../../../src/compile/linkerd/injector.js';
+import { compileProxyInit } from '../../../src/compile/linkerd/proxy-init.js';
 import { expectedCommands, proxyInitCases } from './fixtures.js';
 
 const pod = (annotations: Record<string, string>, labels: Record<string, string> = {}) => ({

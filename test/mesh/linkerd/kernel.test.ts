@@ -14,9 +14,9 @@ import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { proxyInitConfig, type ProxyInitConfig } from '../../../src/mesh/linkerd/config.js';
-import { renderLinkerd } from '../../../src/mesh/linkerd/output.js';
-import { compileProxyInit, type ProxyInitResult } from '../../../src/mesh/linkerd/proxy-init.js';
+import { proxyInitConfig, type ProxyInitConfig } from '../../../src/compile/linkerd/config.js';
+import { renderLinkerd } from '../../../src/compile/linkerd/output.js';
+import { compileProxyInit, type ProxyInitResult } from '../../../src/compile/linkerd/proxy-init.js';
 
 const run = promisify(execFile);
 const SEED = Number(process.env['LINKERD_KERNEL_SEED'] ?? 20260830);

@@ -1,9 +1,9 @@
 /**
- * The Kubernetes manifest reader of src/mesh/pod.ts.
+ * The Kubernetes manifest reader of src/compile/pod.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { NetfilterSimError } from '../../../src/errors.js';
-import { readManifests, readNamespace, readPod, readService } from '../../../src/mesh/pod.js';
+import { NetfilterSimError } from '../../../src/model/errors.js';
+import { readManifests, readNamespace, readPod, readService } from '../../../src/compile/pod.js';
 
 const podYaml = `
 apiVersion: v1

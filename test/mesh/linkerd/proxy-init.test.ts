@@ -3,8 +3,8 @@
  * releases, and iptables' own answers to what proxy-init asks of it.
  */
 import { describe, expect, it } from 'vitest';
-import { compileProxyInit } from '../../../src/mesh/linkerd/proxy-init.js';
-import { checkAddressOption, runIptablesCommand, natStateFromSave } from '../../../src/mesh/linkerd/iptables-model.js';
+import { compileProxyInit } from '../../../src/compile/linkerd/proxy-init.js';
+import { checkAddressOption, runIptablesCommand, natStateFromSave } from '../../../src/compile/linkerd/iptables-model.js';
 
 const base = { incomingProxyPort: 4143, outgoingProxyPort: 4140, proxyUid: 2102, ipv6: false };
 

@@ -3,11 +3,11 @@
  * the newest, and cni-plugin v1.7's iptables binary fallback (linkerd2-proxy-init #587).
  */
 import { describe, expect, it } from 'vitest';
-import { compileLinkerdCni } from '../../../src/mesh/linkerd/cni.js';
-import { parseProxyInitArgs, proxyInitConfig } from '../../../src/mesh/linkerd/config.js';
-import { compileProxyInit } from '../../../src/mesh/linkerd/proxy-init.js';
-import { cniPluginFeatures, isKnownProxyInitRelease, parseProxyInitVersion } from '../../../src/mesh/linkerd/version.js';
-import { NetfilterSimError } from '../../../src/errors.js';
+import { compileLinkerdCni } from '../../../src/compile/linkerd/cni.js';
+import { parseProxyInitArgs, proxyInitConfig } from '../../../src/compile/linkerd/config.js';
+import { compileProxyInit } from '../../../src/compile/linkerd/proxy-init.js';
+import { cniPluginFeatures, isKnownProxyInitRelease, parseProxyInitVersion } from '../../../src/compile/linkerd/version.js';
+import { NetfilterSimError } from '../../../src/model/errors.js';
 
 const config = proxyInitConfig({ incomingProxyPort: 4143, outgoingProxyPort: 4140, proxyUid: 2102 });
 

@@ -3,10 +3,10 @@
  * shared parser and printer, byte for byte (the IPv4 body, then the IPv6 body when the case has one).
  */
 import { describe, expect, it } from 'vitest';
-import { parseProxyInitArgs } from '../../../src/mesh/linkerd/config.js';
-import { compileLinkerdCni } from '../../../src/mesh/linkerd/cni.js';
-import { linkerdRulesets, renderLinkerd } from '../../../src/mesh/linkerd/output.js';
-import { compileProxyInit } from '../../../src/mesh/linkerd/proxy-init.js';
+import { parseProxyInitArgs } from '../../../src/compile/linkerd/config.js';
+import { compileLinkerdCni } from '../../../src/compile/linkerd/cni.js';
+import { linkerdRulesets, renderLinkerd } from '../../../src/compile/linkerd/output.js';
+import { compileProxyInit } from '../../../src/compile/linkerd/proxy-init.js';
 import { cniCases, cniInput, expectedSave, fixture, proxyInitCases } from './fixtures.js';
 
 describe('iptables-save after proxy-init', () => {

@@ -3,7 +3,7 @@
  * and port parsing (upstream's tests and outputs of the upstream functions).
  */
 import { describe, expect, it } from 'vitest';
-import { makeMultiportDestinations, parsePort, parsePortRange } from '../../../src/mesh/linkerd/ports.js';
+import { makeMultiportDestinations, parsePort, parsePortRange } from '../../../src/compile/linkerd/ports.js';
 import { unit } from './fixtures.js';
 
 describe('makeMultiportDestinations', () => {

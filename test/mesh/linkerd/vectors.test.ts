@@ -3,10 +3,10 @@
  * for byte, and the failures they end with.
  */
 import { describe, expect, it } from 'vitest';
-import { parseProxyInitArgs } from '../../../src/mesh/linkerd/config.js';
-import { compileLinkerdCni } from '../../../src/mesh/linkerd/cni.js';
-import { injectProxyInitArgs } from '../../../src/mesh/linkerd/injector.js';
-import { compileProxyInit, type ProxyInitResult } from '../../../src/mesh/linkerd/proxy-init.js';
+import { parseProxyInitArgs } from '../../../src/compile/linkerd/config.js';
+import { compileLinkerdCni } from '../../../src/compile/linkerd/cni.js';
+import { injectProxyInitArgs } from '../../../src/compile/linkerd/injector.js';
+import { compileProxyInit, type ProxyInitResult } from '../../../src/compile/linkerd/proxy-init.js';
 import { cniCases, cniInput, expectedCommands, proxyInitCases, type LinkerdCase } from './fixtures.js';
 
 function text(result: { commands: readonly string[] }): string {

@@ -3,9 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import { memoryIO } from '../../../src/cli/io.js';
 import { run } from '../../../src/cli/run.js';
-import { simulateMeshAllPorts } from '../../../src/mesh/scenario/all-ports.js';
-import type { MeshAllPortsResult } from '../../../src/mesh/scenario/all-ports.js';
-import { simulateMesh } from '../../../src/mesh/scenario/simulate.js';
+import { simulateMeshAllPorts } from '../../../src/mesh/all-ports.js';
+import type { MeshAllPortsResult } from '../../../src/mesh/all-ports.js';
+import { simulateMesh } from '../../../src/mesh/simulate.js';
 import { mulberry32 } from '../../kernel/generate.js';
 
 function expectExact(r: MeshAllPortsResult, mesh: 'linkerd' | 'istio', seed: number): void {

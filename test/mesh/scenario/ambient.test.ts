@@ -4,7 +4,7 @@
  * its diagnosis, on both of istio-cni's backends where the rules differ.
  */
 import { describe, expect, it } from 'vitest';
-import { prepareMeshPod, renderMesh, simulateMesh } from '../../../src/mesh/scenario/index.js';
+import { prepareMeshPod, renderMesh, simulateMesh } from '../../../src/mesh/index.js';
 import { annotate, diagnosisText, hopLines, namespace, pod } from './helpers.js';
 
 const aWeb = pod('ambient-web.yaml');

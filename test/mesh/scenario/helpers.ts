@@ -2,8 +2,8 @@
  * Helpers for the scenario tests: our Pod manifests under test/fixtures/pods.
  */
 import { readFileSync } from 'node:fs';
-import { readNamespace, readPod, type Namespace, type Pod } from '../../../src/mesh/pod.js';
-import type { MeshHop, MeshResult } from '../../../src/mesh/scenario/index.js';
+import { readNamespace, readPod, type Namespace, type Pod } from '../../../src/compile/pod.js';
+import type { MeshHop, MeshResult } from '../../../src/mesh/index.js';
 
 const dir = new URL('../../fixtures/pods/', import.meta.url);
 

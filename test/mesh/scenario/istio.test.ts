@@ -2,8 +2,8 @@
  * Istio pods end to end: each scenario with the verdict and the diagnosis it must give.
  */
 import { describe, expect, it } from 'vitest';
-import type { Pod } from '../../../src/mesh/pod.js';
-import { prepareMeshPod, simulateMesh, validateMeshPod } from '../../../src/mesh/scenario/index.js';
+import type { Pod } from '../../../src/compile/pod.js';
+import { prepareMeshPod, simulateMesh, validateMeshPod } from '../../../src/mesh/index.js';
 import { annotate, diagnosisText, hopLines, pod } from './helpers.js';
 
 const web = pod('istio-web.yaml');

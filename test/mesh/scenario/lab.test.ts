@@ -7,9 +7,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { podFromObject, type Pod } from '../../../src/mesh/pod.js';
-import { prepareMeshPod, simulateMesh } from '../../../src/mesh/scenario/index.js';
-import { findListener, podRuntime } from '../../../src/mesh/scenario/runtime.js';
+import { podFromObject, type Pod } from '../../../src/compile/pod.js';
+import { prepareMeshPod, simulateMesh } from '../../../src/mesh/index.js';
+import { findListener, podRuntime } from '../../../src/mesh/runtime.js';
 
 interface LabListener { container: string; port: number; uid: number; response: string }
 interface LabProbe { from: 'remote' | 'local'; uid: number | null; dstAddress: string; dstPort: number; expected: string; response?: string; container?: string }

@@ -2,9 +2,9 @@
  * Linkerd pods end to end: each scenario with the verdict and the diagnosis it must give.
  */
 import { describe, expect, it } from 'vitest';
-import type { Pod } from '../../../src/mesh/pod.js';
-import { prepareMeshPod, simulateMesh } from '../../../src/mesh/scenario/index.js';
-import { NetfilterSimError } from '../../../src/errors.js';
+import type { Pod } from '../../../src/compile/pod.js';
+import { prepareMeshPod, simulateMesh } from '../../../src/mesh/index.js';
+import { NetfilterSimError } from '../../../src/model/errors.js';
 import { annotate, diagnosisText, hopLines, namespace, pod } from './helpers.js';
 
 const web = pod('linkerd-web.yaml');

@@ -2,9 +2,9 @@
  * Pods as the scenario runs them: injection, start-up order, rules, proxies.
  */
 import { describe, expect, it } from 'vitest';
-import { readPod } from '../../../src/mesh/pod.js';
-import { DEFAULT_POD_MANIFESTS, defaultPods, prepareMeshPod, simulateMesh } from '../../../src/mesh/scenario/index.js';
-import { NetfilterSimError } from '../../../src/errors.js';
+import { readPod } from '../../../src/compile/pod.js';
+import { DEFAULT_POD_MANIFESTS, defaultPods, prepareMeshPod, simulateMesh } from '../../../src/mesh/index.js';
+import { NetfilterSimError } from '../../../src/model/errors.js';
 import { annotate, namespace, pod, podText } from './helpers.js';
 
 const order = (p: ReturnType<typeof prepareMeshPod>): string[] => p.startup.map((s) => `${s.stage}:${s.name}:${s.effect}${s.active ? '' : '(inactive)'}`);

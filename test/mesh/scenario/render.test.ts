@@ -11,7 +11,7 @@ import {
   renderMeshMermaid,
   renderMeshText,
   simulateMesh,
-} from '../../../src/mesh/scenario/index.js';
+} from '../../../src/mesh/index.js';
 import { pod } from './helpers.js';
 
 const meshed = simulateMesh({ mesh: 'linkerd' });

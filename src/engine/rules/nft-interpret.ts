@@ -1,0 +1,555 @@
+/**
+ * nftables rule sets in the engine: base chains registered at their hooks and priorities,
+ * evaluated as `nft_do_chain` does (rules in order, expressions left to right, a failed match
+ * breaks the rule, `jump` pushes a return point, `goto` does not, `accept` ends the base chain),
+ * with statements applied through the same target effects the iptables side uses (NAT bindings,
+ * marks, conntrack zone, TPROXY sockets).
+ *
+ * @module
+ */
+import { BITMASK_TYPES, allOnes, selectorType } from '../../nftables/datatypes.js';
+import type {
+  NftAnonSet, NftBaseChain, NftChain, NftElement, NftFamily, NftHook, NftPrefix, NftRange, NftRight, NftRule, NftRuleset, NftSelector,
+  NftSet, NftSetRef, NftStatement, NftTable, NftValue,
+} from '../../nftables/model.js';
+import { printNftRule } from '../../nftables/print.js';
+import { ADDR_TYPE, CT_STATE } from '../../model/packet.js';
+import type { Family, HookName } from '../../model/types.js';
+import { NF_NAT_MANIP_DST, NF_NAT_MANIP_SRC } from '../state/conntrack.js';
+import { NF_INET } from '../state/constants.js';
+import type { PacketState } from '../state/packet-state.js';
+import { EXT, NF_ACCEPT, NF_DROP, XT_CONTINUE, applyTarget } from './targets.js';
+import type { TargetHost, TargetSite } from './targets.js';
+import type { TraceRecorder } from '../trace/events.js';
+import { newBucket, takeToken, type Bucket } from '../../iptables/extensions/bucket.js';
+
+const LIMIT_UNIT_SECONDS: Readonly<Record<'second' | 'minute' | 'hour' | 'day' | 'week', number>> = { second: 1, minute: 60, hour: 3600, day: 86400, week: 604800 };
+
+const HOOK_INDEX: Readonly<Record<NftHook, number>> = {
+  prerouting: NF_INET.PRE_ROUTING, input: NF_INET.LOCAL_IN, forward: NF_INET.FORWARD, output: NF_INET.LOCAL_OUT, postrouting: NF_INET.POST_ROUTING,
+};
+/** @internal */
+export const HOOK_NAME: readonly HookName[] = ['PREROUTING', 'INPUT', 'FORWARD', 'OUTPUT', 'POSTROUTING'];
+
+/** nf_tables.h: `NFT_JUMP_STACK_SIZE`. */
+export const NFT_JUMP_STACK_SIZE = 16;
+
+/** A base chain registered at a hook. @internal */
+export interface NftHookEntry {
+  readonly table: NftTable;
+  readonly chain: NftChain;
+  readonly base: NftBaseChain;
+  readonly priority: number;
+  /** Order of registration, for equal priorities. */
+  readonly order: number;
+}
+
+/** What the engine needs from the namespace beyond the target host. @internal */
+export interface NftHost extends TargetHost {
+  /** A random draw, as `statistic --mode random` uses it (so enumeration covers numgen too). */
+  random(probability: number): boolean;
+}
+
+/** A rule's outcome inside a base chain. @internal */
+export type Verdict = { code: 'continue' } | { code: 'accept' } | { code: 'drop' } | { code: 'return' } | { code: 'jump' | 'goto'; chain: string };
+
+function familyMatches(tableFamily: NftFamily, family: Family): boolean {
+  return tableFamily === 'inet' || (tableFamily === 'ip' ? family === 4 : family === 6);
+}
+
+/** An address as one integer. @internal */
+export function addrValue(words: readonly number[], family: Family): bigint {
+  if (family === 4) return BigInt(words[0]! >>> 0);
+  let v = 0n;
+  for (let i = 0; i < 4; i++) v = (v << 32n) | BigInt(words[i]! >>> 0);
+  return v;
+}
+
+function valueWords(v: bigint, family: Family): number[] {
+  if (family === 4) return [Number(v & 0xffffffffn)];
+  return [3, 2, 1, 0].map((i) => Number((v >> BigInt(32 * i)) & 0xffffffffn));
+}
+
+/** @internal */
+export const TRANSPORT: Readonly<Record<string, number>> = { tcp: 6, udp: 17, sctp: 132, icmp: 1, icmpv6: 58 };
+/** @internal */
+export const PORT_PROTOCOLS = new Set([6, 17, 132, 33, 136]);
+
+/** nft's `ct state` bits for the packet. @internal */
+export function ctStateBits(p: PacketState): number {
+  const s = p.ctState;
+  if (s === 0) return 0;
+  // nft's ct_state bits: invalid 1, established 2, related 4, new 8, untracked 64.
+  return s === CT_STATE.UNTRACKED ? 64 : s;
+}
+
+/** `iifname`/`oifname` with nft's trailing-`*` wildcard. @internal */
+export function ifaceMatch(pattern: string, name: string | null): boolean {
+  if (name === null) return false;
+  if (pattern.endsWith('*')) return name.startsWith(pattern.slice(0, -1));
+  return name === pattern;
+}
+
+/**
+ * The nft side of a namespace: base chains by hook, evaluated on demand.
+ * @internal
+ */
+export class NftEngine {
+  readonly ruleset: NftRuleset;
+  /** Per family (4, 6) and hook index: base chains in registration order. */
+  private readonly entries: Map<string, NftHookEntry[]> = new Map();
+  protected readonly numgenCounters = new Map<object, number>();
+  /** `limit` statements' token buckets, by statement. */
+  private readonly buckets = new Map<object, Bucket>();
+
+  constructor(ruleset: NftRuleset) {
+    this.ruleset = ruleset;
+    let order = 0;
+    for (const t of ruleset.tables) {
+      for (const c of t.chains) {
+        if (!c.base) continue;
+        for (const family of [4, 6] as const) {
+          if (!familyMatches(t.family, family)) continue;
+          const key = `${family}:${HOOK_INDEX[c.base.hook]}`;
+          const list = this.entries.get(key) ?? [];
+          list.push({ table: t, chain: c, base: c.base, priority: c.base.priority, order: order++ });
+          this.entries.set(key, list);
+        }
+      }
+    }
+    for (const list of this.entries.values()) list.sort((a, b) => a.priority - b.priority || a.order - b.order);
+  }
+
+  /** Base chains registered at a hook for a family, in priority order. */
+  hookEntries(family: Family, hook: number): readonly NftHookEntry[] {
+    return this.entries.get(`${family}:${hook}`) ?? [];
+  }
+
+  /** Whether any base chain of a family uses conntrack (to enable it, as loading nft_ct does). */
+  usesConntrack(family: Family): boolean {
+    return this.ruleset.tables.some((t) => familyMatches(t.family, family) && t.chains.some((c) => c.rules.some((r) => r.statements.some((s) =>
+      (s.kind === 'match' && (s.left.kind === 'ct' || (s.left.kind === 'bitwise' && s.left.operand.kind === 'ct'))) || s.kind === 'nat' || s.kind === 'notrack'
+      || (s.kind === 'mangle' && (s.target.kind === 'ct' || s.value.kind === 'ct'))))));
+  }
+
+  /** Runs a base chain: NF_ACCEPT or NF_DROP. */
+  runBaseChain(e: NftHookEntry, hook: number, p: PacketState, host: NftHost, tr: TraceRecorder | null): number {
+    const stack: { chain: NftChain; rule: number }[] = [];
+    let chain = e.chain;
+    let i = 0;
+    const hookName = HOOK_NAME[hook]!;
+    const tableLabel = `${e.table.family} ${e.table.name}`;
+    for (;;) {
+      if (i >= chain.rules.length) {
+        const top = stack.pop();
+        if (top === undefined) {
+          if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'policy', hook: hookName, table: tableLabel as never, chain: e.chain.name, rule: e.chain.rules.length + 1, policy: e.base.policy === 'accept' ? 'ACCEPT' : 'DROP' });
+          if (e.base.policy === 'drop') p.dropReason = `policy drop of ${tableLabel} ${e.chain.name}`;
+          return e.base.policy === 'accept' ? NF_ACCEPT : NF_DROP;
+        }
+        if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'return', hook: hookName, table: tableLabel as never, chain: chain.name, rule: chain.rules.length + 1 });
+        chain = top.chain;
+        i = top.rule;
+        continue;
+      }
+      const rule = chain.rules[i]!;
+      const v = this.runRule(rule, e.table, chain, i, hookName, tableLabel, p, host, tr);
+      i++;
+      switch (v.code) {
+        case 'continue':
+          continue;
+        case 'accept':
+          return NF_ACCEPT;
+        case 'drop':
+          return NF_DROP;
+        case 'return': {
+          const top = stack.pop();
+          if (top === undefined) {
+            if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'policy', hook: hookName, table: tableLabel as never, chain: e.chain.name, rule: i, policy: e.base.policy === 'accept' ? 'ACCEPT' : 'DROP' });
+            return e.base.policy === 'accept' ? NF_ACCEPT : NF_DROP;
+          }
+          chain = top.chain;
+          i = top.rule;
+          continue;
+        }
+        case 'jump': case 'goto': {
+          const next = e.table.chains.find((c) => c.name === v.chain);
+          if (!next) return NF_DROP;
+          if (v.code === 'jump') {
+            if (stack.length >= NFT_JUMP_STACK_SIZE) {
+              p.dropReason = 'nft jump stack overflow';
+              return NF_DROP;
+            }
+            stack.push({ chain, rule: i });
+          }
+          chain = next;
+          i = 0;
+          continue;
+        }
+      }
+    }
+  }
+
+  protected runRule(rule: NftRule, table: NftTable, chain: NftChain, index: number, hook: HookName, tableLabel: string, p: PacketState, host: NftHost, tr: TraceRecorder | null): Verdict {
+    const site: TargetSite = { hook, table: tableLabel as never, chain: chain.name, rule: index + 1, name: 'nft' };
+    const stmts = rule.statements;
+    for (let k = 0; k < stmts.length; k++) {
+      const s = stmts[k]!;
+      const r = this.statement(s, table, p, host, tr, site);
+      if (r === 'break') return { code: 'continue' };
+      if (r !== 'next') {
+        if (tr !== null) this.traceRule(tr, hook, tableLabel, chain, index, rule, table, r.code === 'jump' || r.code === 'goto' ? r.chain : r.code, r.code === 'jump' || r.code === 'goto' ? r.code : 'verdict');
+        return r;
+      }
+    }
+    if (tr !== null) this.traceRule(tr, hook, tableLabel, chain, index, rule, table, '', 'none');
+    return { code: 'continue' };
+  }
+
+  /** A matched rule, named in nft's words: table with family, chain, handle, the rule as listed. */
+  protected traceRule(tr: TraceRecorder, hook: HookName, tableLabel: string, chain: NftChain, index: number, rule: NftRule, table: NftTable, target: string, action: 'verdict' | 'jump' | 'goto' | 'none'): void {
+    tr.push({
+      packet: tr.packet, label: tr.label, type: 'rule', hook, table: tableLabel as never, chain: chain.name, rule: index + 1, target, action,
+      text: `${printNftRule(rule, table)} # handle ${rule.handle}`, comment: rule.comment ?? null, span: rule.span ?? null,
+    });
+  }
+
+  /** One statement: 'next' (go on), 'break' (the rule stops), or a verdict. */
+  protected statement(s: NftStatement, table: NftTable, p: PacketState, host: NftHost, tr: TraceRecorder | null, site: TargetSite): 'next' | 'break' | Verdict {
+    switch (s.kind) {
+      case 'match':
+        return this.match(s, table, p, host) ? 'next' : 'break';
+      case 'verdict':
+        if (s.verdict === 'jump' || s.verdict === 'goto') return { code: s.verdict, chain: s.chain! };
+        return { code: s.verdict };
+      case 'vmap': {
+        const key = this.readParts(s.key, p, host);
+        if (key === null) return 'break';
+        const e = this.lookup(s.mappings, table, s.key, key, p);
+        if (!e || e.data?.kind !== 'verdict') return 'break';
+        const d = e.data;
+        if (d.verdict === 'jump' || d.verdict === 'goto') return { code: d.verdict, chain: d.chain! };
+        return { code: d.verdict };
+      }
+      case 'counter': case 'log':
+        return 'next';
+      case 'limit': {
+        // nft_limit_pkts: a bucket of `burst` packets' worth of nanoseconds, full at the first
+        // packet, refilled by the namespace's clock; a packet costs unit / rate. Under the rate the
+        // rule goes on (`over`: it stops), over the rate it stops (`over`: it goes on).
+        const unitNs = BigInt(LIMIT_UNIT_SECONDS[s.unit]) * 1_000_000_000n;
+        const cost = unitNs / BigInt(s.rate);
+        const cap = cost * BigInt(s.burst);
+        const now = BigInt(Math.round(p.now * 1e6)) * 1000n;
+        let bucket = this.buckets.get(s);
+        if (bucket === undefined) {
+          bucket = newBucket(cap, now);
+          this.buckets.set(s, bucket);
+        }
+        const under = takeToken(bucket, cost, cap, now);
+        return under !== s.over ? 'next' : 'break';
+      }
+      case 'notrack': {
+        const v = applyTarget(EXT.NOTRACK, undefined, p, host, tr, site);
+        return v === XT_CONTINUE ? 'next' : { code: 'drop' };
+      }
+      case 'reject': {
+        const code = s.with?.type === 'tcp-reset' ? 'tcp-reset' : `icmp-${s.with?.code ?? 'port-unreachable'}`;
+        if (s.with?.type === 'tcp-reset' && p.proto !== 6) return 'break';
+        applyTarget(EXT.REJECT, { rejectWith: code }, p, host, tr, site);
+        return { code: 'drop' };
+      }
+      case 'mangle': {
+        let v: bigint | null;
+        if (s.value.kind === 'value') v = s.value.value;
+        else if (s.value.kind === 'map') {
+          const key = this.readParts(s.value.key, p, host);
+          const e = key === null ? undefined : this.lookup(s.value.mappings, undefined, s.value.key, key, p);
+          v = e?.data?.kind === 'value' ? e.data.value : null;
+        } else v = this.read(s.value, p, host);
+        if (v === null) return 'break';
+        const n = Number(v & 0xffffffffn);
+        if (s.target.kind === 'meta') p.mark = n >>> 0;
+        else if (s.target.key === 'mark') {
+          if (p.ctEntry >= 0) p.ctTable!.mark[p.ctEntry] = n >>> 0;
+        } else if (s.target.key === 'zone') {
+          applyTarget(EXT.CT, { notrack: false, zone: n }, p, host, tr, site);
+        }
+        return 'next';
+      }
+      case 'nat': return this.nat(s, p, host, tr, site);
+      case 'tproxy': {
+        const fam: Family = s.family === 'ip6' ? 6 : s.family === 'ip' ? 4 : p.family;
+        if (fam !== p.family) return 'break';
+        const onIp = s.addr ? valueWords(s.addr.value, p.family) : undefined;
+        const sock = host.tproxyLookup(p, onIp, s.port ? Number(s.port.value) : p.dport);
+        if (sock === null) return 'break';
+        p.assignedSocket = sock;
+        return 'next';
+      }
+    }
+  }
+
+  private nat(s: Extract<NftStatement, { kind: 'nat' }>, p: PacketState, host: NftHost, tr: TraceRecorder | null, site: TargetSite): 'next' | 'break' | Verdict {
+    if (s.family && (s.family === 'ip' ? 4 : 6) !== p.family) return 'break';
+    const c = natConstants(s);
+    const ports = c.ports;
+    let v: number;
+    switch (s.type) {
+      case 'redirect':
+        v = applyTarget(EXT.REDIRECT, c.options, p, host, tr, namedSite(site, 'redirect'));
+        break;
+      case 'masquerade':
+        v = applyTarget(EXT.MASQUERADE, c.options, p, host, tr, namedSite(site, 'masquerade'));
+        break;
+      case 'dnat': case 'snat': {
+        let addr: readonly number[] | null = null;
+        if (s.addr) {
+          let a: NftValue | NftRange | NftPrefix | undefined;
+          if (s.addr.kind === 'map') {
+            const key = this.readParts(s.addr.key, p, host);
+            const e = key === null ? undefined : this.lookup(s.addr.mappings, undefined, s.addr.key, key, p);
+            if (!e || e.data?.kind !== 'value') return 'break';
+            a = e.data;
+          } else a = s.addr;
+          const first = a.kind === 'value' ? a : a.kind === 'range' ? a.low : a.value;
+          if ((first.type === 'ipv6_addr' ? 6 : 4) !== p.family) return 'break';
+          addr = valueWords(first.value, p.family);
+        }
+        const manip = s.type === 'dnat' ? NF_NAT_MANIP_DST : NF_NAT_MANIP_SRC;
+        v = host.natSetup(p, manip, addr, ports ?? null, s.type === 'dnat' ? 'DNAT' : 'SNAT', tr);
+        break;
+      }
+    }
+    // A nat statement ends the rule with its verdict (NF_ACCEPT: the binding is made).
+    return v === NF_ACCEPT ? { code: 'accept' } : { code: 'drop' };
+  }
+
+  // ---- expressions ---------------------------------------------------------------------------
+
+  /** A selector's value for the packet, or null when the packet has no such field. */
+  read(sel: NftSelector, p: PacketState, host: NftHost): bigint | null {
+    switch (sel.kind) {
+      case 'payload': {
+        const proto = sel.protocol;
+        if (proto === 'ip' || proto === 'ip6') {
+          if ((proto === 'ip' ? 4 : 6) !== p.family) return null;
+          switch (sel.field) {
+            case 'saddr': return addrValue(p.src, p.family);
+            case 'daddr': return addrValue(p.dst, p.family);
+            case 'protocol': case 'nexthdr': return BigInt(p.proto);
+            case 'ttl': case 'hoplimit': return 64n;
+            case 'length': return BigInt(p.length);
+            default: return 0n;
+          }
+        }
+        if (proto === 'th') {
+          if (!PORT_PROTOCOLS.has(p.proto) || p.fragment) return null;
+        } else {
+          if (p.proto !== TRANSPORT[proto] || p.fragment) return null;
+          if (proto === 'icmp' && p.family !== 4) return null;
+          if (proto === 'icmpv6' && p.family !== 6) return null;
+        }
+        switch (sel.field) {
+          case 'sport': return BigInt(p.sport);
+          case 'dport': return BigInt(p.dport);
+          case 'flags': return BigInt(p.tcpFlags);
+          case 'type': return BigInt(p.icmpType);
+          case 'code': return BigInt(p.icmpCode);
+          default: return 0n;
+        }
+      }
+      case 'meta':
+        switch (sel.key) {
+          case 'mark': return BigInt(p.mark >>> 0);
+          case 'l4proto': return BigInt(p.proto);
+          case 'nfproto': return p.family === 4 ? 2n : 10n;
+          case 'iif': return p.inIface === null ? null : p.inIface === 'lo' ? 1n : BigInt(p.inIndex);
+          case 'oif': return p.outIface === null ? null : p.outIface === 'lo' ? 1n : BigInt(p.outIndex);
+          case 'skuid': return p.socket === null ? null : BigInt(p.socket.uid);
+          case 'skgid': return p.socket === null ? null : BigInt(p.socket.gid);
+          case 'pkttype': return 0n;
+          case 'length': return BigInt(p.length);
+          default: return null;
+        }
+      case 'ct': {
+        if (sel.key === 'state') return BigInt(ctStateBits(p));
+        const ct = p.ct;
+        if (ct === null || p.ctEntry < 0) return null;
+        switch (sel.key) {
+          case 'status': return BigInt(ct.status);
+          case 'mark': return BigInt(ct.mark >>> 0);
+          case 'zone': return BigInt(ct.zone);
+          case 'direction': return ct.direction === 'ORIGINAL' ? 0n : 1n;
+          case 'l3proto': return p.family === 4 ? 2n : 10n;
+          case 'protocol': return BigInt(ct.proto);
+          case 'saddr': case 'daddr': {
+            if (sel.family && (sel.family === 'ip' ? 4 : 6) !== p.family) return null;
+            const orig = sel.direction !== 'reply';
+            return addrValue(sel.key === 'saddr' ? (orig ? ct.origSrc : ct.replySrc) : (orig ? ct.origDst : ct.replyDst), p.family);
+          }
+          case 'proto-src': return BigInt(sel.direction === 'reply' ? (ct as unknown as { replySport: number }).replySport : ct.origSport);
+          case 'proto-dst': return BigInt(sel.direction === 'reply' ? (ct as unknown as { replyDport: number }).replyDport : ct.origDport);
+          default: return null;
+        }
+      }
+      case 'fib': {
+        const useSaddr = sel.flags.includes('saddr');
+        const addr = useSaddr ? p.src : p.dst;
+        const iface = sel.flags.includes('iif') ? p.inIface : sel.flags.includes('oif') ? p.outIface : null;
+        const bits = p.addressType(addr, iface);
+        if (sel.result === 'type') {
+          for (let t = 0; t < 12; t++) if (bits === 1 << t || (bits & (1 << t)) !== 0) return BigInt(t);
+          return 0n;
+        }
+        // oif / oifname: where a reply would be routed; "missing" when nothing routes it.
+        return bits & ADDR_TYPE.UNREACHABLE ? 0n : 1n;
+      }
+      case 'socket': {
+        // nft_socket_eval: the packet's socket, else a lookup as for an arriving packet; no
+        // socket (or a key a request or TIME_WAIT socket lacks) breaks the rule.
+        const sk = p.socketLookup();
+        if (sk === null) return null;
+        if (sel.key === 'transparent') return sk.transparent ? 1n : 0n;
+        if (!sk.full) return null;
+        if (sel.key === 'wildcard') return sk.wildcard ? 1n : 0n;
+        return BigInt(sk.mark >>> 0);
+      }
+      case 'numgen': {
+        if (sel.mode === 'inc') {
+          const n = this.numgenCounters.get(sel) ?? 0;
+          this.numgenCounters.set(sel, n + 1);
+          return BigInt((n % sel.modulus) + sel.offset);
+        }
+        for (let i = 0; i < sel.modulus - 1; i++) if (host.random(1 / (sel.modulus - i))) return BigInt(i + sel.offset);
+        return BigInt(sel.modulus - 1 + sel.offset);
+      }
+      case 'bitwise': {
+        const v = this.read(sel.operand, p, host);
+        return v === null ? null : (v & sel.mask) ^ sel.xor;
+      }
+      case 'concat':
+        return null;
+    }
+  }
+
+  protected readParts(sel: NftSelector, p: PacketState, host: NftHost): bigint[] | null {
+    if (sel.kind !== 'concat') {
+      const v = this.read(sel, p, host);
+      return v === null ? null : [v];
+    }
+    const out: bigint[] = [];
+    for (const i of sel.items) {
+      const v = this.read(i, p, host);
+      if (v === null) return null;
+      out.push(v);
+    }
+    return out;
+  }
+
+  protected lookup(m: NftAnonSet | NftSetRef, table: NftTable | undefined, sel: NftSelector, key: bigint | bigint[], p: PacketState): NftElement | undefined {
+    void p;
+    const keys = Array.isArray(key) ? key : [key];
+    const elements = m.kind === 'set' ? m.elements : (table?.sets.find((s: NftSet) => s.name === m.name)?.elements ?? this.findSet(m.name)?.elements ?? []);
+    void sel;
+    return elements.find((e) => e.key.length === keys.length && e.key.every((k, i) => inPart(k, keys[i]!)));
+  }
+
+  protected findSet(name: string): NftSet | undefined {
+    for (const t of this.ruleset.tables) {
+      const s = t.sets.find((x) => x.name === name);
+      if (s) return s;
+    }
+    return undefined;
+  }
+
+  private match(s: Extract<NftStatement, { kind: 'match' }>, table: NftTable, p: PacketState, host: NftHost): boolean {
+    if (s.left.kind === 'meta' && (s.left.key === 'iifname' || s.left.key === 'oifname')) {
+      const name = s.left.key === 'iifname' ? p.inIface : p.outIface;
+      const r = s.right;
+      let hit: boolean;
+      if (r.kind === 'value') hit = ifaceMatch(r.text ?? '', name);
+      else if (r.kind === 'set') hit = r.elements.some((e) => e.key[0]?.kind === 'value' && ifaceMatch(e.key[0].text ?? '', name));
+      else if (r.kind === 'setref') hit = (table.sets.find((x) => x.name === r.name)?.elements ?? []).some((e) => e.key[0]?.kind === 'value' && ifaceMatch(e.key[0].text ?? '', name));
+      else hit = false;
+      return s.op === '!=' ? !hit : hit;
+    }
+    const parts = this.readParts(s.left, p, host);
+    if (parts === null) return false;
+    const right = s.right;
+    const st = s.left.kind === 'concat' ? undefined : selectorType(s.left);
+    if (s.flagMask) return (parts[0]! & s.flagMask.value) === (right as NftValue).value;
+    if (right.kind === 'set' || right.kind === 'setref') {
+      const hit = this.lookup(right, table, s.left, parts.length === 1 ? parts[0]! : parts, p) !== undefined;
+      return s.op === '!=' ? !hit : hit;
+    }
+    if (right.kind === 'concat-value') {
+      const hit = right.items.every((k, i) => inPart(k, parts[i]!));
+      return s.op === '!=' ? !hit : hit;
+    }
+    const v = parts[0]!;
+    if (right.kind === 'value' && st && BITMASK_TYPES.has(st.type) && (s.op === 'implicit' || s.op === '!=')) {
+      // Flags: `ct state established,related` is (state & flags) != 0.
+      const hit = (v & right.value) !== 0n;
+      return s.op === '!=' ? !hit : hit;
+    }
+    switch (s.op) {
+      case 'implicit': case '==': return inPart(right as NftValue | NftRange | NftPrefix, v);
+      case '!=': return !inPart(right as NftValue | NftRange | NftPrefix, v);
+      case '<': return v < (right as NftValue).value;
+      case '>': return v > (right as NftValue).value;
+      case '<=': return v <= (right as NftValue).value;
+      case '>=': return v >= (right as NftValue).value;
+    }
+  }
+}
+
+interface NatConstants {
+  readonly ports: { readonly min: number; readonly max: number } | undefined;
+  readonly options: unknown;
+}
+
+const natCache = new WeakMap<object, NatConstants>();
+
+/** A nat statement's ports and target options, worked out once per statement. */
+function natConstants(s: Extract<NftStatement, { kind: 'nat' }>): NatConstants {
+  let c = natCache.get(s);
+  if (c === undefined) {
+    const ports = s.port ? (s.port.kind === 'value' ? { min: Number(s.port.value), max: Number(s.port.value) } : s.port.kind === 'range' ? { min: Number(s.port.low.value), max: Number(s.port.high.value) } : undefined) : undefined;
+    const options = s.type === 'redirect' ? { ...(ports ? { toPorts: ports } : {}), random: false }
+      : s.type === 'masquerade' ? { ...(ports ? { toPorts: ports } : {}), random: false, randomFully: false } : undefined;
+    c = { ports, options };
+    natCache.set(s, c);
+  }
+  return c;
+}
+
+const namedSites = new WeakMap<TargetSite, Map<string, TargetSite>>();
+
+/** A site under a statement's own name (the trace says `redirect`, not `nft`), made once per site. */
+function namedSite(site: TargetSite, name: string): TargetSite {
+  let m = namedSites.get(site);
+  if (m === undefined) {
+    m = new Map();
+    namedSites.set(site, m);
+  }
+  let s = m.get(name);
+  if (s === undefined) {
+    s = { ...site, name };
+    m.set(name, s);
+  }
+  return s;
+}
+
+/** Whether a value lies in an element's key part. @internal */
+export function inPart(k: NftValue | NftRange | NftPrefix, v: bigint): boolean {
+  if (k.kind === 'value') return k.value === v;
+  if (k.kind === 'range') return v >= k.low.value && v <= k.high.value;
+  const mask = allOnes(k.value.bits) ^ allOnes(k.value.bits - k.length);
+  return (v & mask) === (k.value.value & mask);
+}
+
+/** Whether a right-hand side is a constant (for callers that pre-check rule shapes). @internal */
+export function isConstant(r: NftRight): boolean {
+  return r.kind === 'value' || r.kind === 'range' || r.kind === 'prefix';
+}
