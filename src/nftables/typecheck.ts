@@ -95,6 +95,7 @@ interface MSet {
   elements: NftElement[];
   comment?: string;
   size?: number;
+  timeout?: number;
   span?: Span;
 }
 
@@ -175,7 +176,8 @@ class Evaluator {
         family: t.family, name: t.name, handle: t.handle,
         sets: t.sets.map((s): NftSet => ({
           name: s.name, handle: s.handle, key: s.key, ...(s.data ? { data: s.data } : {}), flags: s.flags, elements: s.elements,
-          ...(s.comment !== undefined ? { comment: s.comment } : {}), ...(s.size !== undefined ? { size: s.size } : {}), ...(s.span ? { span: s.span } : {}),
+          ...(s.comment !== undefined ? { comment: s.comment } : {}), ...(s.size !== undefined ? { size: s.size } : {}),
+          ...(s.timeout !== undefined ? { timeout: s.timeout } : {}), ...(s.span ? { span: s.span } : {}),
         })),
         chains: t.chains.map((c): NftChain => ({
           name: c.name, handle: c.handle, ...(c.base ? { base: c.base } : {}), rules: c.rules,
@@ -325,6 +327,11 @@ class Evaluator {
         }
         if (spec.comment !== undefined) set.comment = spec.comment;
         if (spec.size !== undefined) set.size = spec.size;
+        if (spec.timeout !== undefined) {
+          set.timeout = spec.timeout;
+          // evaluate.c: a default timeout implies timeout support.
+          if (!set.flags.includes('timeout')) set.flags.push('timeout');
+        }
         t.sets.push(set);
         if (spec.elements) this.addElements(set, spec.elements);
         return;
@@ -551,6 +558,16 @@ class Evaluator {
       case 'tproxy': return this.tproxy(s, ctx);
       case 'mangle': return this.mangle(s, ctx);
       case 'notrack': return { kind: 'notrack', span: s.span };
+      case 'setupdate': {
+        const set = ctx.table.sets.find((x) => x.name === s.set);
+        if (!set) fail('UNKNOWN_CHAIN', `No such file or directory; did you mean set '${s.set}'?`, s.setSpan, s.set);
+        if (set.data !== undefined) fail('UNSUPPORTED', `updating map @${s.set} from the packet path is not supported`, s.setSpan, s.set);
+        const key = this.selectorExpr(s.key, ctx);
+        checkKeyCompat(set.key, keyTypes(key).map((k) => k.type), s.key.span);
+        // nft_dynset: the kernel gives a set filled from the packet path without a size 65535 slots.
+        if (set.size === undefined) set.size = 65535;
+        return { kind: 'setupdate', op: s.op, set: s.set, key, span: s.span };
+      }
       case 'comment': return fail('UNEXPECTED_TOKEN', 'comment', s.span);
     }
   }
