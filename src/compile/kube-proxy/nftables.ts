@@ -7,7 +7,8 @@
  * `filter-forward`, `filter-output` at dstnat-10 and `filter-output-post-dnat` at dstnat+10;
  * 1.34 (kubernetes#132456) keeps dstnat-10 only for `filter-prerouting-pre-dnat` and
  * `filter-output-pre-dnat` and moves `filter-input`, `filter-forward`, `filter-output` to
- * priority filter (0), with `cluster-ips-check` jumped to from `filter-output`.
+ * priority filter (0), with `cluster-ips-check` jumped to from `filter-output`; and since 1.34
+ * (kubernetes#131492) a service chain's masquerade rule matches the ClusterIP alone.
  *
  * @internal
  * @module
@@ -187,6 +188,7 @@ export function nftablesTransaction(services: readonly ProxyService[], o: Resolv
 }
 
 function writeService(tx: Tx, s: ProxyService, o: ResolvedKubeProxyOptions, ipX: string, addrType: string, ensureChain: (name: string) => void): void {
+  const minor = minorOf(o.version);
   const p = s.port;
   const protocol = p.protocol;
   const base = nftServiceBase(p);
@@ -245,8 +247,11 @@ function writeService(tx: Tx, s: ProxyService, o: ResolvedKubeProxyOptions, ipX:
     if (!hasExternalEndpoints) tx.element('no-endpoint-nodeports', [protocol, String(p.nodePort)], externalVerdict, p.nameString);
   }
   if (hasInternalEndpoints) {
-    if (o.masqueradeAll) tx.rule(internalTrafficChain, `${ipX} daddr ${p.clusterIP} ${protocol} dport ${port} jump mark-for-masquerade`);
-    else if (o.localCIDR !== null) tx.rule(internalTrafficChain, `${ipX} daddr ${p.clusterIP} ${protocol} dport ${port} ${ipX} saddr != ${o.localCIDR} jump mark-for-masquerade`);
+    // kubernetes#131492 (1.34): the chain is only reached through @service-ips, which matched the
+    // protocol and port already, so the rule stopped matching them again.
+    const match = minor >= 34 ? `${ipX} daddr ${p.clusterIP}` : `${ipX} daddr ${p.clusterIP} ${protocol} dport ${port}`;
+    if (o.masqueradeAll) tx.rule(internalTrafficChain, `${match} jump mark-for-masquerade`);
+    else if (o.localCIDR !== null) tx.rule(internalTrafficChain, `${match} ${ipX} saddr != ${o.localCIDR} jump mark-for-masquerade`);
   }
   if (usesExternalTrafficChain) {
     if (!p.externalPolicyLocal) tx.rule(externalTrafficChain, 'jump mark-for-masquerade');
