@@ -5,6 +5,7 @@ import { compileKubeProxy, kubeProxyNfacctNames } from '../../../src/compile/kub
 import { formatIptablesSave } from '../../../src/iptables/fmt.js';
 import { formatNftRuleset } from '../../../src/nftables/index.js';
 import { NetfilterSimError } from '../../../src/model/errors.js';
+import { Netns } from '../../../src/engine/index.js';
 import { FAKE_IPTABLES, OVERALL, service, slice, snapshot, TEST_NODE, testNode } from './fixtures.js';
 import { GEN_CLUSTER_CIDR, GEN_NODE, generateCluster } from './generate.js';
 
@@ -187,5 +188,32 @@ describe('bad input', () => {
     ]);
     // The Service without usable endpoints is rejected, as kube-proxy would.
     expect(payload).toContain('"ns1/ok has no endpoints"');
+  });
+});
+
+describe('compiled rules in Netns', () => {
+  // Endpoints beyond the node's gateway; the node's own connections to the ClusterIP.
+  const snap = (affinity: boolean): ReturnType<typeof snapshot> => snapshot(
+    [service('web', 's', { clusterIP: '10.96.0.15', ...(affinity ? { sessionAffinity: 'ClientIP' as const } : {}), ports: [{ name: 'http', port: 80 }] })],
+    [slice('web', 's', [{ addresses: ['10.200.2.7'] }, { addresses: ['10.200.2.8'] }, { addresses: ['10.200.2.9'] }], [{ name: 'http', port: 8080 }])],
+    [testNode({ status: { addresses: [{ type: 'InternalIP', address: '10.0.0.2' }] } })],
+  );
+  const endpointsHit = (mode: 'iptables' | 'nftables', affinity: boolean): Set<string> => {
+    const text = compileKubeProxy(snap(affinity), TEST_NODE, { mode, clusterCIDR: '10.244.0.0/16' });
+    const ns = new Netns({ ...(mode === 'iptables' ? { rules: text } : { rules: '', nft: text }), listen: [] });
+    const hit = new Set<string>();
+    for (let i = 0; i < 30; i++) {
+      const r = ns.connect({ from: 'local', uid: 1000, gid: 1000, dst: '10.96.0.15:80' }, { trace: false });
+      hit.add(`${r.outcome} ${r.address}:${r.port}`);
+    }
+    return hit;
+  };
+  it.each(['iptables', 'nftables'] as const)('%s: load balancing spreads the node\'s connections; ClientIP affinity keeps them on one endpoint', (mode) => {
+    const spread = endpointsHit(mode, false);
+    expect(spread.size).toBeGreaterThan(1);
+    for (const h of spread) expect(h).toMatch(/^remote 10\.200\.2\.[789]:8080$/);
+    const sticky = endpointsHit(mode, true);
+    expect(sticky.size).toBe(1);
+    expect([...sticky][0]).toMatch(/^remote 10\.200\.2\.[789]:8080$/);
   });
 });
