@@ -69,10 +69,12 @@ function printSet(s: NftSet, t: NftTable): string {
   void t;
   let out = `\t${s.data !== undefined ? 'map' : 'set'} ${s.name} {\n`;
   out += `\t\ttype ${s.key.map(typeName).join(' . ')}${s.data !== undefined ? ` : ${typeName(s.data)}` : ''}\n`;
-  // set_print_declaration: size, then flags, then the default timeout.
-  if (s.size !== undefined) out += `\t\tsize ${s.size}\n`;
-  if (s.flags.length > 0) {
-    const order = ['constant', 'interval', 'dynamic', 'timeout'] as const;
+  // set_print_declaration: size (not for constant sets), then flags, then the default timeout.
+  if (s.size !== undefined && !s.flags.includes('constant')) out += `\t\tsize ${s.size}\n`;
+  // The timeout flag alone is not listed when the set has a default timeout ("redundant").
+  const listed = s.flags.filter((f) => !(f === 'timeout' && s.timeout !== undefined));
+  if (listed.length > 0) {
+    const order = ['constant', 'dynamic', 'interval', 'timeout'] as const;
     out += `\t\tflags ${order.filter((f) => s.flags.includes(f)).join(',')}\n`;
   }
   if (s.timeout !== undefined) out += `\t\ttimeout ${formatTime(s.timeout)}\n`;

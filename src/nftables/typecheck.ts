@@ -96,6 +96,8 @@ interface MSet {
   comment?: string;
   size?: number;
   timeout?: number;
+  /** Declared by this file (not carried over from an earlier ruleset). */
+  fresh?: boolean;
   span?: Span;
 }
 
@@ -327,11 +329,9 @@ class Evaluator {
         }
         if (spec.comment !== undefined) set.comment = spec.comment;
         if (spec.size !== undefined) set.size = spec.size;
-        if (spec.timeout !== undefined) {
-          set.timeout = spec.timeout;
-          // evaluate.c: a default timeout implies timeout support.
-          if (!set.flags.includes('timeout')) set.flags.push('timeout');
-        }
+        // nft 1.0.6 keeps a default timeout without adding the timeout flag, and lists it so.
+        if (spec.timeout !== undefined) set.timeout = spec.timeout;
+        set.fresh = true;
         t.sets.push(set);
         if (spec.elements) this.addElements(set, spec.elements);
         return;
@@ -564,8 +564,10 @@ class Evaluator {
         if (set.data !== undefined) fail('UNSUPPORTED', `updating map @${s.set} from the packet path is not supported`, s.setSpan, s.set);
         const key = this.selectorExpr(s.key, ctx);
         checkKeyCompat(set.key, keyTypes(key).map((k) => k.type), s.key.span);
-        // nft_dynset: the kernel gives a set filled from the packet path without a size 65535 slots.
+        // nft_dynset: the kernel gives a set filled from the packet path without a size 65535 slots;
+        // nft marks a set it declares in the same file as filled from the packet path (dynamic).
         if (set.size === undefined) set.size = 65535;
+        if (set.fresh === true && !set.flags.includes('dynamic')) set.flags.push('dynamic');
         return { kind: 'setupdate', op: s.op, set: s.set, key, span: s.span };
       }
       case 'comment': return fail('UNEXPECTED_TOKEN', 'comment', s.span);
