@@ -355,7 +355,11 @@ class Evaluator {
     if (c.op === 'add') this.addElements(set, c.elements);
     else {
       const ctx: RuleContext = { family: t.family, table: t };
-      const gone = this.elements(c.elements, set.key, set.keyBits, set.data, ctx, set.flags.includes('interval'));
+      // `delete element` names map elements by key alone (data, when given, is read and ignored).
+      const raw = c.elements;
+      const gone = raw.t === 'set'
+        ? raw.elements.map((e) => this.element(e, set.key, set.keyBits, e.data ? set.data : undefined, ctx))
+        : this.elements(raw, set.key, set.keyBits, set.data, ctx, set.flags.includes('interval'));
       const goneKeys = new Set(gone.map(keyText));
       set.elements = set.elements.filter((e) => !goneKeys.has(keyText(e)));
     }

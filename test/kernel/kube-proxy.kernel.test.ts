@@ -14,7 +14,7 @@ import { describeKernel, describeNftKernel, kernelConnect, kernelNftListMany, ke
 import { Netns } from '../../src/index.js';
 import { namedDifferential, namedLocal, type NamedCase } from './connect-differential.js';
 import { GEN_CLUSTER_CIDR, GEN_NODE, generateCluster } from '../compile/kube-proxy/generate.js';
-import { FAKE_IPTABLES, OVERALL, service, slice, snapshot, TEST_NODE } from '../compile/kube-proxy/fixtures.js';
+import { DUPLICATE_EXTERNAL_IP, FAKE_IPTABLES, OVERALL, service, slice, snapshot, TEST_NODE } from '../compile/kube-proxy/fixtures.js';
 
 const NFACCT_PY = join(dirname(fileURLToPath(import.meta.url)), 'nfacct.py');
 const SEEDS = Array.from({ length: Number(process.env['NETFILTER_SIM_KUBE_PROXY_CASES'] ?? 40) }, (_x, i) => i + 1);
@@ -33,6 +33,7 @@ function saveCases(): SaveCase[] {
   };
   add('upstream TestOverallIPTablesRules fixture', OVERALL, TEST_NODE, { ...FAKE_IPTABLES, family: 4 });
   add('upstream fixture, IPv6 proxier', OVERALL, TEST_NODE, { ...FAKE_IPTABLES, family: 6 });
+  add('two Services claiming one external IP', DUPLICATE_EXTERNAL_IP, TEST_NODE, { mode: 'iptables', family: 4 });
   for (const seed of SEEDS) {
     const g = generateCluster(seed);
     for (const family of g.families) {
@@ -77,6 +78,7 @@ describeNftKernel('kube-proxy nftables mode: nft list ruleset after kube-proxy\'
     cases.push({ name, tx: compileKubeProxy(snap, node, { ...options, format: 'restore' }), list: compileKubeProxy(snap, node, options) });
   };
   for (const version of ['1.33', '1.35'] as const) {
+    add(`two Services claiming one external IP, ${version}`, DUPLICATE_EXTERNAL_IP, TEST_NODE, { mode: 'nftables', version });
     add(`upstream fixture, ${version}, dual stack`, OVERALL, TEST_NODE, { mode: 'nftables', version, family: 'dual', clusterCIDR: '10.0.0.0/8,fd00:10::/64', serviceCIDRs: '172.30.0.0/16,fd00:10:96::/112' });
     for (const seed of SEEDS) {
       const g = generateCluster(seed);

@@ -87,7 +87,25 @@ class Tx {
   rule(chain: string, rule: string, comment?: string): void {
     this.op('add', 'rule', `${chain} ${rule}${comment === undefined ? '' : ' comment ' + quote(comment)}`);
   }
+  /** Elements added so far, by container: key → value (nftElementStorage's view of this sync). */
+  private readonly held = new Map<string, Map<string, string>>();
+  /**
+   * `nftElementStorage.ensureElem`: an element whose key is there already with another value is
+   * deleted and added again (the later Service wins); with the same value, nothing is written.
+   */
   element(container: string, key: readonly string[], value?: string, comment?: string): void {
+    const k = key.join(' . ');
+    let held = this.held.get(container);
+    if (held === undefined) {
+      held = new Map();
+      this.held.set(container, held);
+    }
+    const before = held.get(k);
+    if (before !== undefined) {
+      if (before === (value ?? '')) return;
+      this.op('delete', 'element', `${container} { ${k} }`);
+    }
+    held.set(k, value ?? '');
     let body = `{ ${key.join(' . ')}`;
     if (comment !== undefined) body += ` comment ${quote(comment)}`;
     if (value !== undefined) body += ` : ${value}`;

@@ -6,7 +6,7 @@ import { formatIptablesSave } from '../../../src/iptables/fmt.js';
 import { formatNftRuleset } from '../../../src/nftables/index.js';
 import { NetfilterSimError } from '../../../src/model/errors.js';
 import { Netns } from '../../../src/engine/index.js';
-import { FAKE_IPTABLES, OVERALL, service, slice, snapshot, TEST_NODE, testNode } from './fixtures.js';
+import { DUPLICATE_EXTERNAL_IP, FAKE_IPTABLES, OVERALL, service, slice, snapshot, TEST_NODE, testNode } from './fixtures.js';
 import { GEN_CLUSTER_CIDR, GEN_NODE, generateCluster } from './generate.js';
 
 const SEEDS = Array.from({ length: 60 }, (_x, i) => i + 1);
@@ -215,5 +215,20 @@ describe('compiled rules in Netns', () => {
     const sticky = endpointsHit(mode, true);
     expect(sticky.size).toBe(1);
     expect([...sticky][0]).toMatch(/^remote 10\.200\.2\.[789]:8080$/);
+  });
+});
+
+describe('two Services claiming one external IP and port', () => {
+  const dup = DUPLICATE_EXTERNAL_IP;
+  it('iptables: both rules, the first in KUBE-SERVICES wins', () => {
+    const payload = compileKubeProxy(dup, TEST_NODE, { ...FAKE_IPTABLES, format: 'restore' });
+    expect(payload.match(/-d 192\.168\.99\.5 --dport 80 -j/g)).toHaveLength(2);
+  });
+  it('nftables: the later Service replaces the element (delete, then add), as nftElementStorage does', () => {
+    const tx = compileKubeProxy(dup, TEST_NODE, { mode: 'nftables', format: 'restore' });
+    expect(tx).toContain('delete element ip kube-proxy service-ips { 192.168.99.5 . tcp . 80 }\n');
+    const list = compileKubeProxy(dup, TEST_NODE, { mode: 'nftables' });
+    expect(list).toMatch(/192\.168\.99\.5 \. tcp \. 80 : goto external-\w+-b\/second\/tcp\/h/);
+    expect(list).not.toMatch(/192\.168\.99\.5 \. tcp \. 80 : goto external-\w+-a\/first/);
   });
 });

@@ -159,3 +159,12 @@ export const FAKE_NFTABLES = {
   nodePortAddresses: ['192.168.0.2/32', '2001:db8::1/128'],
   serviceCIDRs: '172.30.0.0/16,fd00:10:96::/112',
 } as const;
+
+/** Two Services claiming one external IP and port. */
+export const DUPLICATE_EXTERNAL_IP: Snapshot = snapshot(
+  [
+    service('a', 'first', { clusterIP: '172.30.0.31', externalIPs: ['192.168.99.5'], ports: [{ name: 'h', port: 80 }] }),
+    service('b', 'second', { clusterIP: '172.30.0.32', externalIPs: ['192.168.99.5'], ports: [{ name: 'h', port: 80 }] }),
+  ],
+  [slice('a', 'first', [{ addresses: ['10.0.0.5'] }], [{ name: 'h', port: 80 }]), slice('b', 'second', [{ addresses: ['10.0.0.6'] }], [{ name: 'h', port: 80 }])],
+);

@@ -190,6 +190,10 @@ function replay(tx: string): string[] {
     } else if (verb === 'flush') {
       if (type === 'chain') rules.delete(name);
       else elements.delete(name);
+    } else if (verb === 'delete' && type === 'element') {
+      const k = /\{ (.*) \}$/.exec(line)![1]!;
+      const keyOf = (l: string): string => /\{ (.*?)(?: comment "[^"]*")?(?: : .*)? \}$/.exec(l)![1]!;
+      elements.set(name, (elements.get(name) ?? []).filter((l) => keyOf(l) !== k));
     } else if (verb === 'delete') {
       objects.delete(key);
       if (type === 'chain') rules.delete(name);
