@@ -109,11 +109,11 @@ export function kubeProxyNfacctNames(snapshot: Snapshot, node: string, options: 
 /** The payload with what kube-proxy ensures before it, as one restore text (chains declared once). */
 function iptablesNodeView(payload: string): string {
   const ensured = iptablesEnsuredRules();
-  const tables = new Map<string, { chains: string[]; rules: string[] }>();
-  const get = (t: string): { chains: string[]; rules: string[] } => {
+  const tables = new Map<string, { chains: Set<string>; rules: string[] }>();
+  const get = (t: string): { chains: Set<string>; rules: string[] } => {
     let v = tables.get(t);
     if (!v) {
-      v = { chains: [], rules: [] };
+      v = { chains: new Set(), rules: [] };
       tables.set(t, v);
     }
     return v;
@@ -121,9 +121,8 @@ function iptablesNodeView(payload: string): string {
   const add = (t: string, lines: readonly string[]): void => {
     const v = get(t);
     for (const l of lines) {
-      if (l.startsWith(':')) {
-        if (!v.chains.includes(l)) v.chains.push(l);
-      } else v.rules.push(l);
+      if (l.startsWith(':')) v.chains.add(l);
+      else v.rules.push(l);
     }
   };
   add('mangle', ensured.mangle);

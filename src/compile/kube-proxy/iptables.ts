@@ -75,7 +75,15 @@ class Buffers {
 }
 
 const chainLine = (name: string): string => `:${name} - [0:0]`;
-const line = (...words: readonly (string | readonly string[])[]): string => words.flat().join(' ');
+/** Joins words and lists of words with spaces (without `flat()`, which dominated the compile's profile). */
+function line(...words: readonly (string | readonly string[])[]): string {
+  let out = '';
+  for (const w of words) {
+    if (typeof w === 'string') out = out === '' ? w : `${out} ${w}`;
+    else for (const x of w) out = out === '' ? x : `${out} ${x}`;
+  }
+  return out;
+}
 
 /**
  * The iptables-restore payload of one full `syncProxyRules` (its `iptablesData`), services in

@@ -394,13 +394,9 @@ export function categorizeEndpoints(endpoints: readonly ProxyEndpoint[], p: Prox
 export function proxyServices(snapshot: Snapshot, family: ProxyFamily, nodeName: string, warn: (m: string) => void): ProxyService[] {
   const ports = servicePorts(snapshot, family, warn);
   const eps = endpointsMap(snapshot, family, nodeName, warn);
-  const out = ports.map((port) => ({ port, endpoints: eps.get(portKey(port.namespace, port.name, port.portName, port.protocol)) ?? [] }));
-  out.sort((a, b) => {
-    const x = a.port.nameString + '\u0000' + a.port.protocol;
-    const y = b.port.nameString + '\u0000' + b.port.protocol;
-    return x < y ? -1 : x > y ? 1 : 0;
-  });
-  return out;
+  const keyed = ports.map((port) => ({ key: port.nameString + '\u0000' + port.protocol, s: { port, endpoints: eps.get(portKey(port.namespace, port.name, port.portName, port.protocol)) ?? [] } }));
+  keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return keyed.map((k) => k.s);
 }
 
 /** The node kube-proxy runs on; a typed error names what is missing. */
