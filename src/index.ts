@@ -27,6 +27,11 @@ export * from './compile/linkerd/index.js';
 export { compileProxyInit as compileLinkerd } from './compile/linkerd/index.js';
 export { renderLinkerd, linkerdRulesets } from './compile/linkerd/output.js';
 export { readPod, readNamespace, readService, type Pod, type Namespace } from './compile/pod.js';
+export { compileKubeProxy, kubeProxyNfacctNames, KUBE_PROXY_VERSIONS, KUBE_PROXY_DEFAULT_VERSION } from './compile/kube-proxy/index.js';
+export type { KubeProxyOptions, KubeProxyVersion, KubeProxyMode, DetectLocalMode } from './compile/kube-proxy/index.js';
+export { compileCniNodeRules, podSandboxId } from './compile/cni/index.js';
+export type { CniNodeRulesOptions, PortmapOptions } from './compile/cni/index.js';
+export type { Snapshot, K8sObject, K8sNamespace, K8sNode, K8sPod, K8sService, K8sEndpointSlice, K8sNetworkPolicy } from './model/kubernetes.js';
 export { Netns, needsConntrack, parsePacketSpec, parseEndpoint, NetnsPool, connectBatch } from './engine/index.js';
 export type { BatchOptions, PoolOptions } from './engine/index.js';
 export type {

@@ -118,7 +118,12 @@ export interface K8sService {
     readonly healthCheckNodePort?: number;
     readonly loadBalancerSourceRanges?: readonly string[];
   };
-  readonly status?: { readonly loadBalancer?: { readonly ingress?: readonly { readonly ip?: string; readonly hostname?: string }[] } };
+  readonly status?: {
+    readonly loadBalancer?: {
+      /** `ipMode: Proxy` (KEP-1860): kube-proxy does not program the address. */
+      readonly ingress?: readonly { readonly ip?: string; readonly hostname?: string; readonly ipMode?: 'VIP' | 'Proxy' }[];
+    };
+  };
 }
 
 /** `discovery.k8s.io/v1.EndpointPort`. */

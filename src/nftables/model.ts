@@ -180,7 +180,9 @@ export type NftStatement =
   | { readonly kind: 'tproxy'; readonly family?: 'ip' | 'ip6'; readonly addr?: NftValue; readonly port?: NftValue; readonly span?: Span }
   | { readonly kind: 'mangle'; readonly target: NftMeta | NftCt; readonly value: NftValue | NftBitwise | NftMeta | NftCt | NftMapLookup | NftNumgen;
       readonly span?: Span }
-  | { readonly kind: 'notrack'; readonly span?: Span };
+  | { readonly kind: 'notrack'; readonly span?: Span }
+  /** `update @set { key }` / `add @set { key }`: puts the packet's key in a named set (nft_dynset). */
+  | { readonly kind: 'setupdate'; readonly op: 'add' | 'update'; readonly set: string; readonly key: NftSelector; readonly span?: Span };
 
 /** A rule. `handle` as `nft -a list ruleset` shows it. */
 export interface NftRule {
@@ -220,6 +222,8 @@ export interface NftSet {
   readonly elements: readonly NftElement[];
   readonly comment?: string;
   readonly size?: number;
+  /** `timeout`: how long an element added from the packet path lives, in milliseconds. */
+  readonly timeout?: number;
   readonly span?: Span;
 }
 

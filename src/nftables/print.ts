@@ -69,11 +69,15 @@ function printSet(s: NftSet, t: NftTable): string {
   void t;
   let out = `\t${s.data !== undefined ? 'map' : 'set'} ${s.name} {\n`;
   out += `\t\ttype ${s.key.map(typeName).join(' . ')}${s.data !== undefined ? ` : ${typeName(s.data)}` : ''}\n`;
-  if (s.flags.length > 0) {
-    const order = ['constant', 'interval', 'timeout', 'dynamic'] as const;
+  // set_print_declaration: size (not for constant sets), then flags, then the default timeout.
+  if (s.size !== undefined && !s.flags.includes('constant')) out += `\t\tsize ${s.size}\n`;
+  // The timeout flag alone is not listed when the set has a default timeout ("redundant").
+  const listed = s.flags.filter((f) => !(f === 'timeout' && s.timeout !== undefined));
+  if (listed.length > 0) {
+    const order = ['constant', 'dynamic', 'interval', 'timeout'] as const;
     out += `\t\tflags ${order.filter((f) => s.flags.includes(f)).join(',')}\n`;
   }
-  if (s.size !== undefined) out += `\t\tsize ${s.size}\n`;
+  if (s.timeout !== undefined) out += `\t\ttimeout ${formatTime(s.timeout)}\n`;
   if (s.comment !== undefined) out += `\t\tcomment "${s.comment}"\n`;
   if (s.elements.length > 0) {
     const elements = normalizeElements(s.elements, s.flags.includes('interval'), false);
@@ -525,8 +529,22 @@ function printStatement(s: NftStatement, thAs: string | undefined, family: NftTa
       return `${target} set ${value}`;
     }
     case 'notrack': return 'notrack';
+    case 'setupdate': return `${s.op} @${s.set} { ${printSelector(s.key)} }`;
   }
 }
 
 /** The type of a selector, re-exported for the engine and checks. */
 export { selectorType };
+
+/** nft's `time_print`: days, hours, minutes, seconds, milliseconds, each only when not zero. */
+export function formatTime(ms: number): string {
+  const parts: [number, string][] = [
+    [Math.floor(ms / 86_400_000), 'd'],
+    [Math.floor(ms / 3_600_000) % 24, 'h'],
+    [Math.floor(ms / 60_000) % 60, 'm'],
+    [Math.floor(ms / 1000) % 60, 's'],
+    [ms % 1000, 'ms'],
+  ];
+  const out = parts.filter(([n]) => n !== 0).map(([n, u]) => `${n}${u}`).join('');
+  return out === '' ? '0s' : out;
+}

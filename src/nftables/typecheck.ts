@@ -95,6 +95,9 @@ interface MSet {
   elements: NftElement[];
   comment?: string;
   size?: number;
+  timeout?: number;
+  /** Declared by this file (not carried over from an earlier ruleset). */
+  fresh?: boolean;
   span?: Span;
 }
 
@@ -175,7 +178,8 @@ class Evaluator {
         family: t.family, name: t.name, handle: t.handle,
         sets: t.sets.map((s): NftSet => ({
           name: s.name, handle: s.handle, key: s.key, ...(s.data ? { data: s.data } : {}), flags: s.flags, elements: s.elements,
-          ...(s.comment !== undefined ? { comment: s.comment } : {}), ...(s.size !== undefined ? { size: s.size } : {}), ...(s.span ? { span: s.span } : {}),
+          ...(s.comment !== undefined ? { comment: s.comment } : {}), ...(s.size !== undefined ? { size: s.size } : {}),
+          ...(s.timeout !== undefined ? { timeout: s.timeout } : {}), ...(s.span ? { span: s.span } : {}),
         })),
         chains: t.chains.map((c): NftChain => ({
           name: c.name, handle: c.handle, ...(c.base ? { base: c.base } : {}), rules: c.rules,
@@ -325,6 +329,9 @@ class Evaluator {
         }
         if (spec.comment !== undefined) set.comment = spec.comment;
         if (spec.size !== undefined) set.size = spec.size;
+        // nft 1.0.6 keeps a default timeout without adding the timeout flag, and lists it so.
+        if (spec.timeout !== undefined) set.timeout = spec.timeout;
+        set.fresh = true;
         t.sets.push(set);
         if (spec.elements) this.addElements(set, spec.elements);
         return;
@@ -348,7 +355,11 @@ class Evaluator {
     if (c.op === 'add') this.addElements(set, c.elements);
     else {
       const ctx: RuleContext = { family: t.family, table: t };
-      const gone = this.elements(c.elements, set.key, set.keyBits, set.data, ctx, set.flags.includes('interval'));
+      // `delete element` names map elements by key alone (data, when given, is read and ignored).
+      const raw = c.elements;
+      const gone = raw.t === 'set'
+        ? raw.elements.map((e) => this.element(e, set.key, set.keyBits, e.data ? set.data : undefined, ctx))
+        : this.elements(raw, set.key, set.keyBits, set.data, ctx, set.flags.includes('interval'));
       const goneKeys = new Set(gone.map(keyText));
       set.elements = set.elements.filter((e) => !goneKeys.has(keyText(e)));
     }
@@ -551,6 +562,18 @@ class Evaluator {
       case 'tproxy': return this.tproxy(s, ctx);
       case 'mangle': return this.mangle(s, ctx);
       case 'notrack': return { kind: 'notrack', span: s.span };
+      case 'setupdate': {
+        const set = ctx.table.sets.find((x) => x.name === s.set);
+        if (!set) fail('UNKNOWN_CHAIN', `No such file or directory; did you mean set '${s.set}'?`, s.setSpan, s.set);
+        if (set.data !== undefined) fail('UNSUPPORTED', `updating map @${s.set} from the packet path is not supported`, s.setSpan, s.set);
+        const key = this.selectorExpr(s.key, ctx);
+        checkKeyCompat(set.key, keyTypes(key).map((k) => k.type), s.key.span);
+        // nft_dynset: the kernel gives a set filled from the packet path without a size 65535 slots;
+        // nft marks a set it declares in the same file as filled from the packet path (dynamic).
+        if (set.size === undefined) set.size = 65535;
+        if (set.fresh === true && !set.flags.includes('dynamic')) set.flags.push('dynamic');
+        return { kind: 'setupdate', op: s.op, set: s.set, key, span: s.span };
+      }
       case 'comment': return fail('UNEXPECTED_TOKEN', 'comment', s.span);
     }
   }

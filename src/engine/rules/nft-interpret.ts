@@ -57,6 +57,9 @@ function familyMatches(tableFamily: NftFamily, family: Family): boolean {
   return tableFamily === 'inet' || (tableFamily === 'ip' ? family === 4 : family === 6);
 }
 
+/** What a lookup finds for a key held in a set from the packet path (it carries no data). */
+const DYNAMIC_ELEMENT: NftElement = { key: [] };
+
 /** An address as one integer. @internal */
 export function addrValue(words: readonly number[], family: Family): bigint {
   if (family === 4) return BigInt(words[0]! >>> 0);
@@ -101,6 +104,11 @@ export class NftEngine {
   protected readonly numgenCounters = new Map<object, number>();
   /** `limit` statements' token buckets, by statement. */
   private readonly buckets = new Map<object, Bucket>();
+  /**
+   * Keys put in named sets from the packet path (`update @s { ip saddr }`, nft_dynset), by set:
+   * the key's parts as text → when the element expires, in seconds on the namespace's clock.
+   */
+  protected readonly dynamicSets = new Map<NftSet, Map<string, number>>();
 
   constructor(ruleset: NftRuleset) {
     this.ruleset = ruleset;
@@ -118,6 +126,25 @@ export class NftEngine {
       }
     }
     for (const list of this.entries.values()) list.sort((a, b) => a.priority - b.priority || a.order - b.order);
+    for (const t of ruleset.tables) {
+      for (const c of t.chains) {
+        for (const r of c.rules) {
+          for (const st of r.statements) {
+            if (st.kind !== 'setupdate') continue;
+            const set = t.sets.find((x) => x.name === st.set);
+            if (set !== undefined) this.fed.add(set);
+          }
+        }
+      }
+    }
+  }
+
+  /** Sets some rule fills from the packet path. */
+  private readonly fed = new Set<NftSet>();
+
+  /** Whether a rule puts keys in this set from the packet path (its lookups must see them). */
+  protected fedFromPacketPath(set: NftSet): boolean {
+    return this.fed.has(set);
   }
 
   /** Base chains registered at a hook for a family, in priority order. */
@@ -275,6 +302,23 @@ export class NftEngine {
         } else if (s.target.key === 'zone') {
           applyTarget(EXT.CT, { notrack: false, zone: n }, p, host, tr, site);
         }
+        return 'next';
+      }
+      case 'setupdate': {
+        const set = table.sets.find((x) => x.name === s.set);
+        const parts = this.readParts(s.key, p, host);
+        if (set === undefined || parts === null) return 'break';
+        let held = this.dynamicSets.get(set);
+        if (held === undefined) {
+          held = new Map();
+          this.dynamicSets.set(set, held);
+        }
+        const k = parts.join(' ');
+        const now = p.now;
+        const until = set.timeout === undefined ? Infinity : now + set.timeout / 1000;
+        const old = held.get(k);
+        // `add` leaves a live element as it is; `update` also renews its timeout.
+        if (s.op === 'update' || old === undefined || old <= now) held.set(k, until);
         return 'next';
       }
       case 'nat': return this.nat(s, p, host, tr, site);
@@ -450,9 +494,20 @@ export class NftEngine {
   protected lookup(m: NftAnonSet | NftSetRef, table: NftTable | undefined, sel: NftSelector, key: bigint | bigint[], p: PacketState): NftElement | undefined {
     void p;
     const keys = Array.isArray(key) ? key : [key];
-    const elements = m.kind === 'set' ? m.elements : (table?.sets.find((s: NftSet) => s.name === m.name)?.elements ?? this.findSet(m.name)?.elements ?? []);
+    const named = m.kind === 'setref' ? table?.sets.find((s: NftSet) => s.name === m.name) ?? this.findSet(m.name) : undefined;
+    const elements = m.kind === 'set' ? m.elements : (named?.elements ?? []);
     void sel;
-    return elements.find((e) => e.key.length === keys.length && e.key.every((k, i) => inPart(k, keys[i]!)));
+    const found = elements.find((e) => e.key.length === keys.length && e.key.every((k, i) => inPart(k, keys[i]!)));
+    if (found !== undefined || named === undefined) return found;
+    return this.dynamicHas(named, keys, p.now) ? DYNAMIC_ELEMENT : undefined;
+  }
+
+  /** Whether a key was put in a named set from the packet path and has not expired. */
+  protected dynamicHas(set: NftSet, keys: readonly (bigint | number)[], now: number): boolean {
+    const held = this.dynamicSets.get(set);
+    if (held === undefined) return false;
+    const until = held.get(keys.join(' '));
+    return until !== undefined && until > now;
   }
 
   protected findSet(name: string): NftSet | undefined {

@@ -43,6 +43,7 @@ export type RawStatement =
   | { readonly t: 'tproxy'; readonly family?: 'ip' | 'ip6'; readonly addr?: RawExpr; readonly port?: RawExpr; readonly span: Span }
   | { readonly t: 'mangle'; readonly target: RawExpr; readonly value: RawExpr; readonly span: Span }
   | { readonly t: 'notrack'; readonly span: Span }
+  | { readonly t: 'setupdate'; readonly op: 'add' | 'update'; readonly set: string; readonly setSpan: Span; readonly key: RawExpr; readonly span: Span }
   | { readonly t: 'comment'; readonly text: string; readonly span: Span };
 
 /** A chain's `{ type … hook … priority …; policy …; }`. */
@@ -60,6 +61,8 @@ export interface RawSetSpec {
   readonly elements?: RawExpr;
   readonly size?: number;
   readonly comment?: string;
+  /** `timeout 3h`, in milliseconds. */
+  readonly timeout?: number;
 }
 
 /** Where `add/insert rule` puts the rule. */

@@ -551,6 +551,13 @@ class Parser {
         case 'size':
           spec = { ...spec, size: this.number().value };
           break;
+        case 'timeout': {
+          const w = this.expectWord();
+          const ms = parseTime(w.text);
+          if (ms === null) this.failAt(w.span, `wrong time format: ${w.text}`, w.text, 'BAD_VALUE');
+          spec = { ...spec, timeout: ms };
+          break;
+        }
         case 'comment':
           spec = { ...spec, comment: this.identifier().text };
           break;
@@ -610,6 +617,17 @@ class Parser {
       case 'notrack':
         this.next();
         return { t: 'notrack', span: t.span };
+      case 'update': case 'add': {
+        // `update @set { key }`, `add @set { key }`: the dynamic set statements.
+        const n = this.peek(1);
+        if (n.kind !== 'word' || !n.text.startsWith('@')) return this.fail(n);
+        this.next();
+        this.next();
+        this.expectPunct('{');
+        const key = this.lhs();
+        const close = this.expectPunct('}');
+        return { t: 'setupdate', op: t.text, set: n.text.slice(1), setSpan: n.span, key, span: join(t.span, close.span) };
+      }
       case 'comment': {
         this.next();
         const s = this.identifier();
@@ -1100,4 +1118,24 @@ class Parser {
     }
     return v;
   }
+}
+
+/**
+ * nft's time strings (`time_parse`): a sequence of number-unit pairs, units d, h, m, s, ms, e.g.
+ * `3h`, `1d2h`, `10800s`; a bare number is seconds. Milliseconds, or null when malformed.
+ */
+export function parseTime(text: string): number | null {
+  if (/^[0-9]+$/.test(text)) return Number(text) * 1000;
+  const re = /([0-9]+)(ms|d|h|m|s)/y;
+  let ms = 0;
+  let i = 0;
+  while (i < text.length) {
+    re.lastIndex = i;
+    const m = re.exec(text);
+    if (!m) return null;
+    const n = Number(m[1]);
+    ms += m[2] === 'ms' ? n : m[2] === 's' ? n * 1000 : m[2] === 'm' ? n * 60_000 : m[2] === 'h' ? n * 3_600_000 : n * 86_400_000;
+    i = re.lastIndex;
+  }
+  return i === 0 ? null : ms;
 }

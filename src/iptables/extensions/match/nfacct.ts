@@ -5,7 +5,7 @@
  * @module
  */
 import type { ExtensionContext, MatchExtension } from '../types.js';
-import { argOf, missing, unknownOption } from '../values.js';
+import { argOf, missing, saveString, unknownOption } from '../values.js';
 
 /** `NFACCT_NAME_MAX` - 1. */
 const MAX_NAME = 31;
@@ -31,7 +31,8 @@ export const nfacct: MatchExtension<NfacctOptions> = {
     return { name };
   },
   save(o) {
-    return `--nfacct-name ${o.name}`;
+    // libxt_nfacct prints " --nfacct-name " and then xtables_save_string, which starts with its own space.
+    return `--nfacct-name  ${saveString(o.name)}`;
   },
   lower() {
     return () => true;
