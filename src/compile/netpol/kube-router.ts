@@ -252,7 +252,10 @@ function buildPolicies(view: ClusterView): PolicyInfo[] {
 class FamilyWriter {
   readonly lines: string[] = [];
   readonly sets = new Map<string, IpsetState>();
-  constructor(readonly family: Family) {}
+  readonly family: Family;
+  constructor(family: Family) {
+    this.family = family;
+  }
 
   refreshSet(name: string, entries: string[][], type: 'hash:ip' | 'hash:net'): void {
     const full = setName(name, this.family);
