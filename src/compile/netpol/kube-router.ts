@@ -499,7 +499,11 @@ export function compileKubeRouter(snapshot: Pick<Snapshot, 'namespaces' | 'pods'
   sets.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const ipsets = sets.map((s) => {
     const family = s.name.startsWith('inet6:') ? ' family inet6' : '';
-    return [`create ${s.name} ${s.type} timeout 0${family}`, ...s.entries.map((e) => `add ${s.name} ${e.join(' ')}`)].join('\n') + '\n';
+    // `ipset restore -exist`: adding a member twice keeps one, with the last add's nomatch flag
+    // (the kernel's mtype_add overwrites an existing element's flags under IPSET_FLAG_EXIST).
+    const byMember = new Map<string, string[]>();
+    for (const e of s.entries) byMember.set(e[0]!, e);
+    return [`create ${s.name} ${s.type} timeout 0${family}`, ...[...byMember.values()].map((e) => `add ${s.name} ${e.join(' ')}`)].join('\n') + '\n';
   }).join('');
   return { rules: out[4], rules6: out[6], ipsets, warnings: view.warnings };
 }
