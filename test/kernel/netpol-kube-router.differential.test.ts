@@ -18,7 +18,7 @@ import { parseIpsetSave } from '../../src/iptables/syntax/ipset.js';
 import type { Snapshot } from '../../src/model/kubernetes.js';
 import { NetworkPolicyEvaluator } from '../../src/netpol/index.js';
 import { kubeRouterDepartures } from '../netpol/departures.js';
-import { pod, policy, snapshot } from '../netpol/helpers.js';
+import { policy, snapshot } from '../netpol/helpers.js';
 import { nodeLayout, nodeNetns, probeNode, probeSource } from '../netpol/node.js';
 import { describeKernel, kernelTools, mapLimit, run, stripSaveComments } from './harness.js';
 import { kernelNodeCases } from './netpol-harness.js';
