@@ -29,13 +29,15 @@
  * @module
  */
 import { NetfilterSimError, diagnostic } from '../model/errors.js';
-import type { ContainerPort, K8sNamespace, K8sPod, K8sProtocol, Snapshot } from '../model/kubernetes.js';
+import type { ContainerPort, K8sNamespace, K8sPod, K8sProtocol } from '../model/kubernetes.js';
 import type { Family } from '../model/types.js';
 import { cidrHolds, formatK8sAddress, parseK8sAddress, parseK8sCidr } from './cidr.js';
 import type { NetpolAddress, NetpolCidr } from './cidr.js';
 import { SELECT_ALL, compileSelector, selectorMatches } from './labels.js';
 import type { CompiledSelector } from './labels.js';
 import { defaultNetworkPolicy, fieldErrorDiagnostics, policyKey, validateNetworkPolicy } from './validate.js';
+import { wellShaped } from './shape.js';
+import type { NetpolSnapshot } from './shape.js';
 import type { DefaultedPort, ValidateOptions } from './validate.js';
 
 /** The label the API server sets on every namespace, to its name. */
@@ -248,12 +250,13 @@ export class NetworkPolicyEvaluator {
   private readonly policies: CompiledPolicy[] = [];
   private readonly selection = new Map<string, { ingress: CompiledPolicy[]; egress: CompiledPolicy[] }>();
 
-  constructor(snapshot: Pick<Snapshot, 'namespaces' | 'pods' | 'networkPolicies'> & Partial<Pick<Snapshot, 'nodes'>>, options: NetpolOptions = {}) {
+  constructor(snapshot: NetpolSnapshot, options: NetpolOptions = {}) {
     this.options = options;
-    const warnings: string[] = [];
+    const shaped = wellShaped(snapshot);
+    const warnings: string[] = [...shaped.warnings];
     const hostNetworkAsNode = (options.hostNetwork ?? 'node') === 'node';
 
-    for (const ns of snapshot.namespaces) this.addNamespace(ns);
+    for (const ns of shaped.namespaces) this.addNamespace(ns);
 
     const addNodeAddress = (node: string, text: string, what: string): void => {
       const a = parseK8sAddress(text);
@@ -266,13 +269,13 @@ export class NetworkPolicyEvaluator {
       this.nodeAddrs.set(node, list);
       if (!this.nodeByAddress.has(addrKey(a.address))) this.nodeByAddress.set(addrKey(a.address), node);
     };
-    for (const node of snapshot.nodes ?? []) {
+    for (const node of shaped.nodes) {
       const order = ['InternalIP', 'ExternalIP'];
       const addrs = [...(node.status?.addresses ?? [])].filter((a) => order.includes(a.type)).sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type));
       for (const a of addrs) addNodeAddress(node.metadata.name, a.address, `node ${node.metadata.name} status.addresses`);
     }
 
-    for (const pod of snapshot.pods) {
+    for (const pod of shaped.pods) {
       const namespace = pod.metadata.namespace ?? 'default';
       const key = `${namespace}/${pod.metadata.name}`;
       const node = pod.spec?.nodeName ?? null;
@@ -520,7 +523,7 @@ export class NetworkPolicyEvaluator {
  * console.log(v.allowed, v.policy);
  * ```
  */
-export function evaluateNetworkPolicy(snapshot: Pick<Snapshot, 'namespaces' | 'pods' | 'networkPolicies'> & Partial<Pick<Snapshot, 'nodes'>>, connection: NetpolConnection, options: NetpolOptions = {}): NetpolVerdict {
+export function evaluateNetworkPolicy(snapshot: NetpolSnapshot, connection: NetpolConnection, options: NetpolOptions = {}): NetpolVerdict {
   return new NetworkPolicyEvaluator(snapshot, options).evaluate(connection);
 }
 

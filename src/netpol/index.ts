@@ -14,3 +14,4 @@ export {
 } from './validate.js';
 export { compileSelector, selectorMatches, describeSelector, type CompiledSelector, type LabelRequirement } from './labels.js';
 export { parseK8sAddress, parseK8sCidr, cidrHolds, formatK8sCidr, formatK8sAddress, type NetpolAddress, type NetpolCidr } from './cidr.js';
+export { wellShaped, type NetpolSnapshot } from './shape.js';

@@ -104,6 +104,22 @@ function verdicts(s: Snapshot, probes: Parameters<typeof probeNode>[2][]): { pro
   });
 }
 
+describe('replies', () => {
+  it('a reply of an allowed connection passes by the stateful rule, though the replier may open nothing', () => {
+    // x/b accepts x/a and may not open any connection itself (egress isolated, no rule).
+    const s = snapshot(['x/a', 'x/b'], [policy('x', 'b', { matchLabels: { pod: 'b' } }, { policyTypes: ['Ingress', 'Egress'], ingress: [{ from: [{ podSelector: { matchLabels: { pod: 'a' } } }] }] })]);
+    const layout = nodeLayout(s);
+    const ns = nodeNetns(layout, compileKubeRouter(s, 'node-1'));
+    const r = probeNode(ns, layout, { from: 'x/a', to: 'x/b', port: 80, protocol: 'TCP' }, true);
+    expect(r.outcome).toBe('remote');
+    const synAck = r.steps.filter((x) => x.packet === 'SYN-ACK');
+    expect(synAck.some((x) => x.chain === 'KUBE-NWPLCY-COMMON' && x.rule === 2 && x.target === 'ACCEPT')).toBe(true);
+    expect(probeNode(ns, layout, { from: 'x/b', to: 'x/a', port: 80, protocol: 'TCP' }).outcome).toBe('refused');
+    const ev = new NetworkPolicyEvaluator(s);
+    expect([ev.evaluate({ from: 'x/a', to: 'x/b', port: 80 }).allowed, ev.evaluate({ from: 'x/b', to: 'x/a', port: 80 }).allowed]).toEqual([true, false]);
+  });
+});
+
 describe('agreement with the reference evaluator', () => {
   const counts = { agree: 0, explained: 0, allowed: 0, blocked: 0 };
   const seen = new Map<Departure, number>();

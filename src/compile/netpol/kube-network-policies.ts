@@ -85,7 +85,7 @@ export function compileKubeNetworkPolicies(snapshot: Pick<Snapshot, 'namespaces'
   const managed: string[] = [];
   for (const p of view.policies) {
     const sel = compileSelector(p.podSelector);
-    for (const pod of snapshot.pods) {
+    for (const pod of view.allPods) {
       if (pod.spec.nodeName !== node || pod.spec.hostNetwork === true || (pod.metadata.namespace ?? 'default') !== p.namespace) continue;
       if (!selectorMatches(sel, pod.metadata.labels ?? {})) continue;
       for (const ip of pod.status?.podIPs?.map((x) => x.ip) ?? (pod.status?.podIP ? [pod.status.podIP] : [])) if (!managed.includes(ip)) managed.push(ip);

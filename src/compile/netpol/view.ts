@@ -8,7 +8,7 @@
  */
 import { NetfilterSimError } from '../../model/errors.js';
 import type { K8sPod, Snapshot } from '../../model/kubernetes.js';
-import { NAMESPACE_NAME_LABEL, compileSelector, defaultNetworkPolicy, fieldErrorDiagnostics, selectorMatches, validateNetworkPolicy } from '../../netpol/index.js';
+import { NAMESPACE_NAME_LABEL, compileSelector, defaultNetworkPolicy, fieldErrorDiagnostics, selectorMatches, validateNetworkPolicy, wellShaped } from '../../netpol/index.js';
 import type { DefaultedPolicy, ValidateOptions } from '../../netpol/index.js';
 import type { LabelSelector } from '../../model/kubernetes.js';
 
@@ -32,6 +32,8 @@ export interface ClusterView {
   readonly namespaces: ReadonlyMap<string, Readonly<Record<string, string>>>;
   /** Pods a controller acts on: not finished, with an address, not hostNetwork (kube-router's `isNetPolActionable`). */
   readonly pods: readonly ViewPod[];
+  /** Every pod of the right shape, finished and hostNetwork ones included. */
+  readonly allPods: readonly K8sPod[];
   readonly warnings: readonly string[];
 }
 
@@ -39,7 +41,8 @@ const FINISHED = new Set(['Failed', 'Succeeded', 'Completed']);
 
 /** Builds the view; a policy the API server would refuse throws `INVALID_NETWORK_POLICY`. */
 export function clusterView(snapshot: Pick<Snapshot, 'namespaces' | 'pods' | 'networkPolicies'>, options: ValidateOptions = {}): ClusterView {
-  const warnings: string[] = [];
+  const shaped = wellShaped(snapshot);
+  const warnings: string[] = [...shaped.warnings];
   const policies: DefaultedPolicy[] = [];
   for (const p of snapshot.networkPolicies) {
     const errors = validateNetworkPolicy(p, options);
@@ -47,9 +50,9 @@ export function clusterView(snapshot: Pick<Snapshot, 'namespaces' | 'pods' | 'ne
     policies.push(defaultNetworkPolicy(p));
   }
   const namespaces = new Map<string, Readonly<Record<string, string>>>();
-  for (const ns of snapshot.namespaces) namespaces.set(ns.metadata.name, { ...(ns.metadata.labels ?? {}), [NAMESPACE_NAME_LABEL]: ns.metadata.name });
+  for (const ns of shaped.namespaces) namespaces.set(ns.metadata.name, { ...(ns.metadata.labels ?? {}), [NAMESPACE_NAME_LABEL]: ns.metadata.name });
   const pods: ViewPod[] = [];
-  for (const pod of snapshot.pods) {
+  for (const pod of shaped.pods) {
     const namespace = pod.metadata.namespace ?? 'default';
     const key = `${namespace}/${pod.metadata.name}`;
     if (!namespaces.has(namespace)) {
@@ -61,7 +64,7 @@ export function clusterView(snapshot: Pick<Snapshot, 'namespaces' | 'pods' | 'ne
     const ips = pod.status?.podIPs?.map((x) => x.ip) ?? [ip];
     pods.push({ key, name: pod.metadata.name, namespace, labels: pod.metadata.labels ?? {}, node: pod.spec?.nodeName ?? null, ip, ips, pod });
   }
-  return { policies, namespaces, pods, warnings };
+  return { policies, namespaces, pods, allPods: shaped.pods, warnings };
 }
 
 /** The pods of a namespace that a selector selects (`podLister.Pods(ns).List(selector)`). */
