@@ -18,7 +18,7 @@ import { parseIpsetSave } from '../../src/iptables/syntax/ipset.js';
 import type { Snapshot } from '../../src/model/kubernetes.js';
 import { NetworkPolicyEvaluator } from '../../src/netpol/index.js';
 import { kubeRouterDepartures } from '../netpol/departures.js';
-import { policy, snapshot } from '../netpol/helpers.js';
+import { pod, policy, snapshot } from '../netpol/helpers.js';
 import { nodeLayout, nodeNetns, probeNode, probeSource } from '../netpol/node.js';
 import { describeKernel, kernelTools, mapLimit, run, stripSaveComments } from './harness.js';
 import { kernelNodeCases } from './netpol-harness.js';
@@ -28,14 +28,15 @@ const CASES = Number(process.env['NETFILTER_SIM_NETPOL_CASES'] ?? 240);
 const SEED = 291029;
 
 /** ipset restore + iptables-restore + iptables-save + ipset save in a fresh namespace. */
-async function kernelLoad(rules: string, ipsets: string): Promise<{ ok: boolean; save: string; sets: string; stderr: string }> {
+async function kernelLoad(rules: string, ipsets: string, family: 4 | 6 = 4): Promise<{ ok: boolean; save: string; sets: string; stderr: string }> {
   const t = kernelTools();
+  const [restoreBin, saveBin] = family === 6 ? [t.ip6tablesRestore, t.ip6tablesSave] : [t.iptablesRestore, t.iptablesSave];
   const dir = mkdtempSync(join(tmpdir(), 'nfsim-kr-'));
   try {
     writeFileSync(join(dir, 'sets'), ipsets);
     writeFileSync(join(dir, 'rules'), rules);
     const script = `ipset restore < "$1/sets" && "$2" < "$1/rules" && "$3" && echo '#SETS' && ipset save`;
-    const r = await run([t.unshare, '--net', '--', 'sh', '-c', script, 'sh', dir, t.iptablesRestore, t.iptablesSave], '', 60_000);
+    const r = await run([t.unshare, '--net', '--', 'sh', '-c', script, 'sh', dir, restoreBin, saveBin], '', 60_000);
     const [save = '', sets = ''] = r.stdout.split('#SETS\n');
     return { ok: r.status === 0, save: stripSaveComments(save), sets, stderr: r.stderr };
   } finally {
@@ -79,6 +80,18 @@ describeKernel('kube-router NetworkPolicy rules vs the kernel', () => {
       expect(members(k.sets)).toEqual(members(r.ipsets));
     }
   }, 120_000);
+
+  it('IPv6 (families [4, 6]): ip6tables-save prints our rules6 back; the inet6: sets hold our members', async () => {
+    const dual = (id: string, i: number) => ({ ...pod(id, i), status: { phase: 'Running', podIP: `10.244.1.${i + 2}`, podIPs: [{ ip: `10.244.1.${i + 2}` }, { ip: `fd00:10:244:1::${i + 2}` }] } });
+    const s = snapshot([dual('x/a', 0), dual('x/b', 1), dual('y/a', 2)], [
+      policy('x', 'p', {}, { policyTypes: ['Ingress', 'Egress'], ingress: [{ from: [{ ipBlock: { cidr: 'fd00:10:244::/48', except: ['fd00:10:244:1::4/128'] } }, { podSelector: {} }], ports: [{ port: 'serve-80-tcp' }, { port: 81 }] }], egress: [{ to: [{ ipBlock: { cidr: '::/0' } }] }] }),
+    ]);
+    const r = compileKubeRouter(s, 'node-1', { families: [4, 6] });
+    const k = await kernelLoad(r.rules6, r.ipsets, 6);
+    expect(k.stderr).toBe('');
+    expect(k.save).toBe(r.rules6);
+    expect(members(k.sets)).toEqual(members(r.ipsets));
+  }, 60_000);
 
   const generated = fc.sample(networkPolicyCase({ maxPods: 5, maxPolicies: 4, maxProbes: 6 }), { seed: SEED, numRuns: CASES });
   let reports: NodeReport[] = [];
