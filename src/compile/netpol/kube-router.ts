@@ -1,8 +1,8 @@
 /**
  * kube-router's network-policy controller (`pkg/controllers/netpol`, v2.11, iptables mode,
  * without `--netpol-default-deny`), compiled from a snapshot: the filter table a node holds after
- * a full sync, as `iptables-save` prints it, and the ipsets that table names, as `ipset save`
- * would list them.
+ * a full sync, as `iptables-save` prints it, and the ipsets that table names (`ipset restore`
+ * input: each set's `create` line as kube-router writes it, then one `add` per member).
  *
  * What the controller writes, in its own order:
  * - `INPUT`/`FORWARD`/`OUTPUT` jump first to `KUBE-ROUTER-INPUT/FORWARD/OUTPUT`;
@@ -23,8 +23,9 @@
  * kube-router names chains after a hash that includes the sync's time (nanoseconds, base 10):
  * the compiler takes it as {@link KubeRouterOptions.syncVersion}. Where the controller iterates
  * a Go map (pods, policies, named-port numbers), the compiler takes the snapshot's order (named
- * ports: ascending numbers). Its known departures from the API's semantics are reproduced, not
- * corrected (docs/network-policy.md lists them).
+ * ports: ascending numbers). A pod is local when its `spec.nodeName` is the node (kube-router
+ * compares `status.hostIP` with the node's addresses, which agree on a running pod). Its known
+ * departures from the API's semantics are reproduced, not corrected (docs/network-policy.md lists them).
  *
  * @module
  */
@@ -56,7 +57,7 @@ export interface KubeRouterRules {
   readonly rules: string;
   /** `ip6tables-save -t filter` (empty when IPv6 is off). */
   readonly rules6: string;
-  /** The sets the rules name, as `ipset save` lists them (`create` and `add` lines; `ipset restore` reads them). */
+  /** The sets the rules name: `create NAME TYPE timeout 0` as kube-router creates them, then one `add` per member (`ipset restore` reads it, so does `Netns`). */
   readonly ipsets: string;
   readonly warnings: readonly string[];
 }
