@@ -13,6 +13,7 @@
  * @module netfilter-sim
  */
 export type * from './model/types.js';
+export type * from './model/kubernetes.js';
 export { BUILTIN_CHAINS, HOOK_NAMES, TABLE_NAMES } from './model/types.js';
 export { NetfilterSimError, type Diagnostic, type ErrorCode } from './model/errors.js';
 export { formatDiagnostic } from './model/diagnostic-text.js';
@@ -76,3 +77,15 @@ export {
   type NftParseResult, type NftParseOptions, type NftCheckOptions, type RulesSyntax,
 } from './nftables/index.js';
 export type * from './nftables/model.js';
+export {
+  NetworkPolicyEvaluator, evaluateNetworkPolicy, describeVerdict, validateNetworkPolicy, expectValidNetworkPolicy, defaultNetworkPolicy,
+  NAMESPACE_NAME_LABEL,
+  type NetpolOptions, type NetpolConnection, type NetpolEndpointSpec, type NetpolEndpoint, type NetpolVerdict, type DirectionVerdict,
+  type DirectionReason, type PolicyDecision, type PolicyDirection, type NetpolFieldError, type FieldErrorType, type ValidateOptions,
+  type DefaultedPolicy, type DefaultedRule, type DefaultedPort,
+} from './netpol/index.js';
+export {
+  compileNetworkPolicy, compileKubeRouter, compileKubeNetworkPolicies,
+  type CompileNetworkPolicyOptions, type CompiledNetworkPolicy, type NetworkPolicyImplementation, type KubeRouterOptions, type KubeRouterRules,
+  type KubeNetworkPoliciesOptions, type QueueVerdict,
+} from './compile/netpol/index.js';

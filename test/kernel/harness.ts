@@ -164,7 +164,7 @@ function describeWhen(s: KernelStatus, what: string, name: string, fn: () => voi
 // ---------------------------------------------------------------------------------------------
 // Processes
 
-interface RunResult {
+export interface RunResult {
   readonly status: number;
   readonly stdout: string;
   readonly stderr: string;
@@ -188,7 +188,8 @@ function installExitHook(): void {
   });
 }
 
-function run(argv: readonly string[], input: string, timeoutMs: number): Promise<RunResult> {
+/** Runs a process in its own process group, with a wall-clock limit (killed with its group on timeout). */
+export function run(argv: readonly string[], input: string, timeoutMs: number): Promise<RunResult> {
   installExitHook();
   return new Promise((resolve, reject) => {
     const [cmd, ...args] = argv;
