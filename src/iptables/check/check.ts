@@ -272,7 +272,7 @@ export function check(ruleset: Ruleset, options: CheckOptions = {}): Diagnostic[
     for (const c of table.chains) {
       const reach = [...hooks.get(c.name)!].sort((a, b) => HOOK_NAMES.indexOf(a) - HOOK_NAMES.indexOf(b));
       c.rules.forEach((r, i) => {
-        checkRule(out, ruleset, table, c, r, i, reach, matches, targets, byName);
+        checkRule(out, ruleset, table, c, r, i, reach, matches, targets, byName, backend);
         // nf_tables refuses a negated test of the whole address space (observed: "RULE_APPEND
         // failed (Invalid argument)"); legacy keeps it as a rule that never matches.
         if ((options.backend ?? 'nft') === 'nft') {
@@ -299,6 +299,7 @@ function checkRule(
   matches: ReadonlyMap<string, MatchExtension>,
   targets: ReadonlyMap<string, TargetExtension>,
   byName: Map<string, Chain>,
+  backend: 'nft' | 'legacy',
 ): void {
   const where = ruleLabel(table.name, chain.name, index);
   const at = (s: Span | undefined): Span | undefined => s ?? r.span;
@@ -314,7 +315,7 @@ function checkRule(
     out.push(chain.builtin ? diagnostic('INVALID_HOOK', `Can't use -o with ${chain.name} (${where})`, r.span, '-o') : { ...diagnostic('INVALID_HOOK', msg, r.span, '-o'), severity: 'warning' });
   }
   const hooks = reach.length > 0 ? reach : undefined;
-  const ctx = { family: ruleset.family, protocol: r.protocol, table: table.name, ...(hooks ? { hooks } : {}), builtinChain: chain.builtin };
+  const ctx = { family: ruleset.family, protocol: r.protocol, table: table.name, ...(hooks ? { hooks } : {}), builtinChain: chain.builtin, backend };
   for (const m of r.matches) {
     const ext = matches.get(m.name);
     if (!ext) {

@@ -84,6 +84,8 @@ export interface CheckContext {
    * mask itself pass (the extension's `hooks` field is still enforced at commit).
    */
   readonly builtinChain?: boolean;
+  /** `nft` (the default) or `legacy`: the back end the rules are loaded with. */
+  readonly backend?: 'nft' | 'legacy';
 }
 
 /** Where an extension may be used. Absent fields mean "anywhere". */

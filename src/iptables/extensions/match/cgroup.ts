@@ -27,7 +27,8 @@ export const cgroup: MatchExtension<CgroupOptions> = {
     { name: 'path', arg: true, negatable: true },
     { name: 'cgroup', arg: true, negatable: true },
   ],
-  placement: { hooks: ['PREROUTING', 'INPUT', 'FORWARD', 'OUTPUT', 'POSTROUTING'] },
+  // xt_cgroup.c `.hooks`: where a packet may have a local socket (enforced in user chains too).
+  placement: { hooks: ['INPUT', 'OUTPUT', 'POSTROUTING'] },
   parse(occurrences, ctx) {
     const r: { -readonly [K in keyof CgroupOptions]: CgroupOptions[K] } = {};
     for (const o of occurrences) {

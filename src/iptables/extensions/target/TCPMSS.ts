@@ -8,7 +8,7 @@
  * @module
  */
 import type { HookName } from '../../../model/types.js';
-import { hookDiagnostic } from '../placement.js';
+import { checkentryHooks, hookDiagnostic } from '../placement.js';
 import type { TargetExtension } from '../types.js';
 import { missing, parseUint32, unknownOption } from '../values.js';
 
@@ -45,8 +45,10 @@ export const TCPMSS: TargetExtension<TcpmssTargetOptions> = {
     return o.mss === undefined ? '--clamp-mss-to-pmtu' : `--set-mss ${o.mss}`;
   },
   check(o, ctx) {
-    if (o.mss !== undefined || !ctx.hooks) return [];
-    const bad = ctx.hooks.filter((h) => !PMTU_HOOKS.includes(h));
+    // tcpmss_tg4_check: the hook test is checkentry's own, so a user chain loads it under nft.
+    const hooks = checkentryHooks(ctx);
+    if (o.mss !== undefined || !hooks) return [];
+    const bad = hooks.filter((h) => !PMTU_HOOKS.includes(h));
     return bad.length > 0 ? [hookDiagnostic('TCPMSS target --clamp-mss-to-pmtu', bad, PMTU_HOOKS, undefined, 'TCPMSS')] : [];
   },
 };
