@@ -280,9 +280,11 @@ export function stripSaveComments(save: string): string {
  * Loads `text` with `iptables-restore` (`ip6tables-restore` for family 6) into a fresh network
  * namespace, then prints it back with `iptables-save`. The namespace dies with the process.
  */
-export async function kernelSave(text: string, family: 4 | 6, options: { timeoutMs?: number; setup?: KernelObjects } = {}): Promise<KernelSaveResult> {
+export async function kernelSave(text: string, family: 4 | 6, options: { timeoutMs?: number; setup?: KernelObjects; backend?: 'nft' | 'legacy' } = {}): Promise<KernelSaveResult> {
   const t = kernelTools();
-  const [restore, save] = family === 6 ? [t.ip6tablesRestore, t.ip6tablesSave] : [t.iptablesRestore, t.iptablesSave];
+  const [restore, save] = options.backend === 'legacy'
+    ? legacyTools(family)
+    : family === 6 ? [t.ip6tablesRestore, t.ip6tablesSave] : [t.iptablesRestore, t.iptablesSave];
   const script = `"$1"; s=$?; [ $s -eq 0 ] || exit $s; "$2" || { echo "nfsim: $2 failed" >&2; exit ${SAVE_FAILED}; }`;
   const setup = options.setup;
   const argv = setup === undefined || (setup.ipsets === undefined && (setup.nfacct ?? []).length === 0)
@@ -317,6 +319,15 @@ export interface KernelObjects {
 
 const SETUP_FAILED = 124;
 const NFACCT_PY = join(dirname(fileURLToPath(import.meta.url)), 'nfacct.py');
+
+/** `ip[6]tables-legacy-restore` and `-save`, for loads with the ip_tables back end. */
+function legacyTools(family: 4 | 6): [string, string] {
+  const pre = family === 6 ? 'ip6tables' : 'iptables';
+  const restore = which(`${pre}-legacy-restore`);
+  const save = which(`${pre}-legacy-save`);
+  if (restore === undefined || save === undefined) throw new Error(`kernelSave: ${pre}-legacy-restore/-save are not installed (the iptables package has them)`);
+  return [restore, save];
+}
 
 function ipsetBinary(): string {
   const p = which('ipset');

@@ -315,7 +315,7 @@ function checkRule(
     out.push(chain.builtin ? diagnostic('INVALID_HOOK', `Can't use -o with ${chain.name} (${where})`, r.span, '-o') : { ...diagnostic('INVALID_HOOK', msg, r.span, '-o'), severity: 'warning' });
   }
   const hooks = reach.length > 0 ? reach : undefined;
-  const ctx = { family: ruleset.family, protocol: r.protocol, table: table.name, ...(hooks ? { hooks } : {}), builtinChain: chain.builtin, backend };
+  const ctx = { family: ruleset.family, protocol: r.protocol, table: table.name, ...(hooks ? { hooks } : {}), builtinChain: chain.builtin, backend, matches: r.matches };
   for (const m of r.matches) {
     const ext = matches.get(m.name);
     if (!ext) {
