@@ -157,14 +157,25 @@ export function saveTcp(o: TcpOptions): string {
   return out.join(' ');
 }
 
-/** The port part shared by tcp and udp lowering: true when both port tests pass. */
+/** A port option as the test it is: none for a full range, negated or not (see {@link lowerPorts}). */
+export function portTestOf(v: Negatable<PortRange> | undefined): Negatable<PortRange> | undefined {
+  return v !== undefined && isFullRange(v.value) ? undefined : v;
+}
+
+/**
+ * The port part shared by tcp and udp lowering: true when both port tests pass. A negated full
+ * range is no test: iptables-nft writes none for it (`add_nft_tcpudp`), where an xt match would
+ * never match.
+ */
 export function lowerPorts(o: { sport?: Negatable<PortRange>; dport?: Negatable<PortRange> }): (p: PacketView) => boolean {
-  const sMin = o.sport?.value.min ?? 0;
-  const sMax = o.sport?.value.max ?? 65535;
-  const sInv = o.sport?.negated ?? false;
-  const dMin = o.dport?.value.min ?? 0;
-  const dMax = o.dport?.value.max ?? 65535;
-  const dInv = o.dport?.negated ?? false;
+  const sport = portTestOf(o.sport);
+  const dport = portTestOf(o.dport);
+  const sMin = sport?.value.min ?? 0;
+  const sMax = sport?.value.max ?? 65535;
+  const sInv = sport?.negated ?? false;
+  const dMin = dport?.value.min ?? 0;
+  const dMax = dport?.value.max ?? 65535;
+  const dInv = dport?.negated ?? false;
   // xt_tcpudp.c port_match: (min <= port && port <= max) ^ invert
   return (p) => (p.sport >= sMin && p.sport <= sMax) !== sInv && (p.dport >= dMin && p.dport <= dMax) !== dInv;
 }
