@@ -39,7 +39,7 @@ export type {
   NetnsOptions, ListenerSpec, ConnectSpec, LocalConnectSpec, RemoteConnectSpec, ConnectResult, ConnectStep, CallOptions,
   PacketSpec, Endpoint, InterfaceSpec, RouteSpec, RuleSpec, ConntrackSnapshot, ExtensionRegistry, RuleCounter, TraceEvent,
 } from './engine/index.js';
-export { check, reachableHooks, MAX_CHAIN_NAME_LENGTH, NFT_JUMP_STACK_SIZE, type CheckOptions } from './iptables/check/index.js';
+export { check, reachableHooks, MAX_CHAIN_NAME_LENGTH, NFT_JUMP_STACK_SIZE, type CheckOptions, type IpsetDeclaration } from './iptables/check/index.js';
 export {
   renderTrace, renderTraceText, renderTraceTree, renderTraceJson, renderTraceMermaid, renderTraceDot, renderOutcome,
   type RenderOptions, type TraceFormat,

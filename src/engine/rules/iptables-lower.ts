@@ -11,7 +11,7 @@ import { HOOK_NAMES, TABLE_NAMES } from '../../model/types.js';
 import type { Chain, Family, HookName, Negatable, Rule, Ruleset, Span, TableName } from '../../model/types.js';
 import { parseProtocol } from '../../model/protocols.js';
 import { MATCHES } from '../../iptables/extensions/registry.js';
-import type { TcpOptions } from '../../iptables/extensions/match/tcp.js';
+import { portTestOf, type TcpOptions } from '../../iptables/extensions/match/tcp.js';
 import { HOOK_INDEX, PROTO } from '../state/constants.js';
 import type { LowerEnvironment, MatchExtension } from '../../iptables/extensions/types.js';
 import type { ExtensionRegistry } from './registry.js';
@@ -223,14 +223,17 @@ function portTest(ext: MatchExtension | undefined, o: TcpOptions, proto: number,
   else if (ext === BUILTIN_UDP && ext !== undefined) l4 = PROTO.UDP;
   else return null;
   if (proto !== l4 || invProto || o.flags !== undefined || o.option !== undefined) return null;
+  // A negated full range tests nothing under iptables-nft (portTestOf).
+  const sport = portTestOf(o.sport);
+  const dport = portTestOf(o.dport);
   return {
     proto: l4,
-    spMin: o.sport?.value.min ?? 0,
-    spMax: o.sport?.value.max ?? 65535,
-    spInv: o.sport?.negated ?? false,
-    dpMin: o.dport?.value.min ?? 0,
-    dpMax: o.dport?.value.max ?? 65535,
-    dpInv: o.dport?.negated ?? false,
+    spMin: sport?.value.min ?? 0,
+    spMax: sport?.value.max ?? 65535,
+    spInv: sport?.negated ?? false,
+    dpMin: dport?.value.min ?? 0,
+    dpMax: dport?.value.max ?? 65535,
+    dpInv: dport?.negated ?? false,
   };
 }
 

@@ -16,7 +16,7 @@
 import { diagnostic, fail } from '../../../model/errors.js';
 import type { MatchExtension, OptionOccurrence } from '../types.js';
 import { newBucket, takeToken, toUnits, type Bucket } from '../bucket.js';
-import { argOf, badValue, exclusive, parseUint32, requireOption, strtoul, strtoulPrefix, unknownOption } from '../values.js';
+import { argOf, badValue, checkProcName, exclusive, parseUint32, requireOption, strtoul, strtoulPrefix, unknownOption } from '../values.js';
 
 /** `XT_HASHLIMIT_SCALE_v2`. */
 const SCALE = 1_000_000n;
@@ -268,6 +268,8 @@ export const hashlimit: MatchExtension<HashlimitOptions> = {
     };
   },
   check(o) {
+    const named = checkProcName(o.name, 'hashlimit --hashlimit-name');
+    if (named.length > 0) return named;
     // hashlimit_mt_check_common: the bucket size in credits (avg * burst * credits per second)
     // must not overflow 64 bits, or the rule is refused with ERANGE.
     if (o.bytes) return [];
