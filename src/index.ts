@@ -27,8 +27,9 @@ export * from './compile/linkerd/index.js';
 export { compileProxyInit as compileLinkerd } from './compile/linkerd/index.js';
 export { renderLinkerd, linkerdRulesets } from './compile/linkerd/output.js';
 export { readPod, readNamespace, readService, type Pod, type Namespace } from './compile/pod.js';
-export { Netns, needsConntrack, parsePacketSpec, parseEndpoint, NetnsPool, connectBatch } from './engine/index.js';
-export type { BatchOptions, PoolOptions } from './engine/index.js';
+export { Netns, needsConntrack, parsePacketSpec, parseEndpoint } from './engine/index.js';
+export { NetnsPool, connectBatch } from './engine/batch/pool.js';
+export type { BatchOptions, PoolOptions } from './engine/batch/pool.js';
 export type {
   NetnsOptions, ListenerSpec, ConnectSpec, LocalConnectSpec, RemoteConnectSpec, ConnectResult, ConnectStep, CallOptions,
   PacketSpec, Endpoint, InterfaceSpec, RouteSpec, RuleSpec, ConntrackSnapshot, ExtensionRegistry, RuleCounter, TraceEvent,
