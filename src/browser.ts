@@ -4,12 +4,6 @@
  * worker-thread batches) or fast-check (the laws). The playground page is built from it; a test
  * builds it for the browser and checks that no `node:` module is in its graph.
  *
- * @example
- * ```ts
- * import { Netns } from './browser.js';
- * new Netns({ listen: [8080] }).connect({ from: 'remote', src: '10.0.0.5', dst: '10.0.0.2:8080' }).outcome; // 'local'
- * ```
- *
  * @module
  */
 export type * from './model/types.js';

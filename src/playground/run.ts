@@ -34,7 +34,7 @@ import { compileIstio } from '../compile/istio/compile.js';
 import { detectEnableIPv6 } from '../compile/istio/config.js';
 import { formatIstioResult } from '../compile/istio/format.js';
 import { istioInitArgsForPod } from '../compile/istio/inject.js';
-import type { PlaygroundState } from './state.js';
+import { DEFAULT_STATE, type PlaygroundState } from './state.js';
 import { traceSequence, type SequenceDiagram } from './sequence.js';
 import { shellWords } from './words.js';
 
@@ -114,6 +114,9 @@ export interface CompileView {
   readonly messages: readonly string[];
   readonly command: string;
 }
+
+// For the examples of this module: a state to start from.
+export { DEFAULT_STATE, type PlaygroundState };
 
 const RULES_NAME = 'rules';
 
@@ -398,7 +401,7 @@ function traceView(r: ConnectResult, trace: readonly TraceEvent[], warnings: str
  *
  * @example
  * ```ts
- * const v = runConnect({ ...DEFAULT_STATE, rules, ns: { ...DEFAULT_STATE.ns, listen: '4140,4143,8080' } });
+ * const v = runConnect({ ...DEFAULT_STATE, rules: saveText, ns: { ...DEFAULT_STATE.ns, listen: '4140,4143,8080' } });
  * if (v.ok) v.result.outcome; // 'local'
  * ```
  */
@@ -437,7 +440,7 @@ export function runPacket(state: PlaygroundState): TraceView | PlaygroundFailure
  *
  * @example
  * ```ts
- * const v = runExplore({ ...DEFAULT_STATE, rules, explore: { ...DEFAULT_STATE.explore, from: 'local' } });
+ * const v = runExplore({ ...DEFAULT_STATE, rules: saveText, explore: { ...DEFAULT_STATE.explore, from: 'local' } });
  * if (v.ok) v.result.classes.length;
  * ```
  */
@@ -512,7 +515,8 @@ export function runMesh(state: PlaygroundState): MeshView | PlaygroundFailure {
  *
  * @example
  * ```ts
- * runCompile({ ...DEFAULT_STATE, compile: { mesh: 'linkerd', input: 'flags', flags: '-p 4143 -o 4140 -u 2102 --ipv6=false', pod: '', format: 'save' } }).output;
+ * const v = runCompile({ ...DEFAULT_STATE, compile: { mesh: 'linkerd', input: 'flags', flags: '-p 4143 -o 4140 -u 2102 --ipv6=false', pod: '', format: 'save' } });
+ * if ('output' in v) console.log(v.output);
  * ```
  */
 export function runCompile(state: PlaygroundState): CompileView | PlaygroundFailure {
