@@ -643,7 +643,7 @@ function explorePicture(v: ExploreView, uid: number, colour: (i: number) => stri
     if (px - lastX < 34 && c !== ax.cuts[ax.cuts.length - 1]) continue;
     lastX = px;
     svg.append(s('line', { x1: px, y1: H - B, x2: px, y2: H - B + 4, stroke: 'currentColor' }));
-    svg.append(s('text', { x: px, y: H - B + 15, 'text-anchor': 'middle' }, String(Math.min(c, 65535))));
+    svg.append(s('text', { x: px, y: H - B + 15, 'text-anchor': c === ax.cuts[ax.cuts.length - 1] ? 'end' : 'middle' }, String(Math.min(c, 65535))));
   }
   let lastY = -Infinity;
   for (const c of ay.cuts) {

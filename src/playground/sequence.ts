@@ -43,12 +43,10 @@ export interface SequenceDiagram {
   readonly initiator: string;
   /** Where the first packet ended: the socket it reached, the address it left for. */
   readonly responder: string;
-  /** Every hook any packet crossed, in the order the kernel's hooks come. */
+  /** Every hook any packet crossed, in the order they were first crossed. */
   readonly hooks: readonly string[];
   readonly messages: readonly SequenceMessage[];
 }
-
-const HOOK_ORDER = ['OUTPUT', 'PREROUTING', 'INPUT', 'FORWARD', 'POSTROUTING'];
 
 /**
  * Builds the sequence diagram of a trace.
@@ -65,7 +63,7 @@ export function traceSequence(trace: readonly TraceEvent[]): SequenceDiagram {
   let first: { src: string; sport: number } | null = null;
   let initiator = '';
   let responder = '';
-  const seen = new Set<string>();
+  const seen: string[] = [];
   for (let i = 0; i < trace.length; i++) {
     const e = trace[i]!;
     if (e.type === 'packet') {
@@ -85,11 +83,11 @@ export function traceSequence(trace: readonly TraceEvent[]): SequenceDiagram {
     switch (e.type) {
       case 'table':
         if (m.hooks[m.hooks.length - 1] !== e.hook) m.hooks.push(e.hook);
-        seen.add(e.hook);
+        if (!seen.includes(e.hook)) seen.push(e.hook);
         break;
       case 'conntrack':
         if (m.hooks[m.hooks.length - 1] !== e.hook) m.hooks.push(e.hook);
-        seen.add(e.hook);
+        if (!seen.includes(e.hook)) seen.push(e.hook);
         break;
       case 'rule':
       case 'policy':
@@ -123,5 +121,5 @@ export function traceSequence(trace: readonly TraceEvent[]): SequenceDiagram {
     }
   }
   if (responder === '' && messages.length > 0) responder = messages[0]!.label.replace(/^.* → /, '');
-  return { initiator, responder, hooks: HOOK_ORDER.filter((h) => seen.has(h)), messages };
+  return { initiator, responder, hooks: seen, messages };
 }
