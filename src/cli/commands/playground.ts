@@ -128,7 +128,8 @@ export async function runPlayground(args: string[], io: CliIO): Promise<number> 
   if (!/^\d+$/.test(portText) || Number(portText) > 65535) throw new UsageError(`--port needs a port from 0 to 65535, not "${portText}"`);
   const dir = resolve(values.dir ?? DEFAULT_DIR);
   if (!existsSync(join(dir, 'index.html'))) {
-    io.stderr(`netfilter-sim playground: the page is not built (no ${join(dir, 'index.html')}): run "npm run playground" in a clone of netfilter-sim${values.dir === undefined ? ', or give --dir DIR' : ''}\n`);
+    const shown = values.dir ?? dir;
+    io.stderr(`netfilter-sim playground: the page is not built (no index.html in ${shown}): run "npm run playground" in a clone of netfilter-sim${values.dir === undefined ? ', or give --dir DIR' : ''}\n`);
     return EXIT_INPUT;
   }
   const root = realpathSync(dir);
