@@ -32,7 +32,7 @@ Examples:
 `;
 
 /** The build next to this module: dist/cli/commands/ (or src/cli/commands/) → playground/dist/. */
-const DEFAULT_DIR = fileURLToPath(new URL('../../../playground/dist/', import.meta.url));
+const DEFAULT_DIR = resolve(fileURLToPath(import.meta.url), '..', '..', '..', '..', 'playground', 'dist');
 
 const TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',
