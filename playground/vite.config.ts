@@ -48,6 +48,7 @@ export default defineConfig({
     target: 'es2022',
     reportCompressedSize: false,
     chunkSizeWarningLimit: 2048,
+    rolldownOptions: { checks: { pluginTimings: false } },
   },
   worker: { format: 'es' },
 });

@@ -55,6 +55,18 @@ function ask(job: Job, st: PlaygroundState): void {
   worker.postMessage(req);
 }
 
+// A worker that dies (out of memory on a huge input, a bug) is said so where the answer was awaited.
+worker.onerror = (e: ErrorEvent): void => {
+  const jobs = [...inFlight.keys()];
+  inFlight.clear();
+  waiting.clear();
+  for (const job of jobs) {
+    const into = job === 'check' ? $('check-summary') : $(`results-${job}`);
+    into.removeAttribute('aria-busy');
+    into.replaceChildren(h('p', { class: 'summary bad', role: 'alert' }, `The simulator stopped: ${e.message || 'the worker failed'}. Reload the page to start it again.`));
+  }
+};
+
 worker.onmessage = (e: MessageEvent<Answer>): void => {
   const { id, job, ms, value } = e.data;
   if (inFlight.get(job) === id) inFlight.delete(job);

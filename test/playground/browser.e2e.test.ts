@@ -97,6 +97,9 @@ describe.skipIf(missing !== null)('the playground in Chromium', () => {
   beforeAll(async () => {
     const built = spawnSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--config', 'playground/vite.config.ts'], { cwd: ROOT, encoding: 'utf8' });
     if (built.status !== 0) throw new Error(`the page did not build:\n${built.stdout}\n${built.stderr}`);
+    const sizes = JSON.parse(readFileSync(join(ROOT, 'playground/dist/sizes.json'), 'utf8')) as { totalGzip: number; budgetGzip: number };
+    console.log(`[playground] the built page: ${(sizes.totalGzip / 1024).toFixed(1)} KiB gzipped (budget ${(sizes.budgetGzip / 1024).toFixed(0)} KiB)`);
+    expect(sizes.totalGzip).toBeLessThanOrEqual(sizes.budgetGzip);
     mkdirSync(SHOTS, { recursive: true });
     server = spawn(process.execPath, [CLI, 'playground', '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     origin = await new Promise<string>((done, fail) => {
@@ -359,9 +362,11 @@ describe.skipIf(missing !== null)('the playground in Chromium', () => {
     const card = await page.locator('#results-connect-card').innerText();
     expect(card).toContain(expected.outcome);
     expect(card).toContain(`${expected.address}:${expected.port}`);
-    // The main thread kept drawing: frames came all along, none held back for long.
+    // The main thread kept drawing: frames came all along, and no pause took a large share of
+    // the wait (parsing on the page's thread would stop the frames for most of it). Relative to
+    // the wait, so that a busy machine slows both alike.
     expect(frames).toBeGreaterThan(10);
-    expect(worst).toBeLessThan(500);
+    expect(worst).toBeLessThan(Math.max(500, (t1 - t0) / 2));
     expect(await page.locator('#check-summary').innerText()).toContain(`ok (${n} rules`);
     await page.close();
   });
