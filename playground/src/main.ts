@@ -198,21 +198,29 @@ async function readHash(): Promise<boolean> {
 
 let checkTimer = 0;
 let runTimer = 0;
+let runPending = 0;
+let checkPending = 0;
 
 function changed(rules: boolean): void {
   window.clearTimeout(hashTimer);
   hashTimer = window.setTimeout(() => void writeHash(), 400);
   if (rules) {
     window.clearTimeout(checkTimer);
-    checkTimer = window.setTimeout(() => ask('check', state), 250);
+    checkPending = 1;
+    checkTimer = window.setTimeout(() => {
+      checkPending = 0;
+      ask('check', state);
+    }, 250);
     renderGutter();
   }
   window.clearTimeout(runTimer);
+  runPending = 1;
   runTimer = window.setTimeout(() => run(), 500);
 }
 
 function run(view: PlaygroundView = state.view): void {
   window.clearTimeout(runTimer);
+  runPending = 0;
   const results = $(`results-${view}`);
   if (!results.firstChild) results.append(h('p', { class: 'busy' }, 'Working…'));
   else results.setAttribute('aria-busy', 'true');
@@ -402,6 +410,7 @@ function showTrace(into: HTMLElement, v: TraceView | PlaygroundFailure): void {
       state = { ...state, traceView: key };
       changed(false);
       window.clearTimeout(runTimer);
+      runPending = 0;
       renderTraceBody(body, v);
     });
     views.append(h('label', { class: 'check', for: id }, input, label));
@@ -549,6 +558,7 @@ function showExplore(into: HTMLElement, v: ExploreView | PlaygroundFailure): voi
         state = { ...state, explore: { ...state.explore, sort: `${key}:${sorted && dir === 'asc' ? 'desc' : 'asc'}` } };
         changed(false);
         window.clearTimeout(runTimer);
+        runPending = 0;
         draw();
         (head.querySelectorAll('button')[cols.findIndex((c) => c[1] === key)] as HTMLButtonElement).focus();
       });
@@ -566,6 +576,7 @@ function showExplore(into: HTMLElement, v: ExploreView | PlaygroundFailure): voi
     state = { ...state, explore: { ...state.explore, filter: filter.value } };
     changed(false);
     window.clearTimeout(runTimer);
+    runPending = 0;
     draw();
   });
   table.append(h('thead', {}, head), body);
@@ -577,6 +588,7 @@ function showExplore(into: HTMLElement, v: ExploreView | PlaygroundFailure): voi
     state = { ...state, explore: { ...state.explore, uid: uidInput.value.replace(/\D/g, '') } };
     changed(false);
     window.clearTimeout(runTimer);
+    runPending = 0;
     drawPicture();
   });
   drawPicture();
@@ -785,5 +797,10 @@ async function start(): Promise<void> {
   document.body.dataset['ready'] = '1';
 }
 
-(window as unknown as { playground: unknown }).playground = { timings, get state() { return state; } };
+// For the tests and the curious: the last answer's time per job, the state, and whether work is pending.
+(window as unknown as { playground: unknown }).playground = {
+  timings,
+  get state() { return state; },
+  get idle() { return inFlight.size === 0 && waiting.size === 0 && runPending === 0 && checkPending === 0; },
+};
 void start();
