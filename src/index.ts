@@ -33,8 +33,9 @@ export type { KubeProxyOptions, KubeProxyVersion, KubeProxyMode, DetectLocalMode
 export { compileCniNodeRules, podSandboxId } from './compile/cni/index.js';
 export type { CniNodeRulesOptions, PortmapOptions } from './compile/cni/index.js';
 export type { Snapshot, K8sObject, K8sNamespace, K8sNode, K8sPod, K8sService, K8sEndpointSlice, K8sNetworkPolicy } from './model/kubernetes.js';
-export { Netns, needsConntrack, parsePacketSpec, parseEndpoint, NetnsPool, connectBatch } from './engine/index.js';
-export type { BatchOptions, PoolOptions } from './engine/index.js';
+export { Netns, needsConntrack, parsePacketSpec, parseEndpoint } from './engine/index.js';
+export { NetnsPool, connectBatch } from './engine/batch/pool.js';
+export type { BatchOptions, PoolOptions } from './engine/batch/pool.js';
 export type {
   NetnsOptions, ListenerSpec, ConnectSpec, LocalConnectSpec, RemoteConnectSpec, ConnectResult, ConnectStep, CallOptions,
   PacketSpec, Endpoint, InterfaceSpec, RouteSpec, RuleSpec, ConntrackSnapshot, ExtensionRegistry, RuleCounter, TraceEvent,

@@ -106,9 +106,9 @@ describe('npm pack', () => {
     expect(existsSync(join(copy, 'dist/index.js'))).toBe(true);
   });
 
-  it('ships dist, the guides, the examples, README, LICENSE and package.json only', () => {
+  it('ships dist, the guides (with their images), the examples, README, LICENSE and package.json only', () => {
     const paths = pack.files.map((f) => f.path).sort();
-    for (const p of paths) expect(p).toMatch(/^(dist\/.+|docs\/[^/]+\.md|examples\/.+|README\.md|LICENSE|package\.json)$/);
+    for (const p of paths) expect(p).toMatch(/^(dist\/.+|docs\/[^/]+\.md|docs\/images\/[^/]+\.png|examples\/.+|README\.md|LICENSE|package\.json)$/);
     for (const f of ['README.md', 'LICENSE', 'package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/arbitraries/index.js', 'dist/arbitraries/index.d.ts', 'dist/cli/main.js']) {
       expect(paths).toContain(f);
     }
