@@ -18,7 +18,8 @@ export const PLAYGROUND_HELP = `Usage: netfilter-sim playground [--port N] [--di
 Serves the playground, a page that runs netfilter-sim in the browser, on 127.0.0.1 and prints
 its URL. Paste rules, pick a connection, see its path; explore, mesh and compile too. The page
 sends nothing anywhere: its state lives in the URL fragment, so a link reproduces the view.
-The page is built with "npm run playground" (in a clone) into playground/dist/.
+The installed package ships the page; in a clone, "npm run playground" builds it into
+playground/dist/.
 
   --port N     the port (default 4173; 0 picks a free one)
   --dir DIR    serve this build of the page instead of playground/dist/
