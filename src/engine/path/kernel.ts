@@ -812,6 +812,9 @@ export class Kernel implements TargetHost {
       if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'loopback' });
       return this.receive(p, dev, true, tr);
     }
+    // A segment to a subnet's broadcast address (a SYN-ACK or RST to a broadcast source) goes out
+    // as a link-layer broadcast, and no host's TCP takes one (tcp_v4_rcv: pkt_type != PACKET_HOST).
+    if (now.type === 'broadcast' && p.proto === PROTO.TCP) return dropped(p, tr, null, `a TCP segment to the broadcast address ${addressText(p.dst, p.family)}: no host takes it`);
     if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'wire', dev: dev.name, src: addressText(p.src, p.family), sport: p.sport, dst: addressText(p.dst, p.family), dport: p.dport });
     return { kind: 'wire', dev, p };
   }

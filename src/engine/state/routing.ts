@@ -318,6 +318,12 @@ export interface NamespaceObserver {
   port(port: number): void;
 }
 
+/** The family of a route as given: its destination's, or its gateway's for `default`. */
+function routeFamily(r: RouteSpec): Family {
+  if (r.dst === 'default') return r.via !== undefined && r.via.includes(':') ? 6 : 4;
+  return r.dst.includes(':') ? 6 : 4;
+}
+
 /** Interfaces, routing tables and policy rules, with the lookups the packet path needs. */
 export class Routing {
   /** Set by `explore` only. @internal */
@@ -327,6 +333,13 @@ export class Routing {
   readonly tables = new Map<number, Route[]>();
   readonly rules: PolicyRule[] = [];
   readonly routeLocalnetAll: boolean;
+  /**
+   * `fib4_has_custom_rules || fib_has_custom_local_routes`: an IPv4 `ip rule` was added, or a route
+   * of type `local` (`ip route add local …`). Either makes `fib_validate_source` run its full
+   * check, a reverse lookup of the source, instead of asking only whether the source is one of the
+   * interfaces' addresses. Neither is ever cleared in the kernel.
+   */
+  readonly fullSourceCheck4: boolean;
 
   constructor(config: RoutingConfig) {
     this.routeLocalnetAll = config.routeLocalnet;
@@ -369,6 +382,32 @@ export class Routing {
       if (!this.tables.has(r.table)) this.tables.set(r.table, []);
     }
     this.rules.sort((a, b) => a.priority - b.priority);
+    this.fullSourceCheck4 = config.rules.some((r) => r.family !== 6) || config.routes.some((r) => (r.type ?? 'unicast') === 'local' && routeFamily(r) === 4);
+  }
+
+  /**
+   * `fib_validate_source` for a packet arriving on a device other than `lo`, with the defaults of
+   * a new namespace (`rp_filter` 0, `accept_local` 0, `src_valid_mark` 0): the reason it is a
+   * martian source, or null. Without custom rules or local routes: a source that is one of the
+   * interfaces' addresses (`inet_lookup_ifaddr_rcu`). With them (`__fib_validate_source`): the
+   * route back to the source, looked up with mark 0, may not be `local` or `broadcast` (a subnet's
+   * broadcast address is martian then); no route, or an unreachable, blackhole or prohibit one,
+   * passes.
+   */
+  validateSource4(src: readonly number[]): string | null {
+    this.observer?.addr(src);
+    if (!this.fullSourceCheck4) return this.isInterfaceAddress4(src[0]!) ? 'martian source (an address of this host)' : null;
+    const back = this.fibLookup(4, src, 0);
+    if (back === null) return null;
+    if (back.route.type === 'local') return 'martian source (the route back to it is local)';
+    if (back.route.type === 'broadcast') return 'martian source (a broadcast address)';
+    return null;
+  }
+
+  /** Whether an interface has this IPv4 address (`inet_lookup_ifaddr_rcu`). */
+  private isInterfaceAddress4(a: number): boolean {
+    for (const i of this.ifaces) for (const x of i.addrs4) if (x.addr[0] === a) return true;
+    return false;
   }
 
   private table(id: number): Route[] {
@@ -740,8 +779,13 @@ export class Routing {
     const hit = this.fibLookup(family, dst, mark);
     if (!hit) return none('unreachable', 'no route');
     const { route, table } = hit;
-    // fib_validate_source: a source that is one of our own addresses is martian off lo.
-    if (!dev.loopback && this.isLocalAddress(family, src)) return none('unreachable', 'martian source (a local address)', true);
+    // ip_route_input_slow validates the source for a local or broadcast destination and for one
+    // it forwards (fib_validate_source), off lo.
+    const validated = route.type === 'local' || route.type === 'broadcast' || (route.type === 'unicast' && forwarding);
+    if (validated && !dev.loopback) {
+      const bad = family === 4 ? this.validateSource4(src) : this.isLocalAddress(6, src) ? 'martian source (a local address)' : null;
+      if (bad !== null) return none('unreachable', bad, true);
+    }
     if (route.type === 'local') {
       let r = this.localIn.get(table);
       if (r === undefined) this.localIn.set(table, (r = { type: 'local', dev: this.lo, via: null, src: null, table, reason: null, martian: false }));
