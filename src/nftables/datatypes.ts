@@ -177,7 +177,7 @@ export function parseSymbol(text: string, type: NftType, bits: number, quoted = 
       throw new DatatypeError(type === 'uid' ? 'User does not exist' : 'Group does not exist');
     case 'ifname': {
       if (text.length >= 16) throw new DatatypeError('Interface name too long');
-      return value(0n, { text });
+      return value(ifnameValue(text), { text });
     }
     case 'iface_index':
       // A fresh namespace has only `lo`; nft resolves names to indexes when it reads them.
@@ -243,6 +243,27 @@ export function printValue(v: NftValue): string {
       return hit ? hit[0] : v.value.toString();
     }
   }
+}
+
+/**
+ * An interface name as the kernel compares it: IFNAMSIZ (16) bytes, the name's bytes first and
+ * zeros after, read here as one big-endian number. A wildcard `eth*` keeps the bytes before the
+ * `*` (it matches the names that start with them, see {@link ifnameWildcardBits}).
+ */
+export function ifnameValue(name: string): bigint {
+  const text = name.endsWith('*') && !name.endsWith('\\*') ? name.slice(0, -1) : name;
+  let v = 0n;
+  for (let i = 0; i < 16; i++) v = (v << 8n) | BigInt(i < text.length ? text.charCodeAt(i) & 0xff : 0);
+  return v;
+}
+
+/**
+ * For a wildcard interface name (`eth*`), how many leading bits of {@link ifnameValue} a name must
+ * share to match it; undefined for an exact name.
+ */
+export function ifnameWildcardBits(v: NftValue): number | undefined {
+  if (v.type !== 'ifname' || v.text === undefined || !v.text.endsWith('*') || v.text.endsWith('\\*')) return undefined;
+  return (v.text.length - 1) * 8;
 }
 
 /** All ones of a width. */

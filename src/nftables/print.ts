@@ -119,14 +119,14 @@ function intervalPart(template: NftValue, lo: bigint, hi: bigint): KeyPart {
  * adjacent intervals merged (nft's automerge of anonymous sets).
  */
 function normalizeElements(elements: readonly NftElement[], interval: boolean, merge: boolean): NftElement[] {
-  const keyed = elements.map((e) => ({ e, k: sortKey(e.key) }));
+  const keyed = elements.map((e) => ({ e, k: sortKey(e.key, interval) }));
   keyed.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
   const sorted: NftElement[] = [];
   keyed.forEach((x, i) => {
     if (i > 0 && x.k === keyed[i - 1]!.k && (interval ? high(x.e.key[0]!) === high(keyed[i - 1]!.e.key[0]!) : true)) return;
     sorted.push(x.e);
   });
-  if (!interval || sorted.some((e) => e.key.length !== 1)) return sorted.map((e) => (interval ? { ...e, key: e.key.map((k) => intervalPart(valueOf(k), low(k), high(k))) } : e));
+  if (!interval || sorted.some((e) => e.key.length !== 1 || valueOf(e.key[0]!).type === 'ifname')) return sorted.map((e) => (interval ? { ...e, key: e.key.map((k) => (valueOf(k).type === 'ifname' ? k : intervalPart(valueOf(k), low(k), high(k)))) } : e));
   const out: { lo: bigint; hi: bigint; e: NftElement }[] = [];
   for (const e of sorted) {
     const k = e.key[0]!;
@@ -161,8 +161,9 @@ function exportBytes(v: NftValue): number[] {
  * The order nft lists set elements in (`mergesort.c`): by value; a concatenation (and a string)
  * by its bytes read as one little-endian number.
  */
-function sortKey(key: readonly KeyPart[]): bigint {
-  if (key.length === 1 && valueOf(key[0]!).type !== 'ifname') return low(key[0]!);
+function sortKey(key: readonly KeyPart[], interval: boolean): bigint {
+  // Interval sets come back from the kernel's tree in key order: names by their bytes, in order.
+  if (key.length === 1 && (interval || valueOf(key[0]!).type !== 'ifname')) return low(key[0]!);
   const bytes = key.flatMap((k) => exportBytes(k.kind === 'value' ? k : { ...valueOf(k), value: low(k) }));
   let v = 0n;
   for (let i = bytes.length - 1; i >= 0; i--) v = (v << 8n) | BigInt(bytes[i]!);
@@ -172,6 +173,8 @@ function sortKey(key: readonly KeyPart[]): bigint {
 function printKeyPart(k: KeyPart): string {
   if (k.kind === 'value') return printValue(k);
   if (k.kind === 'range') return `${printValue(k.low)}-${printValue(k.high)}`;
+  // A wildcard interface name is a prefix of the name's bytes; it lists as written (`"eth*"`).
+  if (k.value.type === 'ifname') return printValue(k.value);
   return `${printValue(k.value)}/${k.length}`;
 }
 

@@ -9,7 +9,7 @@
  */
 import { diagnostic, type Diagnostic, type ErrorCode } from '../model/errors.js';
 import type { Span } from '../model/types.js';
-import { BITMASK_TYPES, DatatypeError, allOnes, parseSymbol, selectorType } from './datatypes.js';
+import { BITMASK_TYPES, DatatypeError, allOnes, ifnameWildcardBits, parseSymbol, selectorType } from './datatypes.js';
 import type {
   NftAnonSet, NftBaseChain, NftChain, NftElement, NftFamily, NftHook, NftMapLookup, NftPrefix, NftRange, NftRight, NftRule, NftRuleset,
   NftSelector, NftSet, NftSetRef, NftStatement, NftTable, NftType, NftValue, NftVerdict,
@@ -361,8 +361,9 @@ class Evaluator {
       .map((e) => ({ ...e, key: e.key.map((k) => (k.kind === 'prefix' && k.length === k.value.bits ? k.value : k)) }));
     const spans = raw.t === 'set' ? raw.elements.map((e) => e.span) : [];
     elems.forEach((e, i) => {
-      if (!set.flags.includes('interval') && e.key.some((k) => k.kind !== 'value')) {
-        fail('BAD_VALUE', `You must add 'flags interval' to your set declaration if you want to add intervals`, spans[i] ?? raw.span);
+      const interval = e.key.find((k) => k.kind !== 'value');
+      if (!set.flags.includes('interval') && interval) {
+        fail('BAD_VALUE', `You must add 'flags interval' to your ${set.data !== undefined ? 'map' : 'set'} declaration if you want to add ${interval.kind} elements`, spans[i] ?? raw.span);
       }
       if (set.flags.includes('interval') && e.key.length === 1) {
         const [lo, hi] = bounds(e.key[0]!);
@@ -456,6 +457,14 @@ class Evaluator {
           return { kind: 'range', low: lo, high: hi };
         }
       }
+    }
+    if (type === 'ifname') {
+      const v = sym(text);
+      const wild = ifnameWildcardBits(v);
+      if (wild === undefined) return v;
+      // `eth*`: the names that start with `eth`, an interval of the key (a prefix of its bytes).
+      if (!allowInterval) fail('BAD_VALUE', 'Value must be a singleton', raw.span, text);
+      return { kind: 'prefix', value: v, length: wild };
     }
     return sym(text);
   }
@@ -847,7 +856,7 @@ function chainNamed(t: MTable, name: string): MChain | undefined {
 
 /** An element's key as text: equal for equal values, however they were written. */
 function keyText(e: NftElement): string {
-  return e.key.map((k) => (k.kind === 'value' ? `${k.value}` : k.kind === 'range' ? `${k.low.value}-${k.high.value}` : `${k.value.value}/${k.length}`)).join(' . ');
+  return e.key.map((k) => (k.kind === 'value' ? (k.type === 'ifname' ? `"${k.text ?? ''}"` : `${k.value}`) : k.kind === 'range' ? `${k.low.value}-${k.high.value}` : `${k.value.value}/${k.length}`)).join(' . ');
 }
 
 /** A map element's data as text (empty for a set's element). */

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { BITMASK_TYPES, allOnes, selectorType } from '../../nftables/datatypes.js';
+import { BITMASK_TYPES, allOnes, ifnameValue, selectorType } from '../../nftables/datatypes.js';
 import type {
   NftAnonSet, NftBaseChain, NftChain, NftElement, NftFamily, NftHook, NftPrefix, NftRange, NftRight, NftRule, NftRuleset, NftSelector,
   NftSet, NftSetRef, NftStatement, NftTable, NftValue,
@@ -83,11 +83,16 @@ export function ctStateBits(p: PacketState): number {
   return s === CT_STATE.UNTRACKED ? 64 : s;
 }
 
-/** `iifname`/`oifname` with nft's trailing-`*` wildcard. @internal */
-export function ifaceMatch(pattern: string, name: string | null): boolean {
-  if (name === null) return false;
-  if (pattern.endsWith('*')) return name.startsWith(pattern.slice(0, -1));
-  return name === pattern;
+const ifnameKeys = new Map<string, bigint>();
+
+/** An interface name as the value `iifname`/`oifname` compare (made once per name). @internal */
+export function ifnameKey(name: string): bigint {
+  let v = ifnameKeys.get(name);
+  if (v === undefined) {
+    v = ifnameValue(name);
+    ifnameKeys.set(name, v);
+  }
+  return v;
 }
 
 /**
@@ -127,9 +132,7 @@ export class NftEngine {
 
   /** Whether any base chain of a family uses conntrack (to enable it, as loading nft_ct does). */
   usesConntrack(family: Family): boolean {
-    return this.ruleset.tables.some((t) => familyMatches(t.family, family) && t.chains.some((c) => c.rules.some((r) => r.statements.some((s) =>
-      (s.kind === 'match' && (s.left.kind === 'ct' || (s.left.kind === 'bitwise' && s.left.operand.kind === 'ct'))) || s.kind === 'nat' || s.kind === 'notrack'
-      || (s.kind === 'mangle' && (s.target.kind === 'ct' || s.value.kind === 'ct'))))));
+    return this.ruleset.tables.some((t) => familyMatches(t.family, family) && t.chains.some((c) => c.rules.some((r) => r.statements.some(statementUsesConntrack))));
   }
 
   /** Runs a base chain: NF_ACCEPT or NF_DROP. */
@@ -368,6 +371,8 @@ export class NftEngine {
           case 'oif': return p.outIface === null ? null : p.outIface === 'lo' ? 1n : BigInt(p.outIndex);
           case 'skuid': return p.socket === null ? null : BigInt(p.socket.uid);
           case 'skgid': return p.socket === null ? null : BigInt(p.socket.gid);
+          case 'iifname': return p.inIface === null ? null : ifnameKey(p.inIface);
+          case 'oifname': return p.outIface === null ? null : ifnameKey(p.outIface);
           case 'pkttype': return 0n;
           case 'length': return BigInt(p.length);
           default: return null;
@@ -464,16 +469,6 @@ export class NftEngine {
   }
 
   private match(s: Extract<NftStatement, { kind: 'match' }>, table: NftTable, p: PacketState, host: NftHost): boolean {
-    if (s.left.kind === 'meta' && (s.left.key === 'iifname' || s.left.key === 'oifname')) {
-      const name = s.left.key === 'iifname' ? p.inIface : p.outIface;
-      const r = s.right;
-      let hit: boolean;
-      if (r.kind === 'value') hit = ifaceMatch(r.text ?? '', name);
-      else if (r.kind === 'set') hit = r.elements.some((e) => e.key[0]?.kind === 'value' && ifaceMatch(e.key[0].text ?? '', name));
-      else if (r.kind === 'setref') hit = (table.sets.find((x) => x.name === r.name)?.elements ?? []).some((e) => e.key[0]?.kind === 'value' && ifaceMatch(e.key[0].text ?? '', name));
-      else hit = false;
-      return s.op === '!=' ? !hit : hit;
-    }
     const parts = this.readParts(s.left, p, host);
     if (parts === null) return false;
     const right = s.right;
@@ -539,6 +534,27 @@ function namedSite(site: TargetSite, name: string): TargetSite {
     m.set(name, s);
   }
   return s;
+}
+
+/** Whether a selector reads conntrack (a `ct` expression anywhere in it). */
+function selectorUsesConntrack(sel: NftSelector): boolean {
+  switch (sel.kind) {
+    case 'ct': return true;
+    case 'bitwise': return selectorUsesConntrack(sel.operand);
+    case 'concat': return sel.items.some(selectorUsesConntrack);
+    default: return false;
+  }
+}
+
+/** Whether a statement needs conntrack: it reads or sets `ct` state, or makes a NAT binding. */
+function statementUsesConntrack(s: NftStatement): boolean {
+  switch (s.kind) {
+    case 'match': return selectorUsesConntrack(s.left);
+    case 'vmap': return selectorUsesConntrack(s.key);
+    case 'nat': case 'notrack': return true;
+    case 'mangle': return s.target.kind === 'ct' || (s.value.kind === 'map' ? selectorUsesConntrack(s.value.key) : s.value.kind !== 'value' && selectorUsesConntrack(s.value));
+    default: return false;
+  }
 }
 
 /** Whether a value lies in an element's key part. @internal */
