@@ -310,7 +310,7 @@ export class LoweredNftEngine extends NftEngine {
           },
         };
       }
-      case 'counter': case 'log': return { kind: 'skip' };
+      case 'counter': return { kind: 'skip' };
       default: return { kind: 'effect', statement: s };
     }
   }
