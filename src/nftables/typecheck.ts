@@ -992,7 +992,11 @@ class Evaluator {
       const bits = fam === 'ip6' ? 128 : 32;
       if (s.addr.t === 'map') {
         const key = this.selectorExpr(s.addr.key, ctx);
-        if (s.concat) {
+        // `dnat ip to … map { KEY : ADDR . PORT }`: a map to address and port is an addr . port NAT.
+        const m = s.addr.mappings;
+        const concatData = s.concat || (m.t === 'set' && m.elements.some((e) => e.data?.t === 'concat'))
+          || (m.t === 'setref' && (ctx.table.sets.find((x) => x.name === m.name)?.dataConcat?.length ?? 0) > 0 && !s.interval && !s.prefix);
+        if (concatData) {
           if (ctx.l4 === undefined) fail('BAD_VALUE', 'transport protocol mapping is only valid after transport protocol match', s.addr.span);
           const mappings = this.concatMappings(s.addr.mappings, keyTypes(key), [type, 'inet_service'], ctx, s.addr.span);
           addr = { kind: 'map', key, mappings, dataType: type, dataBits: bits };
@@ -1022,9 +1026,11 @@ class Evaluator {
       }
     }
     const inetFamily = ctx.family === 'inet' && (s.type === 'snat' || s.type === 'dnat') ? family : undefined;
+    const concat = s.concat || (addr?.kind === 'map' && (addr.mappings.kind === 'set' ? addr.mappings.elements.some((e) => e.data?.kind === 'concat-value')
+      : (ctx.table.sets.find((x) => x.name === (addr.mappings as NftSetRef).name)?.dataConcat?.length ?? 0) > 0));
     return {
       kind: 'nat', type: s.type, ...(inetFamily ? { family: inetFamily } : {}), ...(addr ? { addr } : {}), ...(port ? { port } : {}), flags, span: s.span,
-      ...(s.concat ? { concat: true } : {}), ...(s.interval ? { interval: true } : {}), ...(s.prefix ? { prefix: true } : {}),
+      ...(concat ? { concat: true } : {}), ...(s.interval ? { interval: true } : {}), ...(s.prefix ? { prefix: true } : {}),
     };
   }
 

@@ -1839,7 +1839,8 @@ class Parser {
     }
     if (exthdrFields(t.text) !== undefined) {
       const n = this.peek(k + 1);
-      return n.kind === 'word' && (exthdrFields(t.text)?.[n.text] !== undefined || /^(addr|sid)\[[0-9]+\]$/.test(n.text) || n.text === 'addr' || n.text === 'sid');
+      if (n.kind === 'word' && (exthdrFields(t.text)?.[n.text] !== undefined || /^(addr|sid)\[[0-9]+\]$/.test(n.text) || n.text === 'addr' || n.text === 'sid')) return true;
+      if (t.text !== 'rt') return false;
     }
     return ['meta', 'ct', 'fib', 'socket', 'numgen', 'jhash', 'symhash', 'osf', 'ipsec', 'exthdr', 'rt'].includes(t.text) || (BARE_META.has(t.text) && META_KEYS[t.text] !== undefined);
   }
@@ -1872,7 +1873,7 @@ class Parser {
       return done({ kind: 'payload', protocol: t.text as 'ip', field });
     }
     const ext = exthdrFields(t.text);
-    if (ext !== undefined) {
+    if (ext !== undefined && !(t.text === 'rt' && ['classid', 'nexthop', 'mtu', 'ipsec', 'ip', 'ip6'].includes(this.peek().text))) {
       const fw = this.expectWord();
       if (ext[fw.text] === undefined) this.failAt(fw.span, `${t.text} ${fw.text}: this extension header field is not supported`, fw.text, 'UNSUPPORTED');
       return done({ kind: 'exthdr', header: t.text, field: fw.text });
