@@ -163,8 +163,11 @@ function checkTable(t: NftTable, maxDepth: number, out: Diagnostic[]): void {
   }
   if (out.some((d) => d.code === 'UNKNOWN_CHAIN')) return;
 
-  // Walk from every base chain, as nft_chain_validate / nf_tables_check_loops do.
   const reported = new Set<string>();
+  checkDepth(t, byName, edges, maxDepth, out, reported);
+
+  // Walk from every base chain, as nft_chain_validate / nf_tables_check_loops do.
+
   for (const base of t.chains) {
     if (!base.base) continue;
     const hook = base.base.hook;
@@ -174,14 +177,8 @@ function checkTable(t: NftTable, maxDepth: number, out: Diagnostic[]): void {
     const placed = new Set<NftChain>();
     const path: string[] = [base.name];
     const walk = (c: NftChain, depth: number): void => {
-      if (depth > maxDepth) {
-        const key = `depth:${c.name}`;
-        if (!reported.has(key)) {
-          reported.add(key);
-          out.push(diagnostic('JUMP_TOO_DEEP', `Could not process rule: Too many links (more than ${maxDepth} nested jumps from base chain '${base.name}')`, c.span, c.name));
-        }
-        return;
-      }
+      // Paths deeper than the jump stack were reported by checkDepth.
+      if (depth >= maxDepth) return;
       const seen = explored.get(c);
       if (seen !== undefined && seen >= depth) {
         // Explored from at least as deep already: nothing new below, except a loop through the path.
@@ -222,4 +219,54 @@ function checkTable(t: NftTable, maxDepth: number, out: Diagnostic[]): void {
     };
     walk(base, 0);
   }
+}
+
+/**
+ * The jump stack (`NFT_JUMP_STACK_SIZE`): a chain reached by 16 nested jumps fails validation.
+ * The kernel validates the whole table each time a rule is added once the table has jumps, so the
+ * first rule refused is the first one (in the order the file adds them) after which such a path
+ * exists; every later rule is refused too. Adding rules only lengthens paths, so the first such
+ * rule is found by bisection over the rules in file order, each step a memoised longest-path walk.
+ */
+function checkDepth(
+  t: NftTable, byName: ReadonlyMap<string, NftChain>, edges: (c: NftChain) => { chain: string; goto: boolean; rule: number }[],
+  maxDepth: number, out: Diagnostic[], reported: Set<string>,
+): void {
+  const rules = t.chains.flatMap((c) => c.rules.map((r, i) => ({ c, r, i })));
+  rules.sort((a, b) => (a.r.span?.offset ?? 0) - (b.r.span?.offset ?? 0));
+  const order = new Map(rules.map((x, k) => [x.r, k]));
+  const bases = t.chains.filter((c) => c.base);
+  /** Whether, with the first `n` rules added, a chain lies `maxDepth` jumps below a base chain. */
+  const tooDeep = (n: number): boolean => {
+    const height = new Map<NftChain, number>();
+    const onPath = new Set<NftChain>();
+    const h = (c: NftChain): number => {
+      const known = height.get(c);
+      if (known !== undefined) return known;
+      if (onPath.has(c)) return 0; // a loop: reported by the walk
+      onPath.add(c);
+      let best = 0;
+      for (const e of edges(c)) {
+        if ((order.get(c.rules[e.rule]!) ?? 0) >= n) continue;
+        const next = byName.get(e.chain);
+        if (next) best = Math.max(best, 1 + h(next));
+        if (best >= maxDepth) break;
+      }
+      onPath.delete(c);
+      height.set(c, best);
+      return best;
+    };
+    return bases.some((b) => h(b) >= maxDepth);
+  };
+  if (!tooDeep(rules.length)) return;
+  let lo = 1;
+  let hi = rules.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (tooDeep(mid)) hi = mid;
+    else lo = mid + 1;
+  }
+  const first = rules[lo - 1]!;
+  reported.add(`depth:${first.c.name}`);
+  out.push(diagnostic('JUMP_TOO_DEEP', `Could not process rule: Too many links (a chain ${maxDepth} nested jumps below a base chain)`, first.r.span, first.c.name));
 }

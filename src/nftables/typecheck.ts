@@ -699,7 +699,11 @@ class Evaluator {
     const sym = (s: string): NftValue => {
       try {
         const v = parseSymbol(s, type, bits, raw.quoted);
-        if (type === 'iface_index' && v.text === undefined && !/^[0-9]/.test(s)) return v;
+        // nft lists an index by the name of the interface that has it, if one does.
+        if (type === 'iface_index' && v.text === undefined) {
+          const name = this.ifaces[Number(v.value) - 1];
+          if (name !== undefined && v.value > 0n) return { ...v, text: name };
+        }
         return v;
       } catch (e) {
         if (e instanceof DatatypeError) {

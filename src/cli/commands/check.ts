@@ -9,9 +9,11 @@ import { formatDiagnostic } from '../../model/diagnostic-text.js';
 import { parseIptablesSave } from '../../iptables/syntax/save.js';
 import { detectRulesSyntax, nftLoadErrors } from '../../nftables/index.js';
 import { EXIT_INPUT, EXIT_OK, UsageError, type CliIO } from '../io.js';
+import { nftLoadOptions } from '../nft-load.js';
 import { writeJson } from '../json.js';
 
-export const CHECK_HELP = `Usage: netfilter-sim check [-4 | -6] [--lenient] [--backend nft|legacy] [--json] [--syntax iptables|nft] FILE|-
+export const CHECK_HELP = `Usage: netfilter-sim check [-4 | -6] [--lenient] [--backend nft|legacy] [--json] [--syntax iptables|nft]
+                        [--iface NAME]... [-I DIR]... FILE|-
 
 Checks iptables-save / iptables-restore text as iptables-restore and the kernel would when
 loading it: syntax, then chains that do not exist, loops (ELOOP), jump depth, chain-name limits,
@@ -27,6 +29,8 @@ PREROUTING/OUTPUT, owner outside OUTPUT/POSTROUTING, TPROXY outside mangle PRERO
                   refuses at commit (jumps to missing chains, loops, jump depth, redirect/dnat
                   outside nat prerouting/output, masquerade outside nat postrouting, tproxy
                   outside prerouting, reject in postrouting, chain types at the wrong hook).
+  --iface NAME    nft: the host has this interface (repeat; ifindex order after lo)
+  -I DIR          nft: where include "FILE" finds files (repeat; searched in order)
 
 Exit status: 0 no errors (warnings may be printed), 1 errors found, 2 usage.
 
@@ -46,6 +50,8 @@ export async function runCheck(args: string[], io: CliIO): Promise<number> {
       backend: { type: 'string' },
       json: { type: 'boolean' },
       syntax: { type: 'string' },
+      iface: { type: 'string', multiple: true },
+      'include-path': { type: 'string', short: 'I', multiple: true },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -61,7 +67,7 @@ export async function runCheck(args: string[], io: CliIO): Promise<number> {
   const text = io.readFile(file);
   if (values.syntax !== undefined && values.syntax !== 'iptables' && values.syntax !== 'nft') throw new UsageError(`--syntax must be iptables or nft, not "${values.syntax}"`);
   if ((values.syntax ?? detectRulesSyntax(text)) === 'nft') {
-    const loaded = nftLoadErrors(text);
+    const loaded = nftLoadErrors(text, nftLoadOptions(values.iface, values['include-path'], io));
     const ok = loaded.diagnostics.length === 0;
     if (values.json) io.stdout(JSON.stringify({ ok, diagnostics: loaded.diagnostics }, null, 2) + '\n');
     else {
