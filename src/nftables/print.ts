@@ -157,10 +157,11 @@ function printSet(s: NftSet, t: NftTable): string {
     if (s.policy === 'memory') out += '\t\tpolicy memory\n';
     if (s.size !== undefined) out += `\t\tsize ${s.size}\n`;
   }
-  const flags = s.flags.filter((f) => !(f === 'timeout' && s.timeout !== undefined));
-  if (flags.length > 0) {
+  // set_print_declaration: the timeout flag alone does not print the line when there is a
+  // default timeout, but the line, once printed, has every flag.
+  if (s.flags.some((f) => !(f === 'timeout' && s.timeout !== undefined))) {
     const order = ['constant', 'dynamic', 'interval', 'timeout'] as const;
-    out += `\t\tflags ${order.filter((f) => flags.includes(f)).join(',')}\n`;
+    out += `\t\tflags ${order.filter((f) => s.flags.includes(f)).join(',')}\n`;
   }
   if (s.stateful && s.stateful.length > 0) out += `\t\t${s.stateful.map((x) => printStatement(x, undefined, t.family, true)).join(' ')}\n`;
   if (s.autoMerge) out += '\t\tauto-merge\n';
@@ -259,8 +260,17 @@ function exportBytes(v: NftValue): number[] {
  * by its bytes read as one little-endian number.
  */
 function sortKey(key: readonly KeyPart[], interval: boolean): bigint {
-  // Interval sets come back from the kernel's tree in key order: names by their bytes, in order.
+  // Interval sets come back from the kernel's tree in key order: names by their bytes, in order,
+  // and concatenations part by part.
   if (key.length === 1 && (interval || (valueOf(key[0]!).type !== 'ifname' && valueOf(key[0]!).type !== 'string'))) return low(key[0]!);
+  if (interval) {
+    let v = 0n;
+    for (const k of key) {
+      const t = valueOf(k);
+      v = (v << BigInt(Math.ceil(t.bits / 32) * 32)) | low(k);
+    }
+    return v;
+  }
   const bytes = key.flatMap((k) => exportBytes(k.kind === 'value' ? k : { ...valueOf(k), value: low(k) }));
   let v = 0n;
   for (let i = bytes.length - 1; i >= 0; i--) v = (v << 8n) | BigInt(bytes[i]!);
@@ -312,15 +322,14 @@ function printSetElements(elements: readonly NftElement[], key: readonly NftType
   return out + ' }';
 }
 
+/** expression.c `calculate_delim`: how many elements of a type share a line. */
 function lineWidth(t: NftType): number {
   switch (t) {
-    case 'nf_proto': case 'integer': case 'inet_proto': case 'inet_service': case 'tcp_flag': case 'mark': case 'iface_index':
-    case 'uid': case 'gid': case 'ct_dir': case 'ether_type': case 'arp_op': case 'dscp': case 'ecn': case 'icmp_type': case 'icmpv6_type':
-    case 'icmp_code': case 'icmpv6_code': case 'igmp_type': case 'realm': case 'devgroup': case 'iface_type': case 'day': case 'boolean':
-    case 'dccp_pkttype':
+    case 'nf_proto': case 'integer': case 'arp_op': case 'inet_proto': case 'inet_service': case 'tcp_flag': case 'dccp_pkttype':
+    case 'mark': case 'iface_index': case 'tc_handle': case 'uid': case 'gid': case 'ct_dir':
       return 5;
-    case 'ipv4_addr': case 'ipv6_addr': case 'ct_state': case 'ct_status': case 'pkt_type': case 'ether_addr':
-      return t === 'ipv6_addr' ? 1 : 2;
+    case 'ipv4_addr': case 'ct_state': case 'ct_status': case 'pkt_type':
+      return 2;
     default:
       return 1;
   }
@@ -402,11 +411,17 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily): 
       || (left.kind === 'payload' && family === 'ip' && left.protocol === 'ip' && left.field === 'protocol')
       || (left.kind === 'payload' && family === 'ip6' && left.protocol === 'ip6' && left.field === 'nexthdr'));
     if (isL4Dep) {
-      l4dep = { index: i, proto: Number((s.right as NftValue).value) };
+      const n = Number((s.right as NftValue).value);
+      if (left.kind === 'meta' && n === 1) coverL3('ip');
+      if (left.kind === 'meta' && n === 58) coverL3('ip6');
+      l4dep = { index: i, proto: n };
       return;
     }
     for (const p of payloads(left)) {
       if (p.protocol === 'ip' || p.protocol === 'ip6' || p.protocol === 'arp') coverL3(p.protocol);
+      // ICMP implies its network protocol: a match on it is that payload's dependency too.
+      if (p.protocol === 'icmp') coverL3('ip');
+      if (p.protocol === 'icmpv6') coverL3('ip6');
       const n = p.protocol === 'th' ? l4dep?.proto : L4_PROTOCOLS[p.protocol];
       if (n !== undefined && l4dep && l4dep.proto === n) {
         hidden.add(l4dep.index);

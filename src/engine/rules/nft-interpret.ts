@@ -492,10 +492,11 @@ export class NftEngine {
           case 'l4proto': return BigInt(p.proto);
           case 'nfproto': return p.family === 4 ? 2n : 10n;
           case 'protocol': return p.family === 4 ? 0x0800n : 0x86ddn;
-          case 'iif': return p.inIface === null ? null : p.inIface === 'lo' ? 1n : BigInt(p.inIndex);
-          case 'oif': return p.outIface === null ? null : p.outIface === 'lo' ? 1n : BigInt(p.outIndex);
-          case 'iifname': return p.inIface === null ? null : ifnameKey(p.inIface);
-          case 'oifname': return p.outIface === null ? null : ifnameKey(p.outIface);
+          // nft_meta_store_ifindex / _ifname: no device reads as index 0 and the empty name.
+          case 'iif': return p.inIface === null ? 0n : p.inIface === 'lo' ? 1n : BigInt(p.inIndex);
+          case 'oif': return p.outIface === null ? 0n : p.outIface === 'lo' ? 1n : BigInt(p.outIndex);
+          case 'iifname': return p.inIface === null ? 0n : ifnameKey(p.inIface);
+          case 'oifname': return p.outIface === null ? 0n : ifnameKey(p.outIface);
           case 'iiftype': return p.inIface === null ? null : p.inIface === 'lo' ? 772n : 1n;
           case 'oiftype': return p.outIface === null ? null : p.outIface === 'lo' ? 772n : 1n;
           case 'iifgroup': return p.inIface === null ? null : 0n;
@@ -578,11 +579,43 @@ export class NftEngine {
         return unsupported(`tcp option ${sel.option} is not read by the engine`);
       case 'rt':
         return unsupported(`rt ${sel.key} is not read by the engine`);
-      case 'rawpayload': case 'hash': case 'osf': case 'ipsec':
+      case 'hash': {
+        if (sel.mode === 'jhash' && sel.seed !== undefined && sel.expr) {
+          // nft_jhash_eval: jhash over the key's registers (each part padded to 4 bytes),
+          // scaled into [0, mod) by reciprocal_scale, plus the offset.
+          const bytes = this.keyBytes(sel.expr, p, host);
+          if (bytes === null) return null;
+          const h = jhash(bytes, sel.seed >>> 0);
+          return BigInt(Number((BigInt(h) * BigInt(sel.modulus)) >> 32n) + sel.offset);
+        }
+        // Without a seed the kernel draws one at random when the rule is loaded (and symhash
+        // hashes the flow with a per-boot key): which value a flow gets is a draw.
+        for (let i = 0; i < sel.modulus - 1; i++) if (host.random(1 / (sel.modulus - i))) return BigInt(i + sel.offset);
+        return BigInt(sel.modulus - 1 + sel.offset);
+      }
+      case 'rawpayload': case 'osf': case 'ipsec':
         return unsupported(`${sel.kind} expressions are not read by the engine`);
       case 'concat':
         return null;
     }
+  }
+
+  /** A key's bytes as the kernel's registers hold them: each part big-endian (host order for host types), padded to 4 bytes. */
+  private keyBytes(sel: NftSelector, p: PacketState, host: NftHost): number[] | null {
+    const items = sel.kind === 'concat' ? sel.items : [sel];
+    const out: number[] = [];
+    for (const i of items) {
+      const v = this.read(i, p, host);
+      if (v === null) return null;
+      const st = selectorType(i);
+      const n = Math.ceil(st.bits / 8);
+      const be: number[] = [];
+      for (let k = n - 1; k >= 0; k--) be.push(Number((v >> BigInt(8 * k)) & 0xffn));
+      const bytes = st.host ? be.reverse() : be;
+      out.push(...bytes);
+      while (out.length % 4 !== 0) out.push(0);
+    }
+    return out;
   }
 
   protected readParts(sel: NftSelector, p: PacketState, host: NftHost): bigint[] | null {
@@ -681,6 +714,56 @@ function namedSite(site: TargetSite, name: string): TargetSite {
     m.set(name, s);
   }
   return s;
+}
+
+function rol32(x: number, k: number): number {
+  return ((x << k) | (x >>> (32 - k))) >>> 0;
+}
+
+/** Bob Jenkins' lookup3 hash as the kernel's `jhash()` computes it (words read little-endian). */
+function jhash(key: readonly number[], initval: number): number {
+  let length = key.length;
+  let a = (0xdeadbeef + length + initval) >>> 0;
+  let b = a;
+  let c = a;
+  const word = (o: number): number => ((key[o]! | (key[o + 1]! << 8) | (key[o + 2]! << 16) | (key[o + 3]! << 24)) >>> 0);
+  const mix = (): void => {
+    a = (a - c) >>> 0; a = (a ^ rol32(c, 4)) >>> 0; c = (c + b) >>> 0;
+    b = (b - a) >>> 0; b = (b ^ rol32(a, 6)) >>> 0; a = (a + c) >>> 0;
+    c = (c - b) >>> 0; c = (c ^ rol32(b, 8)) >>> 0; b = (b + a) >>> 0;
+    a = (a - c) >>> 0; a = (a ^ rol32(c, 16)) >>> 0; c = (c + b) >>> 0;
+    b = (b - a) >>> 0; b = (b ^ rol32(a, 19)) >>> 0; a = (a + c) >>> 0;
+    c = (c - b) >>> 0; c = (c ^ rol32(b, 4)) >>> 0; b = (b + a) >>> 0;
+  };
+  const final = (): void => {
+    c = (c ^ b) >>> 0; c = (c - rol32(b, 14)) >>> 0;
+    a = (a ^ c) >>> 0; a = (a - rol32(c, 11)) >>> 0;
+    b = (b ^ a) >>> 0; b = (b - rol32(a, 25)) >>> 0;
+    c = (c ^ b) >>> 0; c = (c - rol32(b, 16)) >>> 0;
+    a = (a ^ c) >>> 0; a = (a - rol32(c, 4)) >>> 0;
+    b = (b ^ a) >>> 0; b = (b - rol32(a, 14)) >>> 0;
+    c = (c ^ b) >>> 0; c = (c - rol32(b, 24)) >>> 0;
+  };
+  let o = 0;
+  while (length > 12) {
+    a = (a + word(o)) >>> 0;
+    b = (b + word(o + 4)) >>> 0;
+    c = (c + word(o + 8)) >>> 0;
+    mix();
+    length -= 12;
+    o += 12;
+  }
+  if (length === 0) return c;
+  const k = (i: number): number => key[o + i] ?? 0;
+  // The tail: bytes 8-11 into c, 4-7 into b, 0-3 into a (the kernel's fall-through switch).
+  for (let i = length - 1; i >= 0; i--) {
+    const v = (k(i) << (8 * (i % 4))) >>> 0;
+    if (i >= 8) c = (c + v) >>> 0;
+    else if (i >= 4) b = (b + v) >>> 0;
+    else a = (a + v) >>> 0;
+  }
+  final();
+  return c;
 }
 
 /** An expression or statement the engine does not evaluate: a named refusal, never a guess. */

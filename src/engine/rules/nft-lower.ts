@@ -440,8 +440,8 @@ export class LoweredNftEngine extends NftEngine {
           case 'mark': return (p) => p.mark >>> 0;
           case 'l4proto': return (p) => p.proto;
           case 'nfproto': return (p) => (p.family === 4 ? 2 : 10);
-          case 'iifname': return (p) => (p.inIface === null ? null : ifnameKey(p.inIface));
-          case 'oifname': return (p) => (p.outIface === null ? null : ifnameKey(p.outIface));
+          case 'iifname': return (p) => (p.inIface === null ? 0 : ifnameKey(p.inIface));
+          case 'oifname': return (p) => (p.outIface === null ? 0 : ifnameKey(p.outIface));
           case 'skuid': return (p) => (p.socket === null ? null : canon(BigInt(p.socket.uid)));
           case 'skgid': return (p) => (p.socket === null ? null : canon(BigInt(p.socket.gid)));
           default: return generic;

@@ -75,6 +75,14 @@ export function tokenizeNft(text: string): { tokens: NftToken[]; diagnostics: Di
       i++;
       continue;
     }
+    if (c === '@') {
+      // `@name`: the scanner reads an identifier after `@` (so `@map:80` is `@map` then `:80`).
+      const start = i;
+      i++;
+      while (i < text.length && /[A-Za-z0-9_./\-]/.test(text[i]!)) i++;
+      tokens.push({ kind: 'word', text: text.slice(start, i), span: span(start, i) });
+      continue;
+    }
     if (WORD.test(c)) {
       const start = i;
       while (i < text.length && WORD.test(text[i]!)) i++;

@@ -1193,9 +1193,11 @@ class Parser {
           const policy: [string, number][] = [];
           for (;;) {
             const name = this.expectWord();
-            this.expectWord(':');
+            // `established: 120` reads as one word before the number.
+            if (name.text.endsWith(':')) name.text.slice(0, -1);
+            else this.expectWord(':');
             const n = this.number();
-            policy.push([name.text, n.value]);
+            policy.push([name.text.replace(/:$/, ''), n.value]);
             if (!this.isPunct(',')) break;
             this.next();
           }
@@ -1827,7 +1829,7 @@ class Parser {
   private selectorStart(k = 0): boolean {
     const t = this.peek(k);
     if (t.kind !== 'word') return false;
-    if (t.text.startsWith('@') && /^@(ll|nh|th|ih),/.test(t.text)) return true;
+    if (/^@(ll|nh|th|ih)$/.test(t.text) && this.isPunct(',', k + 1)) return true;
     if (payloadFields(t.text) !== undefined || t.text === 'th') {
       const n = this.peek(k + 1);
       if (n.kind !== 'word') return false;
@@ -1849,10 +1851,13 @@ class Parser {
     const t = this.next();
     const done = (sel: NftSelector): { sel: NftSelector; span: Span } => ({ sel, span: join(t.span, this.peek(-1).span) });
     if (t.text.startsWith('@')) {
-      const m = /^@(ll|nh|th|ih),([0-9]+),([0-9]+)$/.exec(t.text);
-      if (!m) this.fail(t);
-      if (m[1] === 'ih') this.failAt(t.span, 'inner header payload (@ih) is not supported', t.text, 'UNSUPPORTED');
-      return done({ kind: 'rawpayload', base: m[1] as 'll', offset: Number(m[2]), length: Number(m[3]) });
+      const base = t.text.slice(1);
+      if (base === 'ih') this.failAt(t.span, 'inner header payload (@ih) is not supported', t.text, 'UNSUPPORTED');
+      this.expectPunct(',');
+      const offset = this.number().value;
+      this.expectPunct(',');
+      const length = this.number().value;
+      return done({ kind: 'rawpayload', base: base as 'll', offset, length });
     }
     if (t.text === 'tcp' && this.isWord('option')) return done(this.tcpOption());
     if (t.text === 'sctp' && this.isWord('chunk')) return this.failAt(this.peek().span, 'sctp chunk expressions are not supported', 'chunk', 'UNSUPPORTED');
