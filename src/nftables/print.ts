@@ -640,6 +640,17 @@ function printStatement(s: NftStatement, thAs: string | undefined, family: NftFa
     case 'match': {
       const left = printSelector(s.left, thAs);
       if (s.flagMask) return `${left} ${printRight(s.right)} / ${printValue(s.flagMask)}`;
+      if (s.left.kind === 'bitwise' && s.left.xor === 0n && BITMASK_TYPES.has(s.left.type) && s.right.kind === 'value' && (s.op === '==' || s.op === '!=' || s.op === 'implicit')) {
+        // relational_binop_postprocess: flags & F == 0 is `! F`, != 0 is `F`; flags & F == V a
+        // value / mask (flags & F == F stays as it is when F is one flag).
+        const operand = printSelector(s.left.operand, thAs);
+        const mask: NftValue = { kind: 'value', type: s.left.type, bits: s.left.bits, value: s.left.mask };
+        const neq = s.op === '!=';
+        if (s.right.value === 0n) return `${operand} ${neq ? '' : '! '}${printValue(mask)}`;
+        const single = (s.left.mask & (s.left.mask - 1n)) === 0n;
+        if (s.right.value === s.left.mask && single) return `${operand} & ${printValue(mask)} ${neq ? '!=' : '=='} ${printValue(s.right)}`;
+        return `${operand} ${neq ? '!= ' : ''}${printValue(s.right)} / ${printValue(mask)}`;
+      }
       const rt = s.right.kind === 'value' ? s.right.type : undefined;
       // `x & prefixmask == v` lists as a prefix: `meta mark 0x00000539/0`.
       if (s.left.kind === 'bitwise' && s.left.xor === 0n && s.right.kind === 'value' && (s.op === 'implicit' || s.op === '==' || s.op === '!=')) {

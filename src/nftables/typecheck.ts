@@ -17,7 +17,7 @@ import type {
   NftAnonSet, NftBaseChain, NftChain, NftElement, NftFamily, NftFlowtable, NftHook, NftMapLookup, NftObject, NftPrefix,
   NftRange, NftRight, NftRule, NftRuleset, NftSelector, NftSet, NftSetRef, NftStatement, NftTable, NftType, NftValue, NftVerdict,
 } from './model.js';
-import type { RawChainSpec, RawCommand, RawElement, RawExpr, RawObjectSpec, RawSetSpec, RawStatement } from './syntax/ast.js';
+import type { RawChainSpec, RawCommand, RawElement, RawExpr, RawObjectSpec, RawOp, RawSetSpec, RawStatement } from './syntax/ast.js';
 
 export { typeBits } from './datatypes.js';
 
@@ -1273,7 +1273,7 @@ class Evaluator {
       right = this.constant(r, st.type, st.bits, true);
       if (right.kind === 'prefix' && right.length === st.bits && right.value.type !== 'ifname') right = right.value;
     }
-    let op = s.op;
+    let op: RawOp = s.op;
     if (left.kind === 'bitwise' && left.mask === allOnes(left.bits) && right.kind === 'value' && (op === '==' || op === '!=' || op === 'implicit')) {
       // nft folds a pure xor into the constant: `mark ^ 3 == 1` is `mark 2`.
       right = { ...right, value: right.value ^ left.xor };
@@ -1298,14 +1298,22 @@ class Evaluator {
         }
       }
     }
-    let flagMask: NftValue | undefined;
     if (s.flagMask) {
+      // `tcp flags syn / syn,ack`: (flags & mask) == value, the kernel's bitwise and compare.
       const st = selectorType(left);
-      if (!BITMASK_TYPES.has(st.type)) fail('BAD_VALUE', 'a value / mask test needs a flag type', s.flagMask.span);
-      flagMask = this.flags(s.flagMask, st.type, st.bits);
+      if (!BITMASK_TYPES.has(st.type) || left.kind === 'bitwise') fail('BAD_VALUE', 'a value / mask test needs a flag type', s.flagMask.span);
+      const mask = this.flags(s.flagMask, st.type, st.bits);
       if (right.kind !== 'value') fail('BAD_VALUE', 'a value / mask test takes flags', r.span);
+      return { kind: 'match', left: { kind: 'bitwise', operand: left, mask: mask.value, xor: 0n, bits: st.bits, type: st.type }, op: op === 'implicit' || op === 'neg' ? '==' : op, right: { ...right, value: right.value & mask.value }, span: s.span };
     }
-    return { kind: 'match', left, op, right, span: s.span, ...(flagMask ? { flagMask } : {}) };
+    if (op === 'neg') {
+      // `ct status ! dnat`: none of the flags is set.
+      const st = selectorType(left);
+      if (!BITMASK_TYPES.has(st.type) || right.kind !== 'value' || left.kind === 'bitwise') fail('BAD_VALUE', 'negation can only be used with singleton bitmask values', r.span);
+      return { kind: 'match', left: { kind: 'bitwise', operand: left, mask: right.value, xor: 0n, bits: st.bits, type: st.type }, op: '==', right: { ...right, value: 0n }, span: s.span };
+    }
+    if (left.kind === 'bitwise' && op === 'implicit' && BITMASK_TYPES.has(left.type)) op = '==';
+    return { kind: 'match', left, op: op as Exclude<RawOp, 'neg'>, right, span: s.span };
   }
 
   private l4From(n: number, ctx: RuleContext, span: Span): void {

@@ -663,7 +663,7 @@ export class NftEngine {
       return s.op === '!=' ? !hit : hit;
     }
     const v = parts[0]!;
-    if (right.kind === 'value' && st && BITMASK_TYPES.has(st.type) && (s.op === 'implicit' || s.op === '!=')) {
+    if (right.kind === 'value' && st && s.left.kind !== 'bitwise' && BITMASK_TYPES.has(st.type) && (s.op === 'implicit' || s.op === '!=')) {
       // Flags: `ct state established,related` is (state & flags) != 0.
       const hit = (v & right.value) !== 0n;
       return s.op === '!=' ? !hit : hit;

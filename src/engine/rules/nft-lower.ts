@@ -380,7 +380,7 @@ export class LoweredNftEngine extends NftEngine {
       };
     }
     const st = s.left.kind === 'concat' ? undefined : selectorType(s.left);
-    if (right.kind === 'value' && st && BITMASK_TYPES.has(st.type) && (s.op === 'implicit' || s.op === '!=')) {
+    if (right.kind === 'value' && st && s.left.kind !== 'bitwise' && BITMASK_TYPES.has(st.type) && (s.op === 'implicit' || s.op === '!=')) {
       const flags = canon(right.value);
       return (p, host) => {
         const v = one(p, host);

@@ -38,7 +38,7 @@ export interface RawElement {
 }
 
 /** Relational operators (`implicit`: written without one). */
-export type RawOp = 'implicit' | '==' | '!=' | '<' | '>' | '<=' | '>=';
+export type RawOp = 'implicit' | '==' | '!=' | '<' | '>' | '<=' | '>=' | 'neg';
 
 /** An unevaluated statement. */
 export type RawStatement =

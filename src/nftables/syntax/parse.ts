@@ -2317,8 +2317,9 @@ class Parser {
     if ((o.kind === 'punct' || o.kind === 'word') && RELOPS[o.text]) {
       this.next();
       op = RELOPS[o.text]!;
-    } else if (o.kind === 'punct' && o.text === '!') {
-      this.failAt(o.span, 'negation (!) of a match is not supported; write !=', '!', 'UNSUPPORTED');
+    } else if ((o.kind === 'punct' && o.text === '!') || (o.kind === 'word' && o.text === 'not')) {
+      this.next();
+      op = 'neg';
     }
     if (this.atEnd()) this.fail(this.peek());
     const right = this.rhs(false);
