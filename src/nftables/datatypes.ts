@@ -525,8 +525,15 @@ function printString(text: string): string {
   return `"${text}"`;
 }
 
-/** Prints a value as `nft list ruleset` does. */
-export function printValue(v: NftValue): string {
+/**
+ * Prints a value as `nft list ruleset` does. `numeric`: as inside a range, where nft prints
+ * symbolic constants as numbers (`meta l4proto 33-45`).
+ */
+export function printValue(v: NftValue, numeric = false): string {
+  if (numeric && (SYMBOLS[v.type] !== undefined || v.type === 'inet_proto') && !BITMASK_TYPES.has(v.type)) {
+    const w = HEX_WIDTH[v.type];
+    return w !== undefined ? hex(v.value, w) : v.value.toString();
+  }
   switch (v.type) {
     case 'ipv4_addr': return formatIpv4(Number(v.value & 0xffffffffn));
     case 'ipv6_addr': {
@@ -549,8 +556,9 @@ export function printValue(v: NftValue): string {
       return `${(v.value >> 16n).toString(16)}:${(v.value & 0xffffn).toString(16)}`;
     }
     case 'time': return printTime(Number(v.value));
-    case 'devgroup': {
-      const hit = SYMBOLS.devgroup!.find(([, n]) => BigInt(n) === v.value);
+    case 'devgroup': case 'realm': {
+      // rt_symbol_table types (iproute2's names) print quoted.
+      const hit = SYMBOLS[v.type]!.find(([, n]) => BigInt(n) === v.value);
       return hit ? printString(hit[0]) : v.value.toString();
     }
     case 'ct_state': case 'ct_status': case 'tcp_flag': case 'ct_event': {

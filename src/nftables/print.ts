@@ -279,7 +279,7 @@ function sortKey(key: readonly KeyPart[], interval: boolean): bigint {
 
 function printKeyPart(k: KeyPart): string {
   if (k.kind === 'value') return printValue(k);
-  if (k.kind === 'range') return `${printValue(k.low)}-${printValue(k.high)}`;
+  if (k.kind === 'range') return `${printValue(k.low, true)}-${printValue(k.high, true)}`;
   // A wildcard interface name is a prefix of the name's bytes; it lists as written (`"eth*"`).
   if (k.value.type === 'ifname' || k.value.type === 'string') return printValue(k.value);
   return `${printValue(k.value)}/${k.length}`;
@@ -374,6 +374,7 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily): 
   const hidden = new Set<number>();
   let l3dep: { index: number; proto: 'ip' | 'ip6' | 'arp' } | undefined;
   let l4dep: { index: number; proto: number } | undefined;
+  let icmpdep: { index: number; proto: string; type: bigint } | undefined;
   const coverL3 = (proto: string): void => {
     if (l3dep && l3dep.proto === proto) {
       hidden.add(l3dep.index);
@@ -398,10 +399,20 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily): 
       // rule_maybe_reset_payload_deps: any other statement ends what a dependency covers.
       l3dep = undefined;
       l4dep = undefined;
+      icmpdep = undefined;
       return;
     }
     const single = s.right.kind === 'value' && (s.op === 'implicit' || s.op === '==');
     const left = s.left;
+    if (left.kind === 'payload' && (left.protocol === 'icmp' || left.protocol === 'icmpv6')) {
+      // payload_may_dependency_kill_icmp: a type match that a field's own type implies.
+      const need = ICMP_SIMPLE_DEPS[left.protocol]?.[left.field];
+      if (need !== undefined && icmpdep && icmpdep.proto === left.protocol && icmpdep.type === need) {
+        hidden.add(icmpdep.index);
+        icmpdep = undefined;
+      }
+      if (left.field === 'type' && single) icmpdep = { index: i, proto: left.protocol, type: (s.right as NftValue).value };
+    }
     const l3 = l3Of(s, family);
     if (l3 !== undefined) {
       l3dep = { index: i, proto: l3 };
@@ -431,6 +442,12 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily): 
   });
   return hidden;
 }
+
+/** ICMP fields that need one type, and that type (the dependency nft drops from the listing). */
+const ICMP_SIMPLE_DEPS: Readonly<Record<string, Readonly<Record<string, bigint>>>> = {
+  icmp: { gateway: 5n, mtu: 3n },
+  icmpv6: { mtu: 2n, 'max-delay': 130n, 'parameter-problem': 4n },
+};
 
 function payloads(sel: NftSelector): Extract<NftSelector, { kind: 'payload' }>[] {
   if (sel.kind === 'payload') return [sel];

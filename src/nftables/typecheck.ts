@@ -134,7 +134,20 @@ interface RuleContext {
   /** The network protocol (`arp` in arp tables). */
   l3?: 'ip' | 'ip6' | 'arp';
   l4?: number;
+  /** The ICMP type a match of the rule fixed (nft's `th_dep.icmp.type`). */
+  icmpType?: number;
+  /** Dependencies nft adds in front of the statement being evaluated. */
+  pending?: NftStatement[];
 }
+
+/** ICMP fields that exist only for some types, and the match nft adds for them (`icmp_dep`). */
+const ICMP_DEPS: Readonly<Record<string, Readonly<Record<string, { readonly type: number; readonly values: readonly number[] }>>>> = {
+  icmp: { id: { type: 8, values: [0, 8] }, sequence: { type: 8, values: [0, 8] }, gateway: { type: 5, values: [5] }, mtu: { type: 3, values: [3] } },
+  icmpv6: {
+    id: { type: 128, values: [128, 129] }, sequence: { type: 128, values: [128, 129] }, mtu: { type: 2, values: [2] },
+    'max-delay': { type: 130, values: [130] }, 'parameter-problem': { type: 4, values: [4] },
+  },
+};
 
 /** Reject codes by name (`icmp_code_type`, `icmpv6_code_type`, `icmpx_code_type`). */
 const REJECT_CODES: Readonly<Record<string, readonly (readonly [string, number])[]>> = {
@@ -795,6 +808,10 @@ class Evaluator {
       }
       const before = ctx.l3;
       const st = this.statement(s, ctx);
+      if (ctx.pending && ctx.pending.length > 0) {
+        statements.push(...ctx.pending);
+        ctx.pending = [];
+      }
       if (st.kind === 'reject' && (ctx.family === 'inet' || ctx.family === 'bridge' || ctx.family === 'netdev') && before === undefined && (st.with?.type === 'icmp' || st.with?.type === 'icmpv6')) {
         // nft puts the network protocol an icmp reject needs at the start of the rule.
         statements.unshift(l3Dependency(ctx.family, st.with.type === 'icmp' ? 'ip' : 'ip6'));
@@ -1203,6 +1220,19 @@ class Evaluator {
         }
         if (ctx.l4 !== undefined && ctx.l4 !== n) conflict(L4_NAMES[ctx.l4] ?? String(ctx.l4), p);
         ctx.l4 = n;
+        const dep = ICMP_DEPS[p]?.[sel.field];
+        if (dep) {
+          // payload_gen_icmp_dependency: the type these fields need, unless a match fixed it.
+          if (ctx.icmpType === undefined) {
+            const t: NftType = p === 'icmp' ? 'icmp_type' : 'icmpv6_type';
+            const v = (x: number): NftValue => ({ kind: 'value', type: t, bits: 8, value: BigInt(x) });
+            const right: NftRight = dep.values.length === 1 ? v(dep.values[0]!) : { kind: 'set', elements: dep.values.map((x) => ({ key: [v(x)] })), key: [t], interval: false };
+            (ctx.pending ??= []).push({ kind: 'match', left: { kind: 'payload', protocol: p, field: 'type' }, op: 'implicit', right });
+            ctx.icmpType = dep.type;
+          } else if (ctx.icmpType !== dep.type) {
+            fail('BAD_VALUE', `incompatible icmp match: rule has ${ctx.icmpType}, need ${dep.type}`, span);
+          }
+        }
         if (ctx.family !== 'ip' && ctx.family !== 'ip6' && p === 'icmp') ctx.l3 = 'ip';
         if (ctx.family !== 'ip' && ctx.family !== 'ip6' && p === 'icmpv6') ctx.l3 = 'ip6';
         return;
@@ -1273,6 +1303,11 @@ class Evaluator {
       right = this.constant(r, st.type, st.bits, true);
       if (right.kind === 'prefix' && right.length === st.bits && right.value.type !== 'ifname') right = right.value;
     }
+    if (left.kind === 'payload' && left.field === 'type' && (left.protocol === 'icmp' || left.protocol === 'icmpv6') && right.kind === 'set' && (s.op === 'implicit' || s.op === '==')) {
+      // A set of echo types fixes the type as far as the echo fields are concerned.
+      const echo = left.protocol === 'icmp' ? [0n, 8n] : [128n, 129n];
+      if (right.elements.every((e) => e.key[0]?.kind === 'value' && echo.includes(e.key[0].value))) ctx.icmpType = left.protocol === 'icmp' ? 8 : 128;
+    }
     let op: RawOp = s.op;
     if (left.kind === 'bitwise' && left.mask === allOnes(left.bits) && right.kind === 'value' && (op === '==' || op === '!=' || op === 'implicit')) {
       // nft folds a pure xor into the constant: `mark ^ 3 == 1` is `mark 2`.
@@ -1284,6 +1319,11 @@ class Evaluator {
     // Explicit protocol matches become context for the rest of the rule.
     if ((op === 'implicit' || op === '==') && right.kind === 'value') {
       if (left.kind === 'meta' && left.key === 'l4proto') this.l4From(Number(right.value), ctx, s.left.span);
+      if (left.kind === 'payload' && left.field === 'type' && (left.protocol === 'icmp' || left.protocol === 'icmpv6') && right.kind === 'value') {
+        // proto 0 (echo-reply) counts as echo, and icmpv6 echo-reply as echo-request.
+        const t = Number(right.value);
+        ctx.icmpType = left.protocol === 'icmp' ? (t === 0 ? 8 : t) : (t === 129 ? 128 : t);
+      }
       if (left.kind === 'payload' && ((left.protocol === 'ip' && left.field === 'protocol') || (left.protocol === 'ip6' && left.field === 'nexthdr'))) this.l4From(Number(right.value), ctx, s.left.span);
       if (left.kind === 'meta' && left.key === 'nfproto') {
         const l3 = right.value === 2n ? 'ip' : right.value === 10n ? 'ip6' : undefined;
