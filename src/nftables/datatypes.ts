@@ -61,6 +61,12 @@ const SYMBOLS: Partial<Record<NftType, readonly (readonly [string, number])[]>> 
   dccp_pkttype: [['request', 0], ['response', 1], ['data', 2], ['ack', 3], ['dataack', 4], ['closereq', 5], ['close', 6], ['reset', 7],
     ['sync', 8], ['syncack', 9]],
   iface_type: [['ether', 1], ['ppp', 512], ['ipip', 768], ['ipip6', 769], ['loopback', 772], ['sit', 776], ['ipgre', 778]],
+  mh_type: [
+    ['binding-refresh-request', 0], ['home-test-init', 1], ['careof-test-init', 2], ['home-test', 3], ['careof-test', 4],
+    ['binding-update', 5], ['binding-acknowledgement', 6], ['binding-error', 7], ['fast-binding-update', 8],
+    ['fast-binding-acknowledgement', 9], ['fast-binding-advertisement', 10], ['experimental-mobility-header', 11],
+    ['home-agent-switch-message', 12],
+  ],
   day: [['Sunday', 0], ['Monday', 1], ['Tuesday', 2], ['Wednesday', 3], ['Thursday', 4], ['Friday', 5], ['Saturday', 6]],
   // iproute2's /etc/iproute2/group and rt_realms as shipped by Debian 12.
   devgroup: [['default', 0]],
@@ -148,6 +154,22 @@ const PROTO_NAMES: ReadonlyMap<number, string> = (() => {
   return m;
 })();
 
+/**
+ * Users and groups nft resolves by name (`getpwnam`, `getgrnam`): Debian 12's base-passwd
+ * accounts, which every Debian system has (others depend on the host and are refused).
+ */
+const USERS: ReadonlyMap<string, number> = new Map([
+  ['root', 0], ['daemon', 1], ['bin', 2], ['sys', 3], ['sync', 4], ['games', 5], ['man', 6], ['lp', 7], ['mail', 8], ['news', 9],
+  ['uucp', 10], ['proxy', 13], ['www-data', 33], ['backup', 34], ['list', 38], ['irc', 39], ['_apt', 42], ['nobody', 65534],
+]);
+const GROUPS: ReadonlyMap<string, number> = new Map([
+  ['root', 0], ['daemon', 1], ['bin', 2], ['sys', 3], ['adm', 4], ['tty', 5], ['disk', 6], ['lp', 7], ['mail', 8], ['news', 9],
+  ['uucp', 10], ['man', 12], ['proxy', 13], ['kmem', 15], ['dialout', 20], ['fax', 21], ['voice', 22], ['cdrom', 24], ['floppy', 25],
+  ['tape', 26], ['sudo', 27], ['audio', 29], ['dip', 30], ['www-data', 33], ['backup', 34], ['operator', 37], ['list', 38], ['irc', 39],
+  ['src', 40], ['shadow', 42], ['utmp', 43], ['video', 44], ['sasl', 45], ['plugdev', 46], ['staff', 50], ['games', 60], ['users', 100],
+  ['nogroup', 65534],
+]);
+
 /** The number of a protocol name, as nft reads it (`getprotobyname`), or undefined. */
 export function protocolNumber(name: string): number | undefined {
   return PROTOCOLS.get(name);
@@ -224,7 +246,7 @@ const EXTHDR: Readonly<Record<string, Readonly<Record<string, PayloadField>>>> =
   srh: { 'last-entry': int(8, 32), flags: int(8, 40), tag: int(16, 48) },
   frag: { nexthdr: f('inet_proto', 8, 0), reserved: int(8, 8), 'frag-off': int(13, 16), reserved2: int(2, 29), 'more-fragments': int(1, 31), id: int(32, 32) },
   dst: { nexthdr: f('inet_proto', 8, 0), hdrlength: int(8, 8) },
-  mh: { nexthdr: f('inet_proto', 8, 0), hdrlength: int(8, 8), type: int(8, 16), reserved: int(8, 24), checksum: int(16, 32) },
+  mh: { nexthdr: f('inet_proto', 8, 0), hdrlength: int(8, 8), type: f('mh_type', 8, 16), reserved: int(8, 24), checksum: int(16, 32) },
 };
 
 /** TCP options (`tcpopt.c`): fields with width; `kind`/`length` are the option's own. */
@@ -372,6 +394,8 @@ function parseEther(text: string): bigint | null {
 
 /** Relative times: `1d2h3m4s5ms` → milliseconds (`time_parse`). */
 export function parseTime(text: string): number | undefined {
+  // A bare number is seconds (`ct expiration 233`).
+  if (/^[0-9]+$/.test(text)) return Number(text) * 1000;
   const mm = /^(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m(?!s))?(?:([0-9]+)s)?(?:([0-9]+)ms)?$/.exec(text);
   if (!mm || text === '') return undefined;
   const [d, h, mi, s, ms] = mm.slice(1).map((x) => Number(x ?? 0)) as [number, number, number, number, number];
@@ -426,15 +450,19 @@ export function parseSymbol(text: string, type: NftType, bits: number, quoted = 
     }
     case 'inet_proto': {
       if (parseNumber(text) !== undefined) return value(parseInteger(text, 8, 'protocol'));
-      const n = text === 'icmpv6' ? 58 : PROTOCOLS.get(text);
+      // The scanner's protocol keywords that /etc/protocols spells otherwise.
+      const n = text === 'icmpv6' ? 58 : text === 'comp' ? 108 : PROTOCOLS.get(text);
       if (n === undefined || n > 255) throw new DatatypeError('Could not resolve protocol name');
       return value(BigInt(n));
     }
-    case 'uid': case 'gid':
+    case 'uid': case 'gid': {
       if (parseNumber(text) !== undefined) return value(parseInteger(text, 32, type));
-      if (text === 'root') return value(0n);
+      const id = (type === 'uid' ? USERS : GROUPS).get(text);
+      if (id !== undefined) return value(BigInt(id));
       throw new DatatypeError(type === 'uid' ? 'User does not exist' : 'Group does not exist');
+    }
     case 'ifname': case 'string': {
+      if (text === '') throw new DatatypeError('Empty string is not allowed');
       if (text.length >= bits / 8) throw new DatatypeError(type === 'ifname' ? 'Interface name too long' : 'String too long');
       return value(ifnameValue(text, bits / 8), { text });
     }
@@ -448,6 +476,7 @@ export function parseSymbol(text: string, type: NftType, bits: number, quoted = 
       if (text === 'none') return value(0n);
       const mm = /^([0-9a-f]{1,4}):([0-9a-f]{0,4})$/i.exec(text);
       if (mm) return value((BigInt(parseInt(mm[1]!, 16)) << 16n) | BigInt(mm[2] ? parseInt(mm[2], 16) : 0));
+      if (parseNumber(text) !== undefined) return value(parseInteger(text, 32, 'classid'));
       throw new DatatypeError('Could not parse classid');
     }
     case 'time': {

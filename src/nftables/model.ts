@@ -28,7 +28,7 @@ export type NftType =
   | 'icmp_type' | 'icmpv6_type' | 'icmp_code' | 'icmpv6_code' | 'fib_addrtype' | 'boolean' | 'verdict'
   | 'ether_type' | 'ether_addr' | 'arp_op' | 'dscp' | 'ecn' | 'string' | 'ct_label' | 'ct_event' | 'realm' | 'devgroup'
   | 'iface_type' | 'tc_handle' | 'time' | 'day' | 'hour' | 'igmp_type' | 'dccp_pkttype' | 'icmpx_code' | 'cgroupv2'
-  | 'ipsec_dir' | 'queue' | 'icmp6_type' | 'ct_id' | 'sctp_chunk'
+  | 'ipsec_dir' | 'queue' | 'icmp6_type' | 'ct_id' | 'sctp_chunk' | 'mh_type'
   /** Object maps' data (`type ipv4_addr : counter`). */
   | 'counter' | 'quota' | 'limit' | 'secmark' | 'synproxy';
 

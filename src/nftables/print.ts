@@ -589,7 +589,7 @@ export function printSelector(sel: NftSelector, thAs?: string): string {
     case 'osf': return `osf${sel.ttl ? ` ttl ${sel.ttl}` : ''} ${sel.key}`;
     case 'ipsec': return `ipsec ${sel.dir}${sel.spnum ? ` spnum ${sel.spnum}` : ''} ${sel.family ? sel.family + ' ' : ''}${sel.key}`;
     case 'concat': return sel.items.map((i) => printSelector(i, thAs)).join(' . ');
-    case 'shift': return `${printSelector(sel.operand, thAs)} ${sel.op} ${sel.by}`;
+    case 'shift': return sel.operand.kind === 'bitwise' ? `(${printSelector(sel.operand, thAs)}) ${sel.op} ${sel.by}` : `${printSelector(sel.operand, thAs)} ${sel.op} ${sel.by}`;
     case 'bitwise': {
       const ones = allOnes(sel.bits);
       const v = (x: bigint): string => printValue({ kind: 'value', type: sel.type, bits: sel.bits, value: x });

@@ -158,6 +158,8 @@ const REJECT_CODES: Readonly<Record<string, readonly (readonly [string, number])
 };
 
 const L4_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(L4_PROTOCOLS).map(([k, v]) => [v, k]));
+/** The protocol context after a match on a set of transport protocols (`meta l4proto { tcp, udp }`). */
+const ANY_L4 = -1;
 
 /** The result of evaluating a file's commands. */
 export interface NftEvaluation {
@@ -801,11 +803,15 @@ class Evaluator {
     };
     const statements: NftStatement[] = [];
     let comment: string | undefined;
+    let terminal = false;
     for (const s of c.statements) {
       if (s.t === 'comment') {
         comment = s.text;
         continue;
       }
+      // rule_evaluate: verdicts (but continue), reject, NAT, queue and fwd end the rule.
+      if (terminal) fail('BAD_VALUE', 'Statement after terminal statement has no effect', s.span);
+      if ((s.t === 'verdict' && s.verdict !== 'continue') || s.t === 'reject' || s.t === 'nat' || s.t === 'queue' || s.t === 'fwd') terminal = true;
       const before = ctx.l3;
       const st = this.statement(s, ctx);
       if (ctx.pending && ctx.pending.length > 0) {
@@ -858,10 +864,16 @@ class Evaluator {
         if (rest.prefix !== undefined && rest.prefix.length > 127) fail('BAD_VALUE', 'log prefix is too long (127 characters at most)', s.span);
         if (rest.group !== undefined && (rest.level !== undefined || rest.flags !== undefined)) fail('BAD_VALUE', 'level and flags are not supported with group', s.span);
         if (rest.group === undefined && (rest.snaplen !== undefined || rest.queueThreshold !== undefined)) fail('BAD_VALUE', 'snaplen and queue-threshold need group', s.span);
+        if (rest.level === 'audit' && (rest.prefix !== undefined || rest.group !== undefined || rest.flags !== undefined)) fail('BAD_VALUE', "log level audit doesn't support any further options", s.span);
         return { kind: 'log', ...rest };
       }
       case 'limit': {
         if (s.rate === 0) fail('BAD_VALUE', 'limit rate must be greater than 0', s.span);
+        if (s.bytes) {
+          // nft_limit_init: the bucket of (rate + burst) bytes in nanoseconds of the unit must fit 64 bits.
+          const unitNs = BigInt({ second: 1, minute: 60, hour: 3600, day: 86400, week: 604800 }[s.unit]) * 1_000_000_000n;
+          if ((BigInt(s.rate) + BigInt(s.burst ?? 0)) * unitNs > (1n << 64n) - 1n) this.commitFail('BAD_VALUE', 'Could not process rule: Value too large for defined data type', s.span);
+        }
         return { kind: 'limit', rate: s.rate, unit: s.unit, over: s.over, burst: s.burst ?? (s.bytes ? 0 : 5), ...(s.bytes ? { bytes: 'bytes' } : {}), span: s.span };
       }
       case 'reject': return this.reject(s, ctx);
@@ -913,8 +925,9 @@ class Evaluator {
     const n = s.name;
     if (n.t === 'map') {
       const key = this.selectorExpr(n.key, ctx);
-      const mappings = this.mappings(n.mappings, keyTypes(key), s.objType as NftType, ctx, n.span);
-      return { kind: 'objref', objType: s.objType, map: { kind: 'map', key, mappings, dataType: s.objType as NftType, dataBits: 128 }, span: s.span };
+      const dataType: NftType = n.mappings.t === 'setref' ? (s.objType as NftType) : 'string';
+      const mappings = this.mappings(n.mappings, keyTypes(key), dataType, ctx, n.span);
+      return { kind: 'objref', objType: s.objType, map: { kind: 'map', key, mappings, dataType, dataBits: 128 }, span: s.span };
     }
     if (n.t !== 'sym') fail('BAD_VALUE', `${s.objType}: an object name expected`, n.span);
     if (s.objType === 'ct helper' || s.objType === 'ct timeout' || s.objType === 'ct expectation') {
@@ -934,21 +947,22 @@ class Evaluator {
         const key = this.selectorExpr(r.key, ctx);
         num = { kind: 'map', key, mappings: this.mappings(r.mappings, keyTypes(key), 'integer', ctx, r.span), dataType: 'integer', dataBits: 16 };
       } else {
-        const c = this.constant(r, 'integer', 16, true);
+        const c = this.constant(r, 'integer', 32, true);
         if (c.kind === 'prefix') fail('BAD_VALUE', 'queue numbers are a number or a range', r.span);
         num = c;
       }
     }
+    if (num && (num.kind === 'value' || num.kind === 'range')) {
+      const hi = num.kind === 'value' ? num.value : num.high.value;
+      if (hi > 65535n) fail('BAD_VALUE', 'queue expression max value exceeds 65535', s.num!.span);
+    }
+    if (s.flags.includes('fanout') && num?.kind !== 'range') fail('BAD_VALUE', 'fanout requires a range to be specified', s.span);
     return { kind: 'queue', ...(num ? { num } : {}), flags: s.flags, span: s.span };
   }
 
   private dynset(s: Extract<RawStatement, { t: 'dynset' }>, ctx: RuleContext): NftStatement {
     const set = ctx.table.sets.find((x) => x.name === s.set);
     if (!set) fail('UNKNOWN_CHAIN', `No such file or directory; did you mean set '${s.set}'?`, s.setSpan, s.set);
-    if (!set.flags.includes('dynamic') && !set.flags.includes('timeout')) {
-      // The kernel takes updates only into sets that can grow at run time.
-      this.commitFail('INVALID_HOOK', `Could not process rule: Operation not supported (set '${s.set}' needs flags dynamic or timeout)`, s.span, s.set);
-    }
     const key = this.selectorExpr(s.key, ctx);
     checkKeyCompat(set.key, keyTypes(key).map((k) => k.type), s.span);
     let data: NftSelector | NftValue | undefined;
@@ -970,7 +984,7 @@ class Evaluator {
       return { kind: 'reject', with: { type, code: 'port-unreachable' }, span: s.span };
     }
     if (s.with.type === 'tcp-reset') {
-      if (ctx.l4 !== undefined && ctx.l4 !== 6) fail('BAD_VALUE', 'conflicting protocols specified: tcp vs. ' + (L4_NAMES[ctx.l4] ?? ctx.l4), s.span);
+      if (ctx.l4 !== undefined && ctx.l4 !== 6 && ctx.l4 !== ANY_L4) fail('BAD_VALUE', 'conflicting protocols specified: tcp vs. ' + (L4_NAMES[ctx.l4] ?? ctx.l4), s.span);
       return { kind: 'reject', with: { type: 'tcp-reset' }, span: s.span };
     }
     const type = s.with.type;
@@ -1019,10 +1033,10 @@ class Evaluator {
           || (m.t === 'setref' && (ctx.table.sets.find((x) => x.name === m.name)?.dataConcat?.length ?? 0) > 0 && !s.interval && !s.prefix);
         if (concatData) {
           if (ctx.l4 === undefined) fail('BAD_VALUE', 'transport protocol mapping is only valid after transport protocol match', s.addr.span);
-          const mappings = this.concatMappings(s.addr.mappings, keyTypes(key), [type, 'inet_service'], ctx, s.addr.span);
+          const mappings = this.concatMappings(s.addr.mappings, keyTypes(key), [type, 'inet_service'], ctx, s.addr.span, true);
           addr = { kind: 'map', key, mappings, dataType: type, dataBits: bits };
         } else {
-          const mappings = this.mappings(s.addr.mappings, keyTypes(key), type, ctx, s.addr.span, s.interval || s.prefix);
+          const mappings = this.mappings(s.addr.mappings, keyTypes(key), type, ctx, s.addr.span, true);
           addr = { kind: 'map', key, mappings, dataType: type, dataBits: bits };
         }
         if (s.prefix && !flags.includes('netmap')) flags.push('netmap');
@@ -1125,11 +1139,22 @@ class Evaluator {
     if (raw.t !== 'set') fail('BAD_VALUE', 'map expects a set of mappings', raw.span);
     const elements = raw.elements.map((e) => this.element(e, key.map((k) => k.type), key.map((k) => k.bits), data, ctx, undefined, interval));
     if (elements.length === 0) fail('BAD_VALUE', 'empty map', span);
+    // An anonymous map's intervals cannot overlap: the data of the overlap would be ambiguous.
+    elements.forEach((e, i) => {
+      if (e.key.length !== 1 || e.key[0]!.kind === 'value') return;
+      const [lo, hi] = bounds(e.key[0]!);
+      for (let j = 0; j < i; j++) {
+        const o = elements[j]!;
+        if (o.key.length !== 1) continue;
+        const [ol, oh] = bounds(o.key[0]!);
+        if (lo <= oh && ol <= hi) fail('BAD_VALUE', 'conflicting intervals specified', raw.elements[i]!.span);
+      }
+    });
     return { kind: 'set', elements, key: key.map((k) => k.type), interval: elements.some((e) => e.key.some((k) => k.kind !== 'value')) };
   }
 
   /** Mappings whose data is a concatenation (`… : 10.0.0.3 . 8080`). */
-  private concatMappings(raw: RawExpr, key: readonly { type: NftType; bits: number }[], data: readonly NftType[], ctx: RuleContext, span: Span): NftAnonSet | NftSetRef {
+  private concatMappings(raw: RawExpr, key: readonly { type: NftType; bits: number }[], data: readonly NftType[], ctx: RuleContext, span: Span, interval = false): NftAnonSet | NftSetRef {
     if (raw.t === 'setref') {
       const set = ctx.table.sets.find((s) => s.name === raw.name);
       if (!set) fail('UNKNOWN_CHAIN', `No such file or directory; did you mean map '${raw.name}'?`, raw.span, raw.name);
@@ -1138,7 +1163,7 @@ class Evaluator {
       return { kind: 'setref', name: raw.name };
     }
     if (raw.t !== 'set') fail('BAD_VALUE', 'map expects a set of mappings', raw.span);
-    const elements = raw.elements.map((e) => this.element(e, key.map((k) => k.type), key.map((k) => k.bits), data[0]!, ctx, data.slice(1), false));
+    const elements = raw.elements.map((e) => this.element(e, key.map((k) => k.type), key.map((k) => k.bits), data[0]!, ctx, data.slice(1), interval));
     if (elements.length === 0) fail('BAD_VALUE', 'empty map', span);
     return { kind: 'set', elements, key: key.map((k) => k.type), interval: elements.some((e) => e.key.some((k) => k.kind !== 'value')) };
   }
@@ -1212,13 +1237,8 @@ class Evaluator {
         if (ctx.l3 === 'arp') conflict('arp', p);
         if (p === 'th') return;
         const n = L4_PROTOCOLS[p]!;
-        if (p === 'icmp') {
-          if (ctx.l3 === 'ip6') conflict('ip6', 'icmp');
-        }
-        if (p === 'icmpv6') {
-          if (ctx.l3 === 'ip') conflict('ip', 'icmpv6');
-        }
-        if (ctx.l4 !== undefined && ctx.l4 !== n) conflict(L4_NAMES[ctx.l4] ?? String(ctx.l4), p);
+        // nft takes icmp in an ip6 rule and icmpv6 after `meta nfproto ipv4` (it never matches).
+        if (ctx.l4 !== undefined && ctx.l4 !== n && ctx.l4 !== ANY_L4) conflict(L4_NAMES[ctx.l4] ?? String(ctx.l4), p);
         ctx.l4 = n;
         const dep = ICMP_DEPS[p]?.[sel.field];
         if (dep) {
@@ -1242,7 +1262,7 @@ class Evaluator {
         return;
       case 'tcpopt':
         if (ctx.l3 === 'arp') conflict('arp', 'tcp');
-        if (ctx.l4 !== undefined && ctx.l4 !== 6) conflict(L4_NAMES[ctx.l4] ?? String(ctx.l4), 'tcp');
+        if (ctx.l4 !== undefined && ctx.l4 !== 6 && ctx.l4 !== ANY_L4) conflict(L4_NAMES[ctx.l4] ?? String(ctx.l4), 'tcp');
         ctx.l4 = 6;
         return;
       case 'ct':
@@ -1303,6 +1323,10 @@ class Evaluator {
       right = this.constant(r, st.type, st.bits, true);
       if (right.kind === 'prefix' && right.length === st.bits && right.value.type !== 'ifname') right = right.value;
     }
+    if (right.kind === 'set' && (s.op === 'implicit' || s.op === '==') && ctx.l4 === undefined
+      && ((left.kind === 'meta' && left.key === 'l4proto') || (left.kind === 'payload' && ((left.protocol === 'ip' && left.field === 'protocol') || (left.protocol === 'ip6' && left.field === 'nexthdr'))))) {
+      ctx.l4 = ANY_L4;
+    }
     if (left.kind === 'payload' && left.field === 'type' && (left.protocol === 'icmp' || left.protocol === 'icmpv6') && right.kind === 'set' && (s.op === 'implicit' || s.op === '==')) {
       // A set of echo types fixes the type as far as the echo fields are concerned.
       const echo = left.protocol === 'icmp' ? [0n, 8n] : [128n, 129n];
@@ -1357,7 +1381,7 @@ class Evaluator {
   }
 
   private l4From(n: number, ctx: RuleContext, span: Span): void {
-    if (ctx.l4 !== undefined && ctx.l4 !== n) fail('BAD_VALUE', `conflicting protocols specified: ${L4_NAMES[ctx.l4] ?? ctx.l4} vs. ${L4_NAMES[n] ?? n}`, span);
+    if (ctx.l4 !== undefined && ctx.l4 !== n && ctx.l4 !== ANY_L4) fail('BAD_VALUE', `conflicting protocols specified: ${L4_NAMES[ctx.l4] ?? ctx.l4} vs. ${L4_NAMES[n] ?? n}`, span);
     ctx.l4 = n;
   }
 }

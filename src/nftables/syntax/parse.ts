@@ -1193,11 +1193,14 @@ class Parser {
           const policy: [string, number][] = [];
           for (;;) {
             const name = this.expectWord();
-            // `established: 120` reads as one word before the number.
-            if (name.text.endsWith(':')) name.text.slice(0, -1);
-            else this.expectWord(':');
-            const n = this.number();
-            policy.push([name.text.replace(/:$/, ''), n.value]);
+            const glued = /^([a-z_0-9]+):([0-9]+)$/.exec(name.text);
+            if (glued) {
+              policy.push([glued[1]!, Number(glued[2])]);
+            } else {
+              this.expectWord(':');
+              const n = this.number();
+              policy.push([name.text, n.value]);
+            }
             if (!this.isPunct(',')) break;
             this.next();
           }
@@ -2084,7 +2087,8 @@ class Parser {
     const t = this.peek();
     if (t.kind === 'punct' && t.text === '(') {
       this.next();
-      const e = this.basicRhs();
+      // `(meta mark | 0x10) << 8` in a statement's value: a selector expression in parentheses.
+      const e = this.selectorStart() ? this.basicExpr() : this.basicRhs();
       this.expectPunct(')');
       return e;
     }
