@@ -559,6 +559,7 @@ function printString(text: string): string {
  * symbolic constants as numbers (`meta l4proto 33-45`).
  */
 export function printValue(v: NftValue, numeric = false): string {
+  if (numeric && v.type === 'time') return `${Number(v.value) / 1000}s`;
   if (numeric && (SYMBOLS[v.type] !== undefined || v.type === 'inet_proto') && !BITMASK_TYPES.has(v.type)) {
     const w = HEX_WIDTH[v.type];
     return w !== undefined ? hex(v.value, w) : v.value.toString();

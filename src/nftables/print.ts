@@ -375,6 +375,7 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily): 
   let l3dep: { index: number; proto: 'ip' | 'ip6' | 'arp' } | undefined;
   let l4dep: { index: number; proto: number } | undefined;
   let icmpdep: { index: number; proto: string; type: bigint } | undefined;
+  let lldep: { index: number; kind: 'ether' | 'any' } | undefined;
   const coverL3 = (proto: string): void => {
     if (l3dep && l3dep.proto === proto) {
       hidden.add(l3dep.index);
@@ -417,6 +418,23 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily): 
     if (l3 !== undefined) {
       l3dep = { index: i, proto: l3 };
       return;
+    }
+    // `meta iiftype ether` before a link-layer match, `meta protocol ip` in an ip table before any
+    // header match: dependencies nft drops from the listing.
+    if (single && left.kind === 'meta' && left.key === 'iiftype' && (s.right as NftValue).value === 1n && family !== 'bridge' && family !== 'netdev') {
+      lldep = { index: i, kind: 'ether' };
+      return;
+    }
+    if (single && left.kind === 'meta' && left.key === 'protocol' && ((family === 'ip' && (s.right as NftValue).value === 0x0800n) || (family === 'ip6' && (s.right as NftValue).value === 0x86ddn))) {
+      lldep = { index: i, kind: 'any' };
+      return;
+    }
+    if (lldep) {
+      const ps = payloads(left);
+      if (ps.some((p) => (lldep!.kind === 'ether' ? p.protocol === 'ether' : true))) {
+        hidden.add(lldep.index);
+        lldep = undefined;
+      }
     }
     const isL4Dep = single && ((left.kind === 'meta' && left.key === 'l4proto')
       || (left.kind === 'payload' && family === 'ip' && left.protocol === 'ip' && left.field === 'protocol')
@@ -578,7 +596,11 @@ export function printSelector(sel: NftSelector, thAs?: string): string {
     case 'exthdr': return sel.field === undefined ? `exthdr ${sel.header}` : `${sel.header} ${sel.field}`;
     case 'tcpopt': return `tcp option ${sel.option}${sel.field !== undefined ? ` ${sel.field}` : ''}`;
     case 'meta': return UNQUALIFIED_META.has(sel.key) ? sel.key : `meta ${sel.key}`;
-    case 'ct': return `ct ${sel.direction ? sel.direction + ' ' : ''}${sel.family && sel.direction ? sel.family + ' ' : ''}${sel.key}`;
+    case 'ct': {
+      // ct_expr_print: the direction is kept for the tuple and the per-direction counters only.
+      const dir = sel.direction && !['protocol', 'l3proto'].includes(sel.key) ? sel.direction + ' ' : '';
+      return `ct ${dir}${sel.family && sel.direction ? sel.family + ' ' : ''}${sel.key}`;
+    }
     case 'fib': return `fib ${sel.flags.join(' . ')} ${sel.result}`;
     case 'socket': return sel.key === 'cgroupv2' ? `socket cgroupv2 level ${sel.level ?? 0}` : `socket ${sel.key}`;
     case 'numgen': return `numgen ${sel.mode} mod ${sel.modulus}${sel.offset ? ` offset ${sel.offset}` : ''}`;
@@ -718,8 +740,12 @@ function printStatement(s: NftStatement, thAs: string | undefined, family: NftFa
         out += ' ';
         if (s.addr.kind === 'map') out += printMap(s.addr, thAs);
         else if (s.port && s.addr.kind === 'value' && s.addr.type === 'ipv6_addr') out += `[${printValue(s.addr)}]`;
-        else if (s.port && s.addr.kind === 'range' && s.addr.low.type === 'ipv6_addr') out += `[${printValue(s.addr.low)}]-[${printValue(s.addr.high)}]`;
-        else out += printKeyPart(s.addr);
+        else {
+          // A range that is exactly a prefix lists as the prefix.
+          const a = s.addr.kind === 'range' ? intervalPart(s.addr.low, s.addr.low.value, s.addr.high.value) : s.addr;
+          if (s.port && a.kind === 'range' && a.low.type === 'ipv6_addr') out += `[${printValue(a.low)}]-[${printValue(a.high)}]`;
+          else out += printKeyPart(a);
+        }
       }
       if (s.port) {
         if (!s.addr) out += ' ';
@@ -731,7 +757,7 @@ function printStatement(s: NftStatement, thAs: string | undefined, family: NftFa
       let out = 'tproxy';
       if (s.family && family === 'inet') out += ` ${s.family}`;
       out += ' to';
-      if (s.addr) out += ' ' + (s.port && s.addr.type === 'ipv6_addr' ? `[${printValue(s.addr)}]` : printValue(s.addr));
+      if (s.addr) out += ' ' + (s.addr.type === 'ipv6_addr' ? `[${printValue(s.addr)}]` : printValue(s.addr));
       if (s.port) out += `${s.addr ? '' : ' '}:${printValue(s.port)}`;
       return out;
     }

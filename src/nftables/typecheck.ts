@@ -818,6 +818,10 @@ class Evaluator {
         statements.push(...ctx.pending);
         ctx.pending = [];
       }
+      if (st.kind === 'reject' && st.with?.type === 'tcp-reset' && (ctx.family === 'inet' || ctx.family === 'bridge' || ctx.family === 'netdev') && ctx.l4 === undefined) {
+        // A TCP reset needs TCP: nft puts the transport protocol at the start of the rule.
+        statements.unshift({ kind: 'match', left: { kind: 'meta', key: 'l4proto' }, op: 'implicit', right: { kind: 'value', type: 'inet_proto', bits: 8, value: 6n } });
+      }
       if (st.kind === 'reject' && (ctx.family === 'inet' || ctx.family === 'bridge' || ctx.family === 'netdev') && before === undefined && (st.with?.type === 'icmp' || st.with?.type === 'icmpv6')) {
         // nft puts the network protocol an icmp reject needs at the start of the rule.
         statements.unshift(l3Dependency(ctx.family, st.with.type === 'icmp' ? 'ip' : 'ip6'));
@@ -972,6 +976,11 @@ class Evaluator {
     }
     if (s.timeout !== undefined && !set.flags.includes('timeout')) fail('BAD_VALUE', 'set does not support timeouts', s.span);
     const stateful = s.stateful.map((x) => this.statement(x, ctx));
+    // A set a rule updates becomes dynamic, sized as nft sizes it.
+    if (!set.flags.includes('dynamic')) {
+      set.flags.push('dynamic');
+      if (set.size === undefined) set.size = 65535;
+    }
     return { kind: 'dynset', op: s.op, set: s.set, key, ...(data ? { data } : {}), ...(s.timeout !== undefined ? { timeout: s.timeout } : {}), stateful, span: s.span };
   }
 
@@ -1313,7 +1322,7 @@ class Evaluator {
       right = { kind: 'concat-value', items: r.items.map((it, i) => this.constant(it, kts[i]!.type, kts[i]!.bits, true)) };
     } else if ((left.kind === 'fib' && left.result !== 'type') || (left.kind === 'exthdr' && left.field === undefined) || (left.kind === 'tcpopt' && left.field === undefined)
       || (left.kind === 'rt' && left.key === 'ipsec') || (left.kind === 'meta' && left.key === 'ipsec')) {
-      if (r.t !== 'sym' || (r.text !== 'exists' && r.text !== 'missing' && r.text !== 'true' && r.text !== 'false' && !/^[01]$/.test(r.text))) {
+      if (r.t !== 'sym' || (r.text !== 'exists' && r.text !== 'missing' && (left.kind === 'fib' || (r.text !== 'true' && r.text !== 'false' && !/^[01]$/.test(r.text))))) {
         if (left.kind === 'fib') right = this.constant(r, selectorType(left).type, selectorType(left).bits, true);
         else fail('BAD_VALUE', 'exists or missing expected', r.span, r.t === 'sym' ? r.text : undefined);
       } else right = { kind: 'value', type: 'boolean', bits: 1, value: r.text === 'exists' || r.text === 'true' || r.text === '1' ? 1n : 0n };
