@@ -113,12 +113,13 @@ export class Netns {
     this.ruleset4 = loadRules(rules4, 4, registry, options.check, options.lenient ?? false, warnings);
     this.ruleset6 = loadRules(rules6, 6, registry, options.check, options.lenient ?? false, warnings);
     this.warnings = warnings;
-    this.nftRuleset = loadNft(nftInputs);
     const ifaces: InterfaceSpec[] = options.interfaces === undefined
       ? [...DEFAULT_INTERFACES]
       : Array.isArray(options.interfaces)
         ? [...(options.interfaces as readonly InterfaceSpec[])]
         : Object.entries(options.interfaces as Record<string, readonly string[]>).map(([name, addresses]) => ({ name, addresses }));
+    // nft resolves interface names (iif, oif, devices) against the namespace's interfaces.
+    this.nftRuleset = loadNft(nftInputs, ifaces.map((i) => i.name).filter((n) => n !== 'lo'));
     const eth = ifaces.find((i) => i.name === 'eth0') ?? ifaces.find((i) => i.name !== 'lo');
     let gateways: string[];
     if (options.gateway !== undefined) gateways = typeof options.gateway === 'string' ? [options.gateway] : [...options.gateway];

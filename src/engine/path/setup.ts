@@ -57,14 +57,14 @@ export function needsConntrack(rs: Ruleset): boolean {
 export const DEFAULT_INTERFACES: readonly InterfaceSpec[] = [{ name: 'eth0', addresses: ['10.0.0.2/24', 'fd00::2/64'] }];
 
 /** nft inputs loaded in order, each on top of the last, refused as `nft -f` would refuse them. */
-export function loadNft(inputs: readonly (string | NftRuleset)[]): NftRuleset {
+export function loadNft(inputs: readonly (string | NftRuleset)[], interfaces: readonly string[]): NftRuleset {
   let ruleset: NftRuleset = { kind: 'nftables', tables: [] };
   for (const input of inputs) {
     if (typeof input !== 'string') {
       ruleset = { kind: 'nftables', tables: [...ruleset.tables, ...input.tables] };
       continue;
     }
-    const r = nftLoadErrors(input, { base: ruleset });
+    const r = nftLoadErrors(input, { base: ruleset, interfaces });
     if (r.diagnostics.length > 0) throw new NetfilterSimError(r.diagnostics);
     ruleset = r.ruleset;
   }
