@@ -190,6 +190,22 @@ export const IDIOM_CASES: readonly IdiomCase[] = [
     expect: ['local', 'local', 'dropped', 'dropped'],
   },
   {
+    name: 'flag tests keep their operator: value / mask, != value / mask, ! flags',
+    nft: `table inet f {
+	chain output {
+		type filter hook output priority filter; policy accept;
+		tcp dport 9 ct state new tcp flags != syn / syn,ack drop
+		tcp dport 10 ct state new tcp flags syn / syn,ack drop
+		tcp dport 11 ct state new tcp flags ! ack drop
+		tcp dport 12 ct status ! dnat drop
+	}
+}
+`,
+    listen: [],
+    probes: [local('10.9.0.1:9'), local('10.9.0.1:10'), local('10.9.0.1:11'), local('10.9.0.1:12')],
+    expect: ['remote', 'dropped', 'dropped', 'dropped'],
+  },
+  {
     name: 'a bridge table and a log statement change nothing for local traffic',
     nft: `table bridge filter {
 	chain forward {
