@@ -11,6 +11,7 @@ import { runExplore } from './commands/explore.js';
 import { runTrace } from './commands/trace.js';
 import { runFmt } from './commands/fmt.js';
 import { runMesh } from './commands/mesh.js';
+import { runPlayground } from './commands/playground.js';
 import { commandTree, runCompletion } from './commands/completion.js';
 import { runVersion } from './commands/version.js';
 import { EXIT_USAGE, type CliIO, memoryIO, reportCliError } from './io.js';
@@ -26,6 +27,7 @@ const COMMANDS: Record<string, { run: Command; summary: string }> = {
   explore: { run: runExplore, summary: 'every connection, not samples: the exact classes of probes that share one outcome' },
   compile: { run: runCompile, summary: 'print the rules a mesh component writes (linkerd, istio, …)' },
   mesh: { run: runMesh, summary: 'a connection between two meshed pods, end to end: verdict, hops, diagnosis' },
+  playground: { run: runPlayground, summary: 'serve the playground: the simulator in a browser page, on 127.0.0.1' },
   demo: { run: runDemo, summary: 'a Linkerd client and server on built-in defaults, traced and explained' },
   version: { run: (args, io) => runVersion(args, io, VERSION), summary: 'print the version (--json: with the modelled iptables and Node.js)' },
   completion: { run: (args, io) => runCompletion(args, io, () => commandTree(commandList(), helpOf)), summary: 'print a shell completion script: bash, zsh or fish' },

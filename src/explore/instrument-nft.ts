@@ -391,7 +391,7 @@ export class InstrumentedNftEngine extends LoweredNftEngine {
       case 'mangle': {
         const v = s.value;
         if (v.kind === 'map') this.c.finders.set(v.mappings, this.finder(this.elements(v.mappings, undefined), this.partsOf(v.key, at)));
-        else if (v.kind !== 'value' && v.kind !== 'numgen' && this.probeOf(v, at) !== null) refuse(at, 'a copy of a probe field into a mark');
+        else if (v.kind !== 'value' && v.kind !== 'concat-value' && v.kind !== 'numgen' && this.probeOf(v, at) !== null) refuse(at, 'a copy of a probe field into a mark');
         break;
       }
       default:
@@ -459,7 +459,7 @@ export function instrumentNft(ruleset: NftRuleset, rec: FactRecorder): Instrumen
           const numgenInc = (sel: NftSelector | undefined): boolean =>
             sel !== undefined && ((sel.kind === 'numgen' && sel.mode === 'inc') || (sel.kind === 'bitwise' && numgenInc(sel.operand)) || (sel.kind === 'concat' && sel.items.some(numgenInc)));
           const sels: (NftSelector | undefined)[] = s.kind === 'match' ? [s.left] : s.kind === 'vmap' ? [s.key]
-            : s.kind === 'mangle' ? [s.value.kind === 'map' ? s.value.key : s.value.kind === 'value' ? undefined : s.value]
+            : s.kind === 'mangle' ? [s.value.kind === 'map' ? s.value.key : s.value.kind === 'value' || s.value.kind === 'concat-value' ? undefined : s.value]
               : s.kind === 'nat' ? [s.addr?.kind === 'map' ? s.addr.key : undefined] : [];
           if (sels.some(numgenInc)) refuse({ rule, table, chain, index }, '"numgen inc" (a counter over earlier packets)');
           const draws = (sel: NftSelector | undefined): boolean =>

@@ -67,6 +67,8 @@ export type ErrorCode =
   | 'BAD_CONFIG'
   | 'BAD_MANIFEST'
   | 'UNSUPPORTED'
+  // Kubernetes objects
+  | 'INVALID_NETWORK_POLICY'
   // bounds and argument types (docs/semantics.md, "Limits")
   | 'BAD_ARGUMENT'
   | 'INPUT_TOO_LARGE'

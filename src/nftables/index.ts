@@ -11,9 +11,9 @@
  *
  * @module
  */
-import { NetfilterSimError, type Diagnostic } from '../model/errors.js';
+import { NetfilterSimError, diagnostic, type Diagnostic } from '../model/errors.js';
 import { checkNftRuleset } from './check.js';
-import { evaluateNftCommands } from './typecheck.js';
+import { evaluateNftCommands, type NftEvaluateOptions } from './typecheck.js';
 import type { NftRuleset } from './model.js';
 import { printNftRuleset } from './print.js';
 import { parseNftCommands } from './syntax/parse.js';
@@ -40,6 +40,21 @@ export interface NftParseResult {
 export interface NftParseOptions {
   /** The rule set already in the namespace, which the file's commands change. */
   readonly base?: NftRuleset;
+  /**
+   * The host's interfaces other than `lo`, in ifindex order (lo is 1, the first given is 2 …):
+   * `iif`/`oif NAME`, `device NAME` and flowtable devices resolve against them, as nft resolves
+   * names against the host when it reads a file. Default: none, a fresh network namespace.
+   */
+  readonly interfaces?: readonly string[];
+  /**
+   * Reads the file an `include "PATH"` names; returns its text, or undefined when there is none.
+   * Without it, `include` is refused (the library reads no files; the CLI reads them with -I DIR).
+   */
+  readonly include?: (path: string) => string | undefined;
+}
+
+function evaluateOptions(options: NftParseOptions): NftEvaluateOptions {
+  return { ...(options.base ? { base: options.base } : {}), ...(options.interfaces ? { interfaces: options.interfaces } : {}) };
 }
 
 /**
@@ -58,9 +73,9 @@ export interface NftParseOptions {
 export function parseNftRuleset(text: string, options: NftParseOptions = {}): NftParseResult {
   expectArgument(text, 'string', 'text');
   expectArgument(options, 'object', 'options');
-  const parsed = parseNftCommands(text);
+  const parsed = parseNftCommands(text, options.include ? { include: options.include } : {});
   if (parsed.diagnostics.length > 0) return { ruleset: options.base ?? { kind: 'nftables', tables: [] }, diagnostics: parsed.diagnostics };
-  const ev = evaluateNftCommands(parsed.commands, options.base ? { base: options.base } : {});
+  const ev = evaluateNftCommands(parsed.commands, evaluateOptions(options));
   return { ruleset: ev.ruleset, diagnostics: ev.diagnostics.length > 0 ? ev.diagnostics : (ev.commitDiagnostics ?? []) };
 }
 
@@ -93,10 +108,12 @@ export function parseNftRulesetOrThrow(text: string, options: NftParseOptions & 
  * // "table inet t {\n\tchain c {\n\t\ttcp dport 80 counter packets 0 bytes 0 accept\n\t}\n}\n"
  * ```
  */
-export function formatNftRuleset(text: string, options: { file?: string } = {}): string {
+export function formatNftRuleset(text: string, options: { file?: string } & Omit<NftParseOptions, 'base'> = {}): string {
   expectArgument(text, 'string', 'text');
   expectArgument(options, 'object', 'options');
-  const errors = nftLoadErrors(text);
+  const { file: _file, ...load } = options;
+  void _file;
+  const errors = nftLoadErrors(text, load);
   if (errors.diagnostics.length > 0) throw new NetfilterSimError(errors.diagnostics, options.file !== undefined ? { file: options.file } : {});
   return printNftRuleset(errors.ruleset);
 }
@@ -114,9 +131,12 @@ export function nftLoadErrors(text: string, options: NftParseOptions = {}): NftP
   expectArgument(text, 'string', 'text');
   expectArgument(options, 'object', 'options');
   expectArgument(options.base, ['object', 'undefined'], 'options.base');
-  const parsed = parseNftCommands(text);
+  if (options.interfaces !== undefined && (!Array.isArray(options.interfaces) || !options.interfaces.every((n) => typeof n === 'string' && /^[^\s/:]{1,15}$/.test(n)))) {
+    throw new NetfilterSimError([diagnostic('BAD_CONFIG', 'options.interfaces must be interface names (1-15 characters, no spaces, "/" or ":")')]);
+  }
+  const parsed = parseNftCommands(text, options.include ? { include: options.include } : {});
   if (parsed.diagnostics.length > 0) return { ruleset: options.base ?? { kind: 'nftables', tables: [] }, diagnostics: parsed.diagnostics };
-  const ev = evaluateNftCommands(parsed.commands, options.base ? { base: options.base } : {});
+  const ev = evaluateNftCommands(parsed.commands, evaluateOptions(options));
   if (ev.diagnostics.length > 0) return { ruleset: ev.ruleset, diagnostics: ev.diagnostics };
   // Errors on single messages of the transaction come back first; the validation of the whole
   // table (statements per hook, jump depth) runs only when every message was accepted.

@@ -11,10 +11,10 @@
  */
 import type { Span } from '../model/types.js';
 
-/** The address families this simulator reads (nft also has `arp`, `bridge`, `netdev`). */
-export type NftFamily = 'ip' | 'ip6' | 'inet';
-/** nft's base chain hooks for the ip, ip6 and inet families (`ingress` is not modelled). */
-export type NftHook = 'prerouting' | 'input' | 'forward' | 'output' | 'postrouting';
+/** nft's address families. The engine runs `ip`, `ip6` and `inet` tables (see `NftEngine`). */
+export type NftFamily = 'ip' | 'ip6' | 'inet' | 'arp' | 'bridge' | 'netdev';
+/** nft's base chain hooks (`ingress`/`egress` take a device). */
+export type NftHook = 'prerouting' | 'input' | 'forward' | 'output' | 'postrouting' | 'ingress' | 'egress';
 /** Base chain types. */
 export type NftChainType = 'filter' | 'nat' | 'route';
 
@@ -25,7 +25,12 @@ export type NftChainType = 'filter' | 'nat' | 'route';
 export type NftType =
   | 'ipv4_addr' | 'ipv6_addr' | 'inet_proto' | 'inet_service' | 'mark' | 'integer' | 'ifname' | 'iface_index'
   | 'uid' | 'gid' | 'nf_proto' | 'pkt_type' | 'ct_state' | 'ct_status' | 'ct_dir' | 'tcp_flag'
-  | 'icmp_type' | 'icmpv6_type' | 'icmp_code' | 'icmpv6_code' | 'fib_addrtype' | 'boolean' | 'verdict';
+  | 'icmp_type' | 'icmpv6_type' | 'icmp_code' | 'icmpv6_code' | 'fib_addrtype' | 'boolean' | 'verdict'
+  | 'ether_type' | 'ether_addr' | 'arp_op' | 'dscp' | 'ecn' | 'string' | 'ct_label' | 'ct_event' | 'realm' | 'devgroup'
+  | 'iface_type' | 'tc_handle' | 'time' | 'day' | 'hour' | 'igmp_type' | 'dccp_pkttype' | 'icmpx_code' | 'cgroupv2'
+  | 'ipsec_dir' | 'queue' | 'icmp6_type' | 'ct_id' | 'sctp_chunk' | 'mh_type'
+  /** Object maps' data (`type ipv4_addr : counter`). */
+  | 'counter' | 'quota' | 'limit' | 'secmark' | 'synproxy';
 
 /** A typed constant. Numbers that may not fit 53 bits (addresses) are bigints. */
 export interface NftValue {
@@ -52,11 +57,64 @@ export interface NftPrefix {
   readonly hostBits?: boolean;
 }
 
-/** The header fields the simulator knows (`ip saddr`, `tcp dport`, …). */
+/** Header fields (`ip saddr`, `tcp dport`, `ether type`, `vlan id` …), as nft's `proto.c` names them. */
 export interface NftPayload {
   readonly kind: 'payload';
-  readonly protocol: 'ip' | 'ip6' | 'tcp' | 'udp' | 'sctp' | 'th' | 'icmp' | 'icmpv6';
+  readonly protocol: NftPayloadProtocol;
   readonly field: string;
+}
+/** The protocols of payload expressions. */
+export type NftPayloadProtocol =
+  | 'ip' | 'ip6' | 'tcp' | 'udp' | 'sctp' | 'th' | 'icmp' | 'icmpv6' | 'ether' | 'vlan' | 'arp' | 'igmp' | 'udplite' | 'dccp'
+  | 'ah' | 'esp' | 'comp';
+/** A raw payload window `@ll|nh|th,OFFSET,LENGTH` (bits). */
+export interface NftRawPayload {
+  readonly kind: 'rawpayload';
+  readonly base: 'll' | 'nh' | 'th';
+  readonly offset: number;
+  readonly length: number;
+}
+/** An IPv6 extension header field (`hbh nexthdr`, `frag more-fragments`, `rt0 addr[1]` is not read). */
+export interface NftExthdr {
+  readonly kind: 'exthdr';
+  readonly header: string;
+  /** Absent for a presence test (`exthdr hbh exists`). */
+  readonly field?: string;
+}
+/** A TCP option (`tcp option maxseg size`); without a field, its presence. */
+export interface NftTcpOption {
+  readonly kind: 'tcpopt';
+  readonly option: string;
+  readonly field?: string;
+}
+/** Routing information of the packet (`rt mtu`, `rt ip nexthop`, `rt classid`, `rt ipsec`). */
+export interface NftRt {
+  readonly kind: 'rt';
+  readonly key: 'classid' | 'nexthop' | 'mtu' | 'ipsec';
+  readonly family?: 'ip' | 'ip6';
+}
+/** `jhash EXPR mod N [seed S] [offset O]` and `symhash mod N [offset O]`. */
+export interface NftHash {
+  readonly kind: 'hash';
+  readonly mode: 'jhash' | 'symhash';
+  readonly expr?: NftSelector;
+  readonly modulus: number;
+  readonly seed?: number;
+  readonly offset: number;
+}
+/** `osf [ttl loose|skip] name|version`. */
+export interface NftOsf {
+  readonly kind: 'osf';
+  readonly key: 'name' | 'version';
+  readonly ttl?: 'loose' | 'skip';
+}
+/** `ipsec in|out [spnum N] reqid|spi|ip saddr|…`. */
+export interface NftIpsec {
+  readonly kind: 'ipsec';
+  readonly dir: 'in' | 'out';
+  readonly spnum: number;
+  readonly key: 'reqid' | 'spi' | 'saddr' | 'daddr';
+  readonly family?: 'ip' | 'ip6';
 }
 /** `meta KEY` (and the unqualified forms `mark`, `iifname`, `skuid` …). */
 export interface NftMeta {
@@ -76,10 +134,11 @@ export interface NftFib {
   readonly flags: readonly ('saddr' | 'daddr' | 'mark' | 'iif' | 'oif')[];
   readonly result: 'type' | 'oif' | 'oifname';
 }
-/** `socket transparent|mark|wildcard`. */
+/** `socket transparent|mark|wildcard|cgroupv2 level N`. */
 export interface NftSocket {
   readonly kind: 'socket';
-  readonly key: 'transparent' | 'mark' | 'wildcard';
+  readonly key: 'transparent' | 'mark' | 'wildcard' | 'cgroupv2';
+  readonly level?: number;
 }
 /** `numgen inc|random mod N [offset M]`. */
 export interface NftNumgen {
@@ -97,6 +156,15 @@ export interface NftBitwise {
   readonly operand: NftSelector;
   readonly mask: bigint;
   readonly xor: bigint;
+  readonly bits: number;
+  readonly type: NftType;
+}
+/** `EXPR << N` / `EXPR >> N` (the kernel's bitwise shift). */
+export interface NftShift {
+  readonly kind: 'shift';
+  readonly operand: NftSelector;
+  readonly op: '<<' | '>>';
+  readonly by: number;
   readonly bits: number;
   readonly type: NftType;
 }
@@ -127,16 +195,24 @@ export interface NftMapLookup {
   readonly dataType: NftType;
   readonly dataBits: number;
 }
+/** The kinds of stateful objects a table holds. */
+export type NftObjectType = 'counter' | 'quota' | 'limit' | 'ct helper' | 'ct timeout' | 'ct expectation' | 'secmark' | 'synproxy';
 /** A comma list of flags (`established,related`) folded into one bitmask value. */
 
 /** What a relational expression compares. */
-export type NftSelector = NftPayload | NftMeta | NftCt | NftFib | NftSocket | NftNumgen | NftBitwise | NftConcat;
+export type NftSelector =
+  | NftPayload | NftMeta | NftCt | NftFib | NftSocket | NftNumgen | NftBitwise | NftShift | NftConcat | NftRawPayload | NftExthdr
+  | NftTcpOption | NftRt | NftHash | NftOsf | NftIpsec;
 
 /** One key of a set or map, with its data for maps. */
 export interface NftElement {
   readonly key: readonly (NftValue | NftRange | NftPrefix)[];
-  /** For maps: the value (a verdict for verdict maps). */
-  readonly data?: NftValue | NftVerdict;
+  /** For maps: the value (a verdict for verdict maps; a concatenation or an interval for such data types). */
+  readonly data?: NftValue | NftVerdict | NftConcatValue | NftRange | NftPrefix;
+  /** `timeout 30s` (milliseconds). */
+  readonly timeout?: number;
+  /** `expires 10s` (milliseconds). */
+  readonly expires?: number;
   /** A per-element counter (`{ 22 counter, 80 }`). */
   readonly counter?: { readonly packets: number; readonly bytes: number };
   /** `comment "…"` after the key, as nft keeps it. */
@@ -176,11 +252,29 @@ export type NftStatement =
   | { readonly kind: 'reject'; readonly with?: { readonly type: 'icmp' | 'icmpv6' | 'icmpx' | 'tcp-reset'; readonly code?: string }; readonly span?: Span }
   | { readonly kind: 'nat'; readonly type: 'snat' | 'dnat' | 'masquerade' | 'redirect'; readonly family?: 'ip' | 'ip6';
       readonly addr?: NftValue | NftRange | NftPrefix | NftMapLookup; readonly port?: NftValue | NftRange | NftMapLookup;
-      readonly flags: readonly string[]; readonly span?: Span }
+      readonly flags: readonly string[]; readonly span?: Span;
+      /** `dnat ip addr . port to …`: the map gives address and port. */
+      readonly concat?: boolean;
+      /** `dnat ip interval to …` / `snat prefix to …`: the map gives a range or a prefix. */
+      readonly interval?: boolean;
+      readonly prefix?: boolean }
   | { readonly kind: 'tproxy'; readonly family?: 'ip' | 'ip6'; readonly addr?: NftValue; readonly port?: NftValue; readonly span?: Span }
-  | { readonly kind: 'mangle'; readonly target: NftMeta | NftCt; readonly value: NftValue | NftBitwise | NftMeta | NftCt | NftMapLookup | NftNumgen;
+  | { readonly kind: 'mangle'; readonly target: NftSelector; readonly value: NftValue | NftSelector | NftMapLookup | NftConcatValue;
       readonly span?: Span }
-  | { readonly kind: 'notrack'; readonly span?: Span };
+  | { readonly kind: 'notrack'; readonly span?: Span }
+  /** A named object used by a rule: `counter name "c"`, `ct helper set "ftp"`, `quota name @m` (by a map). */
+  | { readonly kind: 'objref'; readonly objType: NftObjectType; readonly name?: string; readonly map?: NftMapLookup; readonly span?: Span }
+  | { readonly kind: 'quota'; readonly over: boolean; readonly bytes: bigint; readonly used: bigint; readonly span?: Span }
+  | { readonly kind: 'connlimit'; readonly count: number; readonly over: boolean; readonly span?: Span }
+  | { readonly kind: 'queue'; readonly num?: NftValue | NftRange | NftSelector | NftMapLookup; readonly flags: readonly ('bypass' | 'fanout')[]; readonly span?: Span }
+  | { readonly kind: 'dup'; readonly addr?: NftValue | NftMapLookup; readonly dev?: NftValue | NftMapLookup; readonly span?: Span }
+  | { readonly kind: 'fwd'; readonly family?: 'ip' | 'ip6'; readonly addr?: NftValue; readonly dev: NftValue | NftMapLookup; readonly span?: Span }
+  | { readonly kind: 'synproxy'; readonly mss?: number; readonly wscale?: number; readonly flags: readonly ('timestamp' | 'sack-perm')[]; readonly span?: Span }
+  /** `add|update|delete @set { KEY [timeout T] [STATEFUL…] }` and `… @map { KEY : DATA }`. */
+  | { readonly kind: 'dynset'; readonly op: 'add' | 'update' | 'delete'; readonly set: string; readonly key: NftSelector;
+      readonly data?: NftSelector | NftValue; readonly timeout?: number; readonly stateful: readonly NftStatement[]; readonly span?: Span }
+  /** `flow add @ft` (offload to a flowtable). */
+  | { readonly kind: 'flow'; readonly flowtable: string; readonly span?: Span };
 
 /** A rule. `handle` as `nft -a list ruleset` shows it. */
 export interface NftRule {
@@ -196,6 +290,10 @@ export interface NftBaseChain {
   readonly hook: NftHook;
   readonly priority: number;
   readonly policy: 'accept' | 'drop';
+  /** `device "eth0"` / `devices = { … }` (netdev and inet ingress chains). */
+  readonly devices?: readonly string[];
+  /** `flags offload`. */
+  readonly offload?: boolean;
 }
 
 /** A chain; `base` is set for base chains. */
@@ -221,6 +319,46 @@ export interface NftSet {
   readonly comment?: string;
   readonly size?: number;
   readonly span?: Span;
+  /** `typeof EXPR …`: the key (and data) as written, listed back instead of `type`. */
+  readonly typeofKey?: readonly NftSelector[];
+  readonly typeofData?: NftSelector;
+  /** Concatenated map data (`type … : ipv4_addr . inet_service`), one type per part after the first. */
+  readonly dataConcat?: readonly NftType[];
+  /** `: interval TYPE` map data. */
+  readonly dataInterval?: boolean;
+  /** Default element timeout and garbage collection interval (milliseconds). */
+  readonly timeout?: number;
+  readonly gcInterval?: number;
+  readonly policy?: 'performance' | 'memory';
+  readonly autoMerge?: boolean;
+  /** Stateful expressions every element gets (`counter`, `quota …`, `limit …`, `ct count …`). */
+  readonly stateful?: readonly NftStatement[];
+}
+
+/** A named stateful object. */
+export type NftObject = { readonly name: string; readonly handle: number; readonly comment?: string; readonly span?: Span } & (
+  | { readonly type: 'counter'; readonly packets: number; readonly bytes: number }
+  | { readonly type: 'quota'; readonly over: boolean; readonly bytes: bigint; readonly used: bigint }
+  | { readonly type: 'limit'; readonly rate: number; readonly unit: 'second' | 'minute' | 'hour' | 'day' | 'week'; readonly over: boolean;
+      readonly burst: number; readonly bytes?: boolean }
+  | { readonly type: 'ct helper'; readonly helper: string; readonly protocol: 'tcp' | 'udp'; readonly l3proto: 'ip' | 'ip6' | 'inet' }
+  | { readonly type: 'ct timeout'; readonly protocol: string; readonly l3proto: 'ip' | 'ip6' | 'inet';
+      readonly policy: readonly (readonly [string, number])[] }
+  | { readonly type: 'ct expectation'; readonly protocol: string; readonly dport: number; readonly timeout: number; readonly size: number;
+      readonly l3proto: 'ip' | 'ip6' | 'inet' }
+  | { readonly type: 'secmark'; readonly context: string }
+  | { readonly type: 'synproxy'; readonly mss: number; readonly wscale: number; readonly flags: readonly ('timestamp' | 'sack-perm')[] });
+
+/** A flowtable (`flow add @ft` offloads to it). */
+export interface NftFlowtable {
+  readonly name: string;
+  readonly handle: number;
+  readonly hook: 'ingress';
+  readonly priority: number;
+  readonly devices: readonly string[];
+  readonly counter?: boolean;
+  readonly offload?: boolean;
+  readonly span?: Span;
 }
 
 /** A table. */
@@ -230,6 +368,11 @@ export interface NftTable {
   readonly handle: number;
   readonly sets: readonly NftSet[];
   readonly chains: readonly NftChain[];
+  /** Named stateful objects, in creation order (absent: none). */
+  readonly objects?: readonly NftObject[];
+  readonly flowtables?: readonly NftFlowtable[];
+  /** `flags dormant`. */
+  readonly dormant?: boolean;
   readonly comment?: string;
   readonly span?: Span;
 }

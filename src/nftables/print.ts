@@ -1,16 +1,17 @@
 /**
  * The listing printer: an nft rule set → exactly what `nft list ruleset` (nftables 1.0.6)
- * prints. Its sources of truth are nft's `rule.c` (tables, chains, sets), `expression.c`
- * (sets, element line breaks), `netlink_delinearize.c` (protocol dependencies dropped from the
- * listing, bitwise forms) and `datatype.c` (values).
+ * prints. Its sources of truth are nft's `rule.c` (tables, objects, sets, flowtables, chains),
+ * `statement.c` (statements), `expression.c` (sets, element line breaks),
+ * `netlink_delinearize.c` (protocol dependencies dropped from the listing, bitwise forms) and
+ * `datatype.c` (values).
  *
  * @module
  */
-import { BITMASK_TYPES, UNQUALIFIED_META, allOnes, printValue, selectorType } from './datatypes.js';
-import { priorityNameFits } from './typecheck.js';
+import { BITMASK_TYPES, L4_PROTOCOLS, UNQUALIFIED_META, allOnes, payloadFields, printTime, printValue, selectorType, typeName } from './datatypes.js';
+import { priorityNameFits, standardPriorities } from './typecheck.js';
 import type {
-  NftAnonSet, NftBaseChain, NftChain, NftElement, NftPrefix, NftRange, NftRight, NftRule, NftRuleset, NftSelector, NftSet,
-  NftStatement, NftTable, NftType, NftValue, NftVerdict,
+  NftAnonSet, NftBaseChain, NftChain, NftConcatValue, NftElement, NftFamily, NftFlowtable, NftMapLookup, NftObject, NftPrefix, NftRange, NftRight,
+  NftRule, NftRuleset, NftSelector, NftSet, NftSetRef, NftStatement, NftTable, NftType, NftValue, NftVerdict,
 } from './model.js';
 import { expectArgument, expectFields } from '../model/guard.js';
 
@@ -32,23 +33,23 @@ export function printNftRuleset(ruleset: NftRuleset): string {
 export function printNftTable(t: NftTable): string {
   expectFields(t, { sets: 'array', chains: 'array' }, 'table');
   const blocks: string[] = [];
+  for (const o of t.objects ?? []) blocks.push(printObject(o));
   for (const s of t.sets) blocks.push(printSet(s, t));
+  for (const f of t.flowtables ?? []) blocks.push(printFlowtable(f));
   for (const c of t.chains) blocks.push(printChain(c, t));
+  const flags = t.dormant ? '\tflags dormant\n' : '';
   const comment = t.comment !== undefined ? `\tcomment "${t.comment}"\n` : '';
-  return `table ${t.family} ${t.name} {\n${comment}${blocks.join('\n')}}\n`;
+  return `table ${t.family} ${t.name} {\n${flags}${comment}${blocks.join('\n')}}\n`;
 }
 
-const STD_PRIORITIES: readonly (readonly [string, number])[] = [
-  ['raw', -300], ['mangle', -150], ['dstnat', -100], ['filter', 0], ['security', 50], ['srcnat', 100],
-];
-
-/** A base chain priority as nft prints it: a standard name, a name ± up to 10, or a number. */
-export function printPriority(b: NftBaseChain): string {
-  for (const [name, value] of STD_PRIORITIES) {
-    if (!priorityNameFits(name, b.hook)) continue;
+/** A base chain priority as nft prints it (`prio2str`): a standard name, a name ± up to 10, or a number. */
+export function printPriority(b: Pick<NftBaseChain, 'priority' | 'hook'>, family: NftFamily = 'inet'): string {
+  for (const [name, value] of standardPriorities(family)) {
     const off = b.priority - value;
+    if (Math.abs(off) > 10) continue;
+    if (!priorityNameFits(name, b.hook, family)) break;
     if (off === 0) return name;
-    if (Math.abs(off) <= 10) return `${name} ${off > 0 ? '+' : '-'} ${Math.abs(off)}`;
+    return `${name} ${off > 0 ? '+' : '-'} ${Math.abs(off)}`;
   }
   return String(b.priority);
 }
@@ -56,24 +57,116 @@ export function printPriority(b: NftBaseChain): string {
 function printChain(c: NftChain, t: NftTable): string {
   let out = `\tchain ${c.name} {\n`;
   if (c.comment !== undefined) out += `\t\tcomment "${c.comment}"\n`;
-  if (c.base) out += `\t\ttype ${c.base.type} hook ${c.base.hook} priority ${printPriority(c.base)}; policy ${c.base.policy};\n`;
+  if (c.base) {
+    let dev = '';
+    const devs = c.base.devices ?? [];
+    if (devs.length === 1) dev = ` device "${devs[0]}"`;
+    else if (devs.length > 1) dev = ` devices = { ${devs.join(', ')} }`;
+    out += `\t\ttype ${c.base.type} hook ${c.base.hook}${dev} priority ${printPriority(c.base, t.family)}; policy ${c.base.policy};${c.base.offload ? ' flags offload;' : ''}\n`;
+  }
   for (const r of c.rules) out += `\t\t${printNftRule(r, t)}\n`;
   return out + '\t}\n';
 }
 
-function typeName(t: NftType): string {
-  return t;
+function printFlowtable(f: NftFlowtable): string {
+  let out = `\tflowtable ${f.name} {\n`;
+  out += `\t\thook ingress priority ${printPriority({ priority: f.priority, hook: 'ingress' }, 'netdev')}\n`;
+  if (f.devices.length > 0) out += `\t\tdevices = { ${f.devices.join(', ')} }\n`;
+  if (f.offload) out += '\t\tflags offload\n';
+  if (f.counter) out += '\t\tcounter\n';
+  return out + '\t}\n';
+}
+
+/** Byte counts as nft prints them (`get_rate`): the largest of bytes, kbytes, mbytes that divides. */
+function byteUnit(v: bigint): string {
+  const units = ['bytes', 'kbytes', 'mbytes'];
+  if (v === 0n) return '0 bytes';
+  let i = 0;
+  let n = v;
+  while (i < units.length - 1 && n % 1024n === 0n) {
+    n /= 1024n;
+    i++;
+  }
+  return `${n} ${units[i]}`;
+}
+
+/** Default conntrack timeouts (`ct.c`), left out of a ct timeout's listed policy. */
+const TIMEOUT_DEFAULTS: Readonly<Record<string, readonly (readonly [string, number])[]>> = {
+  tcp: [['syn_sent', 120], ['syn_recv', 60], ['established', 432000], ['fin_wait', 120], ['close_wait', 60], ['last_ack', 30],
+    ['time_wait', 120], ['close', 10], ['syn_sent2', 120], ['retrans', 300], ['unacknowledged', 300]],
+  udp: [['unreplied', 30], ['replied', 180]],
+};
+
+function printObject(o: NftObject): string {
+  const comment = o.comment !== undefined ? `\n\t\tcomment "${o.comment}"` : '';
+  let body: string;
+  switch (o.type) {
+    case 'counter':
+      body = `\tcounter ${o.name} {${comment}\n\t\tpackets ${o.packets} bytes ${o.bytes}\n`;
+      break;
+    case 'quota':
+      body = `\tquota ${o.name} {${comment}\n\t\t${o.over ? 'over ' : ''}${byteUnit(o.bytes)}${o.used !== 0n ? ` used ${byteUnit(o.used)}` : ''}\n`;
+      break;
+    case 'secmark':
+      body = `\tsecmark ${o.name} {${comment}\n\t\t"${o.context}"\n`;
+      break;
+    case 'ct helper':
+      body = `\tct helper ${o.name} {${comment}\n\t\ttype "${o.helper}" protocol ${o.protocol}\n\t\tl3proto ${o.l3proto}\n`;
+      break;
+    case 'ct timeout': {
+      const defaults = TIMEOUT_DEFAULTS[o.protocol] ?? [];
+      const values = new Map(o.policy);
+      const shown = defaults.filter(([n, d]) => values.has(n) && values.get(n) !== d).map(([n]) => `${n} : ${values.get(n)}`);
+      body = `\tct timeout ${o.name} {${comment}\n\t\tprotocol ${o.protocol}\n\t\tl3proto ${o.l3proto}\n\t\tpolicy = { ${shown.join(', ')} }\n`;
+      break;
+    }
+    case 'ct expectation':
+      body = `\tct expectation ${o.name} {${comment}\n\t\tprotocol ${o.protocol}\n\t\tdport ${o.dport}\n\t\ttimeout ${printTime(o.timeout)}\n\t\tsize ${o.size}\n\t\tl3proto ${o.l3proto}\n`;
+      break;
+    case 'limit': {
+      let rate: string;
+      if (o.bytes) {
+        rate = `rate ${o.over ? 'over ' : ''}${byteUnit(BigInt(o.rate))}/${o.unit}${o.burst > 0 ? ` burst ${byteUnit(BigInt(o.burst))}` : ''}`;
+      } else rate = `rate ${o.over ? 'over ' : ''}${o.rate}/${o.unit}${o.burst > 0 && o.burst !== 5 ? ` burst ${o.burst} packets` : ''}`;
+      body = `\tlimit ${o.name} {${comment}\n\t\t${rate}\n`;
+      break;
+    }
+    case 'synproxy': {
+      let s = `\tsynproxy ${o.name} {${comment}`;
+      s += `\n\t\tmss ${o.mss}\n\t\twscale ${o.wscale}`;
+      if (o.flags.length > 0) s += `\n\t\t${o.flags.includes('timestamp') ? 'timestamp' : ''} ${o.flags.includes('sack-perm') ? 'sack-perm' : ''}`;
+      body = s + '\n';
+      break;
+    }
+  }
+  return body + '\t}\n';
 }
 
 function printSet(s: NftSet, t: NftTable): string {
-  void t;
   let out = `\t${s.data !== undefined ? 'map' : 'set'} ${s.name} {\n`;
-  out += `\t\ttype ${s.key.map(typeName).join(' . ')}${s.data !== undefined ? ` : ${typeName(s.data)}` : ''}\n`;
-  if (s.flags.length > 0) {
-    const order = ['constant', 'interval', 'timeout', 'dynamic'] as const;
+  const isObjMap = s.data === 'counter' || s.data === 'quota' || s.data === 'limit' || s.data === 'secmark' || s.data === 'synproxy';
+  if (s.typeofKey) {
+    out += `\t\ttypeof ${s.typeofKey.map((k) => printSelector(k)).join(' . ')}`;
+    if (s.data !== undefined) out += ` : ${s.dataInterval ? 'interval ' : ''}${s.typeofData ? printSelector(s.typeofData) : s.data === 'verdict' ? 'verdict' : typeName(s.data)}`;
+  } else {
+    out += `\t\ttype ${s.key.map(typeName).join(' . ')}`;
+    if (s.data !== undefined) out += ` : ${s.dataInterval ? 'interval ' : ''}${isObjMap ? s.data : [s.data, ...(s.dataConcat ?? [])].map(typeName).join(' . ')}`;
+  }
+  out += '\n';
+  if (!s.flags.includes('constant')) {
+    if (s.policy === 'memory') out += '\t\tpolicy memory\n';
+    if (s.size !== undefined) out += `\t\tsize ${s.size}\n`;
+  }
+  // set_print_declaration: the timeout flag alone does not print the line when there is a
+  // default timeout, but the line, once printed, has every flag.
+  if (s.flags.some((f) => !(f === 'timeout' && s.timeout !== undefined))) {
+    const order = ['constant', 'dynamic', 'interval', 'timeout'] as const;
     out += `\t\tflags ${order.filter((f) => s.flags.includes(f)).join(',')}\n`;
   }
-  if (s.size !== undefined) out += `\t\tsize ${s.size}\n`;
+  if (s.stateful && s.stateful.length > 0) out += `\t\t${s.stateful.map((x) => printStatement(x, undefined, t.family, true)).join(' ')}\n`;
+  if (s.autoMerge) out += '\t\tauto-merge\n';
+  if (s.timeout !== undefined) out += `\t\ttimeout ${printTime(s.timeout)}\n`;
+  if (s.gcInterval !== undefined) out += `\t\tgc-interval ${printTime(s.gcInterval)}\n`;
   if (s.comment !== undefined) out += `\t\tcomment "${s.comment}"\n`;
   if (s.elements.length > 0) {
     const elements = normalizeElements(s.elements, s.flags.includes('interval'), false);
@@ -119,14 +212,16 @@ function intervalPart(template: NftValue, lo: bigint, hi: bigint): KeyPart {
  * adjacent intervals merged (nft's automerge of anonymous sets).
  */
 function normalizeElements(elements: readonly NftElement[], interval: boolean, merge: boolean): NftElement[] {
-  const keyed = elements.map((e) => ({ e, k: sortKey(e.key) }));
+  const keyed = elements.map((e) => ({ e, k: sortKey(e.key, interval) }));
   keyed.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
   const sorted: NftElement[] = [];
   keyed.forEach((x, i) => {
     if (i > 0 && x.k === keyed[i - 1]!.k && (interval ? high(x.e.key[0]!) === high(keyed[i - 1]!.e.key[0]!) : true)) return;
     sorted.push(x.e);
   });
-  if (!interval || sorted.some((e) => e.key.length !== 1)) return sorted.map((e) => (interval ? { ...e, key: e.key.map((k) => intervalPart(valueOf(k), low(k), high(k))) } : e));
+  if (!interval || sorted.some((e) => e.key.length !== 1 || valueOf(e.key[0]!).type === 'ifname')) {
+    return sorted.map((e) => (interval ? { ...e, key: e.key.map((k) => (valueOf(k).type === 'ifname' ? k : intervalPart(valueOf(k), low(k), high(k)))) } : e));
+  }
   const out: { lo: bigint; hi: bigint; e: NftElement }[] = [];
   for (const e of sorted) {
     const k = e.key[0]!;
@@ -143,12 +238,15 @@ function normalizeElements(elements: readonly NftElement[], interval: boolean, m
 }
 
 /** Types nft keeps in network byte order; the others are host (little) endian. */
-const BIG_ENDIAN = new Set<NftType>(['ipv4_addr', 'ipv6_addr', 'inet_service', 'inet_proto', 'icmp_type', 'icmpv6_type', 'icmp_code', 'icmpv6_code']);
+const BIG_ENDIAN = new Set<NftType>([
+  'ipv4_addr', 'ipv6_addr', 'inet_service', 'inet_proto', 'icmp_type', 'icmpv6_type', 'icmp_code', 'icmpv6_code', 'ether_addr', 'ether_type',
+  'arp_op', 'dscp', 'ecn', 'igmp_type',
+]);
 
 function exportBytes(v: NftValue): number[] {
   const n = Math.ceil(v.bits / 8);
   const out: number[] = [];
-  if (v.type === 'ifname') {
+  if (v.type === 'ifname' || v.type === 'string') {
     const t = v.text ?? '';
     for (let i = 0; i < n; i++) out.push(i < t.length ? t.charCodeAt(i) & 0xff : 0);
     return out;
@@ -161,8 +259,18 @@ function exportBytes(v: NftValue): number[] {
  * The order nft lists set elements in (`mergesort.c`): by value; a concatenation (and a string)
  * by its bytes read as one little-endian number.
  */
-function sortKey(key: readonly KeyPart[]): bigint {
-  if (key.length === 1 && valueOf(key[0]!).type !== 'ifname') return low(key[0]!);
+function sortKey(key: readonly KeyPart[], interval: boolean): bigint {
+  // Interval sets come back from the kernel's tree in key order: names by their bytes, in order,
+  // and concatenations part by part.
+  if (key.length === 1 && (interval || (valueOf(key[0]!).type !== 'ifname' && valueOf(key[0]!).type !== 'string'))) return low(key[0]!);
+  if (interval) {
+    let v = 0n;
+    for (const k of key) {
+      const t = valueOf(k);
+      v = (v << BigInt(Math.ceil(t.bits / 32) * 32)) | low(k);
+    }
+    return v;
+  }
   const bytes = key.flatMap((k) => exportBytes(k.kind === 'value' ? k : { ...valueOf(k), value: low(k) }));
   let v = 0n;
   for (let i = bytes.length - 1; i >= 0; i--) v = (v << 8n) | BigInt(bytes[i]!);
@@ -171,15 +279,27 @@ function sortKey(key: readonly KeyPart[]): bigint {
 
 function printKeyPart(k: KeyPart): string {
   if (k.kind === 'value') return printValue(k);
-  if (k.kind === 'range') return `${printValue(k.low)}-${printValue(k.high)}`;
+  if (k.kind === 'range') return `${printValue(k.low, true)}-${printValue(k.high, true)}`;
+  // A wildcard interface name is a prefix of the name's bytes; it lists as written (`"eth*"`).
+  if (k.value.type === 'ifname' || k.value.type === 'string') return printValue(k.value);
   return `${printValue(k.value)}/${k.length}`;
 }
 
+function printData(d: NonNullable<NftElement['data']>): string {
+  if (d.kind === 'verdict') return printVerdict(d);
+  if (d.kind === 'concat-value') return d.items.map(printKeyPart).join(' . ');
+  if (d.kind === 'value' && d.type === 'string' && d.text !== undefined) return `"${d.text}"`;
+  return printKeyPart(d);
+}
+
 function printElement(e: NftElement): string {
-  const key = e.key.map(printKeyPart).join(' . ') + (e.counter ? ` counter packets ${e.counter.packets} bytes ${e.counter.bytes}` : '')
-    + (e.comment !== undefined ? ` comment "${e.comment}"` : '');
+  let key = e.key.map(printKeyPart).join(' . ');
+  if (e.timeout !== undefined) key += ` timeout ${printTime(e.timeout)}`;
+  if (e.expires !== undefined) key += ` expires ${printTime(e.expires)}`;
+  if (e.counter) key += ` counter packets ${e.counter.packets} bytes ${e.counter.bytes}`;
+  if (e.comment !== undefined) key += ` comment "${e.comment}"`;
   if (!e.data) return key;
-  return `${key} : ${e.data.kind === 'verdict' ? printVerdict(e.data) : printValue(e.data)}`;
+  return `${key} : ${printData(e.data)}`;
 }
 
 /** nft's `calculate_delim`: named sets break lines every few elements, by key type. */
@@ -202,13 +322,14 @@ function printSetElements(elements: readonly NftElement[], key: readonly NftType
   return out + ' }';
 }
 
+/** expression.c `calculate_delim`: how many elements of a type share a line. */
 function lineWidth(t: NftType): number {
   switch (t) {
-    case 'nf_proto': case 'integer': case 'inet_proto': case 'inet_service': case 'tcp_flag': case 'mark': case 'iface_index':
-    case 'uid': case 'gid': case 'ct_dir':
+    case 'nf_proto': case 'integer': case 'arp_op': case 'inet_proto': case 'inet_service': case 'tcp_flag': case 'dccp_pkttype':
+    case 'mark': case 'iface_index': case 'tc_handle': case 'uid': case 'gid': case 'ct_dir':
       return 5;
-    case 'ipv4_addr': case 'ipv6_addr': case 'ct_state': case 'ct_status': case 'pkt_type':
-      return t === 'ipv6_addr' ? 1 : 2;
+    case 'ipv4_addr': case 'ct_state': case 'ct_status': case 'pkt_type':
+      return 2;
     default:
       return 1;
   }
@@ -219,6 +340,14 @@ function printAnonSet(s: NftAnonSet): string {
   return printSetElements(elements, s.key, false, true);
 }
 
+function printMappings(m: NftAnonSet | NftSetRef): string {
+  return m.kind === 'setref' ? `@${m.name}` : printAnonSet(m);
+}
+
+function printMap(m: NftMapLookup, thAs: string | undefined): string {
+  return `${printSelector(m.key, thAs)} map ${printMappings(m.mappings)}`;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Rules
 
@@ -226,14 +355,35 @@ function printVerdict(v: NftVerdict): string {
   return v.chain !== undefined ? `${v.verdict} ${v.chain}` : v.verdict;
 }
 
+const L4_NAME: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(L4_PROTOCOLS).map(([k, v]) => [v, k]));
+
+/** The network protocol a dependency match establishes, or undefined. */
+function l3Of(s: Extract<NftStatement, { kind: 'match' }>, family: NftFamily): 'ip' | 'ip6' | 'arp' | undefined {
+  if (s.right.kind !== 'value' || (s.op !== 'implicit' && s.op !== '==')) return undefined;
+  const l = s.left;
+  const v = s.right.value;
+  if (l.kind === 'meta' && l.key === 'nfproto' && family === 'inet') return v === 2n ? 'ip' : v === 10n ? 'ip6' : undefined;
+  const ether = (l.kind === 'payload' && l.protocol === 'ether' && l.field === 'type' && family === 'bridge')
+    || (l.kind === 'meta' && l.key === 'protocol' && family === 'netdev');
+  if (ether) return v === 0x0800n ? 'ip' : v === 0x86ddn ? 'ip6' : v === 0x0806n ? 'arp' : undefined;
+  return undefined;
+}
+
 /** nft's protocol dependency: the statements nft leaves out of the listing. */
-function hiddenDependencies(stmts: readonly NftStatement[], family: NftTable['family']): Set<number> {
+function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily): Set<number> {
   const hidden = new Set<number>();
-  let l3dep: { index: number; proto: 'ip' | 'ip6' } | undefined;
+  let l3dep: { index: number; proto: 'ip' | 'ip6' | 'arp' } | undefined;
   let l4dep: { index: number; proto: number } | undefined;
-  const l4Numbers: Readonly<Record<string, number>> = { tcp: 6, udp: 17, sctp: 132, icmp: 1, icmpv6: 58 };
+  let icmpdep: { index: number; proto: string; type: bigint } | undefined;
+  let lldep: { index: number; kind: 'ether' | 'any' } | undefined;
+  const coverL3 = (proto: string): void => {
+    if (l3dep && l3dep.proto === proto) {
+      hidden.add(l3dep.index);
+      l3dep = undefined;
+    }
+  };
   stmts.forEach((s, i) => {
-    if (s.kind === 'reject' && family === 'inet' && (s.with?.type === 'icmp' || s.with?.type === 'icmpv6') && l3dep) {
+    if (s.kind === 'reject' && family !== 'ip' && family !== 'ip6' && (s.with?.type === 'icmp' || s.with?.type === 'icmpv6') && l3dep) {
       // stmt_reject_postprocess: a network protocol match still in force is the reject's dependency.
       hidden.add(l3dep.index);
       l3dep = undefined;
@@ -241,37 +391,67 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftTable['fa
     const mapKey = s.kind === 'vmap' ? s.key : s.kind === 'nat' && s.addr?.kind === 'map' ? s.addr.key : s.kind === 'mangle' && s.value.kind === 'map' ? s.value.key : undefined;
     if (mapKey) {
       for (const p of payloads(mapKey)) {
-        const n = p.protocol === 'th' ? l4dep?.proto : l4Numbers[p.protocol];
+        const n = p.protocol === 'th' ? l4dep?.proto : L4_PROTOCOLS[p.protocol];
         if (n !== undefined && l4dep && l4dep.proto === n) hidden.add(l4dep.index);
-        if ((p.protocol === 'ip' || p.protocol === 'ip6') && l3dep && l3dep.proto === p.protocol) hidden.add(l3dep.index);
+        if ((p.protocol === 'ip' || p.protocol === 'ip6' || p.protocol === 'arp') && l3dep && l3dep.proto === p.protocol) hidden.add(l3dep.index);
       }
     }
     if (s.kind !== 'match') {
       // rule_maybe_reset_payload_deps: any other statement ends what a dependency covers.
       l3dep = undefined;
       l4dep = undefined;
+      icmpdep = undefined;
       return;
     }
     const single = s.right.kind === 'value' && (s.op === 'implicit' || s.op === '==');
     const left = s.left;
-    if (single && left.kind === 'meta' && left.key === 'nfproto' && family === 'inet') {
-      const v = (s.right as NftValue).value;
-      l3dep = { index: i, proto: v === 2n ? 'ip' : 'ip6' };
+    if (left.kind === 'payload' && (left.protocol === 'icmp' || left.protocol === 'icmpv6')) {
+      // payload_may_dependency_kill_icmp: a type match that a field's own type implies.
+      const need = ICMP_SIMPLE_DEPS[left.protocol]?.[left.field];
+      if (need !== undefined && icmpdep && icmpdep.proto === left.protocol && icmpdep.type === need) {
+        hidden.add(icmpdep.index);
+        icmpdep = undefined;
+      }
+      if (left.field === 'type' && single) icmpdep = { index: i, proto: left.protocol, type: (s.right as NftValue).value };
+    }
+    const l3 = l3Of(s, family);
+    if (l3 !== undefined) {
+      l3dep = { index: i, proto: l3 };
       return;
+    }
+    // `meta iiftype ether` before a link-layer match, `meta protocol ip` in an ip table before any
+    // header match: dependencies nft drops from the listing.
+    if (single && left.kind === 'meta' && left.key === 'iiftype' && (s.right as NftValue).value === 1n && family !== 'bridge' && family !== 'netdev') {
+      lldep = { index: i, kind: 'ether' };
+      return;
+    }
+    if (single && left.kind === 'meta' && left.key === 'protocol' && ((family === 'ip' && (s.right as NftValue).value === 0x0800n) || (family === 'ip6' && (s.right as NftValue).value === 0x86ddn))) {
+      lldep = { index: i, kind: 'any' };
+      return;
+    }
+    if (lldep) {
+      const ps = payloads(left);
+      if (ps.some((p) => (lldep!.kind === 'ether' ? p.protocol === 'ether' : true))) {
+        hidden.add(lldep.index);
+        lldep = undefined;
+      }
     }
     const isL4Dep = single && ((left.kind === 'meta' && left.key === 'l4proto')
       || (left.kind === 'payload' && family === 'ip' && left.protocol === 'ip' && left.field === 'protocol')
       || (left.kind === 'payload' && family === 'ip6' && left.protocol === 'ip6' && left.field === 'nexthdr'));
     if (isL4Dep) {
-      l4dep = { index: i, proto: Number((s.right as NftValue).value) };
+      const n = Number((s.right as NftValue).value);
+      if (left.kind === 'meta' && n === 1) coverL3('ip');
+      if (left.kind === 'meta' && n === 58) coverL3('ip6');
+      l4dep = { index: i, proto: n };
       return;
     }
     for (const p of payloads(left)) {
-      if ((p.protocol === 'ip' || p.protocol === 'ip6') && l3dep && l3dep.proto === p.protocol) {
-        hidden.add(l3dep.index);
-        l3dep = undefined;
-      }
-      const n = p.protocol === 'th' ? l4dep?.proto : l4Numbers[p.protocol];
+      if (p.protocol === 'ip' || p.protocol === 'ip6' || p.protocol === 'arp') coverL3(p.protocol);
+      // ICMP implies its network protocol: a match on it is that payload's dependency too.
+      if (p.protocol === 'icmp') coverL3('ip');
+      if (p.protocol === 'icmpv6') coverL3('ip6');
+      const n = p.protocol === 'th' ? l4dep?.proto : L4_PROTOCOLS[p.protocol];
       if (n !== undefined && l4dep && l4dep.proto === n) {
         hidden.add(l4dep.index);
         l4dep = undefined;
@@ -281,17 +461,22 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftTable['fa
   return hidden;
 }
 
+/** ICMP fields that need one type, and that type (the dependency nft drops from the listing). */
+const ICMP_SIMPLE_DEPS: Readonly<Record<string, Readonly<Record<string, bigint>>>> = {
+  icmp: { gateway: 5n, mtu: 3n },
+  icmpv6: { mtu: 2n, 'max-delay': 130n, 'parameter-problem': 4n },
+};
+
 function payloads(sel: NftSelector): Extract<NftSelector, { kind: 'payload' }>[] {
   if (sel.kind === 'payload') return [sel];
-  if (sel.kind === 'bitwise') return payloads(sel.operand);
+  if (sel.kind === 'bitwise' || sel.kind === 'shift') return payloads(sel.operand);
   if (sel.kind === 'concat') return sel.items.flatMap(payloads);
   return [];
 }
 
 /** The l4 protocol a rule establishes before statement `index` (for `th` → `tcp` in listings). */
-function l4Before(stmts: readonly NftStatement[], index: number, family: NftTable['family']): number | undefined {
+function l4Before(stmts: readonly NftStatement[], index: number, family: NftFamily): number | undefined {
   let l4: number | undefined;
-  const names: Readonly<Record<string, number>> = { tcp: 6, udp: 17, sctp: 132, icmp: 1, icmpv6: 58 };
   for (let i = 0; i < index; i++) {
     const s = stmts[i]!;
     if (s.kind !== 'match') continue;
@@ -301,23 +486,21 @@ function l4Before(stmts: readonly NftStatement[], index: number, family: NftTabl
         l4 = Number(s.right.value);
       }
     }
-    for (const p of payloads(s.left)) if (names[p.protocol] !== undefined) l4 = names[p.protocol];
+    for (const p of payloads(s.left)) if (L4_PROTOCOLS[p.protocol] !== undefined) l4 = L4_PROTOCOLS[p.protocol];
   }
   return l4;
 }
 
-const L4_NAME: Readonly<Record<number, string>> = { 6: 'tcp', 17: 'udp', 132: 'sctp', 1: 'icmp', 58: 'icmpv6' };
-
-/** Header offsets and widths in bits (`proto.c`), for nft's merge of adjacent payload matches. */
-const PAYLOAD_LAYOUT: Readonly<Record<string, Readonly<Record<string, readonly [number, number]>>>> = {
-  ip: { length: [16, 16], id: [32, 16], ttl: [64, 8], protocol: [72, 8], saddr: [96, 32], daddr: [128, 32] },
-  ip6: { length: [32, 16], nexthdr: [48, 8], hoplimit: [56, 8], saddr: [64, 128], daddr: [192, 128] },
-  tcp: { sport: [0, 16], dport: [16, 16], sequence: [32, 32], flags: [104, 8], window: [112, 16] },
-  udp: { sport: [0, 16], dport: [16, 16], length: [32, 16] },
-  sctp: { sport: [0, 16], dport: [16, 16] },
-  th: { sport: [0, 16], dport: [16, 16] },
-  icmp: { type: [0, 8], code: [8, 8], id: [32, 16], sequence: [48, 16] },
-  icmpv6: { type: [0, 8], code: [8, 8], id: [32, 16], sequence: [48, 16] },
+/** Header offsets and widths in bits of the fields nft 1.0.6 merges (byte-aligned ones). */
+const MERGEABLE: Readonly<Record<string, ReadonlySet<string>>> = {
+  ip: new Set(['length', 'id', 'ttl', 'protocol', 'saddr', 'daddr']),
+  ip6: new Set(['length', 'nexthdr', 'hoplimit', 'saddr', 'daddr']),
+  tcp: new Set(['sport', 'dport', 'sequence', 'flags', 'window']),
+  udp: new Set(['sport', 'dport', 'length']),
+  sctp: new Set(['sport', 'dport']),
+  th: new Set(['sport', 'dport']),
+  icmp: new Set(['type', 'code', 'id', 'sequence']),
+  icmpv6: new Set(['type', 'code', 'id', 'sequence']),
 };
 
 /**
@@ -331,9 +514,9 @@ function mergePayloads(stmts: readonly NftStatement[]): NftStatement[] {
   const out: (NftStatement | NftStatement[] | undefined)[] = [...stmts];
   const layout = (i: number): { base: number; off: number; len: number; protocol: boolean } => {
     const p = (stmts[i] as Match).left as Extract<NftSelector, { kind: 'payload' }>;
-    const [off, len] = PAYLOAD_LAYOUT[p.protocol]![p.field]!;
+    const fld = payloadFields(p.protocol)![p.field]!;
     const protocol = (p.protocol === 'ip' && p.field === 'protocol') || (p.protocol === 'ip6' && p.field === 'nexthdr');
-    return { base: p.protocol === 'ip' || p.protocol === 'ip6' ? 1 : 2, off, len, protocol };
+    return { base: p.protocol === 'ip' || p.protocol === 'ip6' ? 1 : 2, off: fld.offset, len: fld.bits, protocol };
   };
   const eqOp = (i: number): string => ((stmts[i] as Match).op === '!=' ? '!=' : '==');
   const merge = (run: readonly number[]): void => {
@@ -369,7 +552,7 @@ function mergePayloads(stmts: readonly NftStatement[]): NftStatement[] {
       }
       return;
     }
-    if (s.left.kind === 'payload' && s.right.kind === 'value' && (s.op === 'implicit' || s.op === '==' || s.op === '!=') && !s.flagMask
+    if (s.left.kind === 'payload' && MERGEABLE[s.left.protocol]?.has(s.left.field) && s.right.kind === 'value' && (s.op === 'implicit' || s.op === '==' || s.op === '!=') && !s.flagMask
       && !(BITMASK_TYPES.has(s.right.type) && s.op === 'implicit')) run.push(i);
   });
   if (run.length >= 2) merge(run);
@@ -386,7 +569,7 @@ export function printNftRule(r: NftRule, t: Pick<NftTable, 'family'>): string {
   statements.forEach((s, i) => {
     if (hidden.has(i)) return;
     const thAs = L4_NAME[l4Before(statements, i, t.family) ?? -1];
-    parts.push(printStatement(s, thAs, t.family));
+    parts.push(printStatement(s, thAs, t.family, false));
   });
   if (r.comment !== undefined) parts.push(`comment "${r.comment}"`);
   return parts.join(' ');
@@ -409,12 +592,26 @@ function printFlagsExact(v: NftValue): string {
 export function printSelector(sel: NftSelector, thAs?: string): string {
   switch (sel.kind) {
     case 'payload': return `${sel.protocol === 'th' && thAs ? thAs : sel.protocol} ${sel.field}`;
+    case 'rawpayload': return `@${sel.base},${sel.offset},${sel.length}`;
+    case 'exthdr': return sel.field === undefined ? `exthdr ${sel.header}` : `${sel.header} ${sel.field}`;
+    case 'tcpopt': return `tcp option ${sel.option}${sel.field !== undefined ? ` ${sel.field}` : ''}`;
     case 'meta': return UNQUALIFIED_META.has(sel.key) ? sel.key : `meta ${sel.key}`;
-    case 'ct': return `ct ${sel.direction ? sel.direction + ' ' : ''}${sel.family ? sel.family + ' ' : ''}${sel.key}`;
+    case 'ct': {
+      // ct_expr_print: the direction is kept for the tuple and the per-direction counters only.
+      const dir = sel.direction && !['protocol', 'l3proto'].includes(sel.key) ? sel.direction + ' ' : '';
+      return `ct ${dir}${sel.family && sel.direction ? sel.family + ' ' : ''}${sel.key}`;
+    }
     case 'fib': return `fib ${sel.flags.join(' . ')} ${sel.result}`;
-    case 'socket': return `socket ${sel.key}`;
+    case 'socket': return sel.key === 'cgroupv2' ? `socket cgroupv2 level ${sel.level ?? 0}` : `socket ${sel.key}`;
     case 'numgen': return `numgen ${sel.mode} mod ${sel.modulus}${sel.offset ? ` offset ${sel.offset}` : ''}`;
+    case 'hash': return sel.mode === 'symhash'
+      ? `symhash mod ${sel.modulus}${sel.offset ? ` offset ${sel.offset}` : ''}`
+      : `jhash ${sel.expr ? printSelector(sel.expr, thAs) : ''} mod ${sel.modulus}${sel.seed !== undefined ? ` seed 0x${sel.seed.toString(16)}` : ''}${sel.offset ? ` offset ${sel.offset}` : ''}`;
+    case 'rt': return `rt ${sel.family && sel.key === 'nexthop' ? sel.family + ' ' : sel.key === 'nexthop' ? 'ip ' : ''}${sel.key}`;
+    case 'osf': return `osf${sel.ttl ? ` ttl ${sel.ttl}` : ''} ${sel.key}`;
+    case 'ipsec': return `ipsec ${sel.dir}${sel.spnum ? ` spnum ${sel.spnum}` : ''} ${sel.family ? sel.family + ' ' : ''}${sel.key}`;
     case 'concat': return sel.items.map((i) => printSelector(i, thAs)).join(' . ');
+    case 'shift': return sel.operand.kind === 'bitwise' ? `(${printSelector(sel.operand, thAs)}) ${sel.op} ${sel.by}` : `${printSelector(sel.operand, thAs)} ${sel.op} ${sel.by}`;
     case 'bitwise': {
       const ones = allOnes(sel.bits);
       const v = (x: bigint): string => printValue({ kind: 'value', type: sel.type, bits: sel.bits, value: x });
@@ -448,11 +645,51 @@ function printRight(r: NftRight): string {
   }
 }
 
-function printStatement(s: NftStatement, thAs: string | undefined, family: NftTable['family']): string {
+const LOG_FLAG_ORDER = ['tcp sequence', 'tcp options', 'ip options', 'skuid', 'ether'];
+
+function printLogFlags(flags: readonly string[]): string {
+  const set = new Set(flags.includes('all') ? LOG_FLAG_ORDER : flags);
+  if (LOG_FLAG_ORDER.every((f) => set.has(f))) return ' flags all';
+  let out = '';
+  const tcp = ['sequence', 'options'].filter((f) => set.has(`tcp ${f}`));
+  if (tcp.length > 0) out += ` flags tcp ${tcp.join(',')}`;
+  if (set.has('ip options')) out += ' flags ip options';
+  if (set.has('skuid')) out += ' flags skuid';
+  if (set.has('ether')) out += ' flags ether';
+  return out;
+}
+
+function printNatFlags(flags: readonly string[]): string {
+  const order = ['random', 'fully-random', 'persistent'];
+  const shown = order.filter((f) => flags.includes(f));
+  return shown.length > 0 ? ` ${shown.join(',')}` : '';
+}
+
+function printOperand(v: NftValue | NftRange | NftPrefix | NftSelector | NftMapLookup | NftConcatValue, thAs: string | undefined): string {
+  switch (v.kind) {
+    case 'value': case 'range': case 'prefix': return printKeyPart(v);
+    case 'map': return printMap(v, thAs);
+    case 'concat-value': return v.items.map(printKeyPart).join(' . ');
+    default: return printSelector(v, thAs);
+  }
+}
+
+function printStatement(s: NftStatement, thAs: string | undefined, family: NftFamily, stateless: boolean): string {
   switch (s.kind) {
     case 'match': {
       const left = printSelector(s.left, thAs);
       if (s.flagMask) return `${left} ${printRight(s.right)} / ${printValue(s.flagMask)}`;
+      if (s.left.kind === 'bitwise' && s.left.xor === 0n && BITMASK_TYPES.has(s.left.type) && s.right.kind === 'value' && (s.op === '==' || s.op === '!=' || s.op === 'implicit')) {
+        // relational_binop_postprocess: flags & F == 0 is `! F`, != 0 is `F`; flags & F == V a
+        // value / mask (flags & F == F stays as it is when F is one flag).
+        const operand = printSelector(s.left.operand, thAs);
+        const mask: NftValue = { kind: 'value', type: s.left.type, bits: s.left.bits, value: s.left.mask };
+        const neq = s.op === '!=';
+        if (s.right.value === 0n) return `${operand} ${neq ? '' : '! '}${printValue(mask)}`;
+        const single = (s.left.mask & (s.left.mask - 1n)) === 0n;
+        if (s.right.value === s.left.mask && single) return `${operand} & ${printValue(mask)} ${neq ? '!=' : '=='} ${printValue(s.right)}`;
+        return `${operand} ${neq ? '!= ' : ''}${printValue(s.right)} / ${printValue(mask)}`;
+      }
       const rt = s.right.kind === 'value' ? s.right.type : undefined;
       // `x & prefixmask == v` lists as a prefix: `meta mark 0x00000539/0`.
       if (s.left.kind === 'bitwise' && s.left.xor === 0n && s.right.kind === 'value' && (s.op === 'implicit' || s.op === '==' || s.op === '!=')) {
@@ -469,8 +706,8 @@ function printStatement(s: NftStatement, thAs: string | undefined, family: NftTa
       return `${left}${op}${printRight(s.right)}`;
     }
     case 'verdict': return printVerdict(s);
-    case 'vmap': return `${printSelector(s.key, thAs)} vmap ${s.mappings.kind === 'setref' ? `@${s.mappings.name}` : printAnonSet(s.mappings)}`;
-    case 'counter': return `counter packets ${s.packets} bytes ${s.bytes}`;
+    case 'vmap': return `${printSelector(s.key, thAs)} vmap ${printMappings(s.mappings)}`;
+    case 'counter': return stateless ? 'counter' : `counter packets ${s.packets} bytes ${s.bytes}`;
     case 'log': {
       let out = 'log';
       if (s.prefix !== undefined) out += ` prefix "${s.prefix}"`;
@@ -478,53 +715,96 @@ function printStatement(s: NftStatement, thAs: string | undefined, family: NftTa
       if (s.snaplen !== undefined) out += ` snaplen ${s.snaplen}`;
       if (s.queueThreshold !== undefined) out += ` queue-threshold ${s.queueThreshold}`;
       if (s.level !== undefined && s.level !== 'warn') out += ` level ${s.level}`;
-      if (s.flags && s.flags.length > 0) out += ` flags ${s.flags.join(',')}`;
+      if (s.flags && s.flags.length > 0) out += printLogFlags(s.flags);
       return out;
     }
     case 'limit':
-      return `limit rate ${s.over ? 'over ' : ''}${s.rate}/${s.unit}${s.burst !== 5 ? ` burst ${s.burst} packets` : ''}`;
+      if (s.bytes) return `limit rate ${s.over ? 'over ' : ''}${byteUnit(BigInt(s.rate))}/${s.unit}${s.burst !== 0 ? ` burst ${byteUnit(BigInt(s.burst))}` : ''}`;
+      return `limit rate ${s.over ? 'over ' : ''}${s.rate}/${s.unit}${s.burst !== 5 && s.burst !== 0 ? ` burst ${s.burst} packets` : ''}`;
     case 'reject': {
       if (!s.with) return 'reject';
       if (s.with.type === 'tcp-reset') return 'reject with tcp reset';
       // reject_stmt_print: the default code is left out, except that inet tables list icmp/icmpv6 in full.
-      if (s.with.code === 'port-unreachable' && (s.with.type === 'icmpx' || family !== 'inet')) return 'reject';
+      if (s.with.code === 'port-unreachable' && (s.with.type === 'icmpx' || family === 'ip' || family === 'ip6')) return 'reject';
       return `reject with ${s.with.type} ${s.with.code}`;
     }
     case 'nat': {
       let out = s.type;
-      if (s.family) out += ` ${s.family}`;
       if (s.addr || s.port) {
-        out += ' to ';
-        if (s.addr) {
-          if (s.addr.kind === 'map') out += `${printSelector(s.addr.key, thAs)} map ${s.addr.mappings.kind === 'setref' ? `@${s.addr.mappings.name}` : printAnonSet(s.addr.mappings)}`;
-          else {
-            const a = printKeyPart(s.addr);
-            out += s.port && valueOf(s.addr).type === 'ipv6_addr' ? `[${a}]` : a;
-          }
-        }
-        if (s.port && s.port.kind !== 'map') out += `:${printKeyPart(s.port)}`;
+        const fam = s.family ?? (s.concat || (s.interval && s.addr?.kind === 'map') ? (s.addr && s.addr.kind === 'map' && s.addr.dataType === 'ipv6_addr' ? 'ip6' : 'ip') : undefined);
+        if (fam) out += ` ${fam}`;
+        if (s.prefix) out += ' prefix';
+        out += ' to';
       }
-      if (s.flags.length > 0) out += ` ${s.flags.join(',')}`;
-      return out;
+      if (s.addr) {
+        out += ' ';
+        if (s.addr.kind === 'map') out += printMap(s.addr, thAs);
+        else if (s.port && s.addr.kind === 'value' && s.addr.type === 'ipv6_addr') out += `[${printValue(s.addr)}]`;
+        else {
+          // A range that is exactly a prefix lists as the prefix.
+          const a = s.addr.kind === 'range' ? intervalPart(s.addr.low, s.addr.low.value, s.addr.high.value) : s.addr;
+          if (s.port && a.kind === 'range' && a.low.type === 'ipv6_addr') out += `[${printValue(a.low)}]-[${printValue(a.high)}]`;
+          else out += printKeyPart(a);
+        }
+      }
+      if (s.port) {
+        if (!s.addr) out += ' ';
+        out += `:${s.port.kind === 'map' ? printMap(s.port, thAs) : printKeyPart(s.port)}`;
+      }
+      return out + printNatFlags(s.flags);
     }
     case 'tproxy': {
       let out = 'tproxy';
-      if (s.family) out += ` ${s.family}`;
-      out += ' to ';
-      if (s.addr) out += s.port && s.addr.type === 'ipv6_addr' ? `[${printValue(s.addr)}]` : printValue(s.addr);
-      if (s.port) out += `:${printValue(s.port)}`;
+      if (s.family && family === 'inet') out += ` ${s.family}`;
+      out += ' to';
+      if (s.addr) out += ' ' + (s.addr.type === 'ipv6_addr' ? `[${printValue(s.addr)}]` : printValue(s.addr));
+      if (s.port) out += `${s.addr ? '' : ' '}:${printValue(s.port)}`;
       return out;
     }
     case 'mangle': {
       const target = printSelector(s.target);
-      const v = s.value;
-      let value: string;
-      if (v.kind === 'value') value = printValue(v);
-      else if (v.kind === 'map') value = `${printSelector(v.key, thAs)} map ${v.mappings.kind === 'setref' ? `@${v.mappings.name}` : printAnonSet(v.mappings)}`;
-      else value = printSelector(v, thAs);
-      return `${target} set ${value}`;
+      return `${target} set ${printOperand(s.value, thAs)}`;
     }
     case 'notrack': return 'notrack';
+    case 'objref': {
+      const name = s.map ? printMap(s.map, thAs) : `"${s.name}"`;
+      switch (s.objType) {
+        case 'ct helper': return `ct helper set ${name}`;
+        case 'ct timeout': return `ct timeout set ${name}`;
+        case 'ct expectation': return `ct expectation set ${name}`;
+        case 'secmark': return `meta secmark set ${name}`;
+        default: return `${s.objType} name ${name}`;
+      }
+    }
+    case 'quota': return `quota ${s.over ? 'over ' : ''}${byteUnit(s.bytes)}${!stateless && s.used !== 0n ? ` used ${byteUnit(s.used)}` : ''}`;
+    case 'connlimit': return `ct count ${s.over ? 'over ' : ''}${s.count}`;
+    case 'queue': {
+      let out = 'queue';
+      const flags = ['bypass', 'fanout'].filter((f) => s.flags.includes(f as 'bypass'));
+      if (flags.length > 0) out += ` flags ${flags.join(',')}`;
+      out += ` to ${s.num ? printOperand(s.num, thAs) : '0'}`;
+      return out;
+    }
+    case 'dup':
+      return `dup${s.addr ? ` to ${printOperand(s.addr, thAs)}${s.dev ? ` device ${printOperand(s.dev, thAs)}` : ''}` : s.dev ? ` to ${printOperand(s.dev, thAs)}` : ''}`;
+    case 'fwd':
+      return s.addr ? `fwd ${s.family ?? 'ip'} to ${printValue(s.addr)} device ${printOperand(s.dev, thAs)}` : `fwd to ${printOperand(s.dev, thAs)}`;
+    case 'synproxy': {
+      const ts = s.flags.includes('timestamp') ? ' timestamp' : '';
+      const sack = s.flags.includes('sack-perm') ? ' sack-perm' : '';
+      if (s.mss !== undefined && s.wscale !== undefined) return `synproxy mss ${s.mss} wscale ${s.wscale}${ts}${sack}`;
+      if (s.mss !== undefined) return `synproxy mss ${s.mss}${ts}${sack}`;
+      if (s.wscale !== undefined) return `synproxy wscale ${s.wscale}${ts}${sack}`;
+      return `synproxy${ts}${sack}`;
+    }
+    case 'dynset': {
+      let out = `${s.op} @${s.set} { ${printSelector(s.key, thAs)}`;
+      if (s.timeout !== undefined) out += ` timeout ${printTime(s.timeout)}`;
+      for (const x of s.stateful) out += ` ${printStatement(x, thAs, family, true)}`;
+      if (s.data) out += ` : ${printOperand(s.data, thAs)}`;
+      return out + ' }';
+    }
+    case 'flow': return `flow add @${s.flowtable}`;
   }
 }
 

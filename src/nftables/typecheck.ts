@@ -2,19 +2,24 @@
  * Evaluation: parsed commands → the rule set the kernel holds, as nft's `evaluate.c` and the
  * kernel's transaction do it. Symbols take the type of what they are compared with, bitwise
  * operations fold into `(x & mask) ^ xor`, protocol context is tracked through a rule
- * (`conflicting protocols specified`), and commands that name missing tables, chains or sets
- * are refused at their position.
+ * (`conflicting protocols specified`), and commands that name missing tables, chains, sets or
+ * objects are refused at their position.
  *
  * @module
  */
 import { diagnostic, type Diagnostic, type ErrorCode } from '../model/errors.js';
 import type { Span } from '../model/types.js';
-import { BITMASK_TYPES, DatatypeError, allOnes, parseSymbol, selectorType } from './datatypes.js';
+import {
+  BITMASK_TYPES, DatatypeError, L4_PROTOCOLS, SETTABLE_META, allOnes, ifnameWildcardBits, parseSymbol, selectorType, typeBits, typeByName,
+  TYPE_DESCRIPTION,
+} from './datatypes.js';
 import type {
-  NftAnonSet, NftBaseChain, NftChain, NftElement, NftFamily, NftHook, NftMapLookup, NftPrefix, NftRange, NftRight, NftRule, NftRuleset,
-  NftSelector, NftSet, NftSetRef, NftStatement, NftTable, NftType, NftValue, NftVerdict,
+  NftAnonSet, NftBaseChain, NftChain, NftElement, NftFamily, NftFlowtable, NftHook, NftMapLookup, NftObject, NftPrefix,
+  NftRange, NftRight, NftRule, NftRuleset, NftSelector, NftSet, NftSetRef, NftStatement, NftTable, NftType, NftValue, NftVerdict,
 } from './model.js';
-import type { RawChainSpec, RawCommand, RawElement, RawExpr, RawSetSpec, RawStatement } from './syntax/ast.js';
+import type { RawChainSpec, RawCommand, RawElement, RawExpr, RawObjectSpec, RawOp, RawSetSpec, RawStatement } from './syntax/ast.js';
+
+export { typeBits } from './datatypes.js';
 
 class EvalError extends Error {
   readonly diag: Diagnostic;
@@ -28,32 +33,34 @@ function fail(code: ErrorCode, message: string, span?: Span, token?: string): ne
   throw new EvalError(code, message, span, token);
 }
 
-/** Set-declaration type names, their model type and width. */
-const SET_TYPES: Readonly<Record<string, { type: NftType; bits: number }>> = {
-  ipv4_addr: { type: 'ipv4_addr', bits: 32 }, ipv6_addr: { type: 'ipv6_addr', bits: 128 }, inet_service: { type: 'inet_service', bits: 16 },
-  inet_proto: { type: 'inet_proto', bits: 8 }, mark: { type: 'mark', bits: 32 }, ifname: { type: 'ifname', bits: 128 },
-  uid: { type: 'uid', bits: 32 }, gid: { type: 'gid', bits: 32 }, ct_state: { type: 'ct_state', bits: 32 },
-  iface_index: { type: 'iface_index', bits: 32 }, verdict: { type: 'verdict', bits: 0 }, nf_proto: { type: 'nf_proto', bits: 8 },
-  integer: { type: 'integer', bits: 32 },
-};
-
-/** Widths of the types. */
-export function typeBits(t: NftType): number {
-  return SET_TYPES[t]?.bits ?? 32;
-}
-
 const STD_PRIORITIES: readonly (readonly [string, number])[] = [
   ['raw', -300], ['mangle', -150], ['dstnat', -100], ['filter', 0], ['security', 50], ['srcnat', 100],
 ];
+const BRIDGE_PRIORITIES: readonly (readonly [string, number])[] = [['dstnat', -300], ['filter', -200], ['out', 100], ['srcnat', 300]];
 
-/** Whether nft uses a standard priority name at this hook (`std_prio_family_hook_compat`). */
-export function priorityNameFits(name: string, hook: NftHook): boolean {
+/** The standard priority names of a family (`std_prios`, `bridge_std_prios`). */
+export function standardPriorities(family: NftFamily): readonly (readonly [string, number])[] {
+  return family === 'bridge' ? BRIDGE_PRIORITIES : STD_PRIORITIES;
+}
+
+/** Whether nft uses a standard priority name at this hook of this family (`std_prio_family_hook_compat`). */
+export function priorityNameFits(name: string, hook: NftHook, family: NftFamily = 'inet'): boolean {
+  if (family === 'bridge') {
+    if (name === 'dstnat') return hook === 'prerouting';
+    if (name === 'filter') return true;
+    if (name === 'out') return hook === 'output';
+    if (name === 'srcnat') return hook === 'postrouting';
+    return false;
+  }
+  const inetLike = family === 'ip' || family === 'ip6' || family === 'inet';
+  if (name === 'filter') return true;
+  if (!inetLike) return false;
   if (name === 'dstnat') return hook === 'prerouting';
   if (name === 'srcnat') return hook === 'postrouting';
   return true;
 }
 
-function parsePriority(raw: RawExpr, hook: NftHook): number {
+function parsePriority(raw: RawExpr, hook: NftHook, family: NftFamily): number {
   if (raw.t !== 'sym') return fail('BAD_VALUE', 'priority must be a number or a priority name', raw.span);
   if (/^-?[0-9]+$/.test(raw.text)) {
     const n = Number(raw.text);
@@ -61,11 +68,21 @@ function parsePriority(raw: RawExpr, hook: NftHook): number {
     return n;
   }
   const m = /^([a-z]+)(?: ([+-]) ([0-9]+))?$/.exec(raw.text);
-  const std = m ? STD_PRIORITIES.find(([n]) => n === m[1]) : undefined;
-  if (!m || !std || !priorityNameFits(std[0], hook)) fail('BAD_VALUE', `'${raw.text.split(' ')[0]}' is invalid priority in this context.`, raw.span, raw.text);
+  const std = m ? standardPriorities(family).find(([n]) => n === m[1]) : undefined;
+  if (!m || !std || !priorityNameFits(std[0], hook, family)) fail('BAD_VALUE', `'${raw.text.split(' ')[0]}' is invalid priority in this context.`, raw.span, raw.text);
   const off = m[3] ? Number(m[3]) : 0;
   return std[1] + (m[2] === '-' ? -off : off);
 }
+
+/** Hooks each family has (`chain_hookname_lookup` per family). */
+const FAMILY_HOOKS: Readonly<Record<NftFamily, readonly NftHook[]>> = {
+  ip: ['prerouting', 'input', 'forward', 'output', 'postrouting'],
+  ip6: ['prerouting', 'input', 'forward', 'output', 'postrouting'],
+  inet: ['prerouting', 'input', 'forward', 'output', 'postrouting', 'ingress'],
+  bridge: ['prerouting', 'input', 'forward', 'output', 'postrouting'],
+  arp: ['input', 'output'],
+  netdev: ['ingress', 'egress'],
+};
 
 interface MTable {
   family: NftFamily;
@@ -74,6 +91,9 @@ interface MTable {
   nextHandle: number;
   sets: MSet[];
   chains: MChain[];
+  objects: NftObject[];
+  flowtables: NftFlowtable[];
+  dormant?: boolean;
   comment?: string;
   span?: Span;
 }
@@ -91,20 +111,45 @@ interface MSet {
   key: NftType[];
   keyBits: number[];
   data?: NftType;
+  dataConcat?: NftType[];
+  dataInterval?: boolean;
   flags: ('constant' | 'interval' | 'timeout' | 'dynamic')[];
   elements: NftElement[];
   comment?: string;
   size?: number;
+  /** Declared by this file (not carried over from an earlier ruleset). */
+  fresh?: boolean;
   span?: Span;
+  typeofKey?: NftSelector[];
+  typeofData?: NftSelector;
+  timeout?: number;
+  gcInterval?: number;
+  policy?: 'performance' | 'memory';
+  autoMerge?: boolean;
+  stateful?: NftStatement[];
 }
 
 /** Protocol context through one rule (nft's `proto_ctx`). */
 interface RuleContext {
   readonly family: NftFamily;
   readonly table: MTable;
-  l3?: 'ip' | 'ip6';
+  /** The network protocol (`arp` in arp tables). */
+  l3?: 'ip' | 'ip6' | 'arp';
   l4?: number;
+  /** The ICMP type a match of the rule fixed (nft's `th_dep.icmp.type`). */
+  icmpType?: number;
+  /** Dependencies nft adds in front of the statement being evaluated. */
+  pending?: NftStatement[];
 }
+
+/** ICMP fields that exist only for some types, and the match nft adds for them (`icmp_dep`). */
+const ICMP_DEPS: Readonly<Record<string, Readonly<Record<string, { readonly type: number; readonly values: readonly number[] }>>>> = {
+  icmp: { id: { type: 8, values: [0, 8] }, sequence: { type: 8, values: [0, 8] }, gateway: { type: 5, values: [5] }, mtu: { type: 3, values: [3] } },
+  icmpv6: {
+    id: { type: 128, values: [128, 129] }, sequence: { type: 128, values: [128, 129] }, mtu: { type: 2, values: [2] },
+    'max-delay': { type: 130, values: [130] }, 'parameter-problem': { type: 4, values: [4] },
+  },
+};
 
 /** Reject codes by name (`icmp_code_type`, `icmpv6_code_type`, `icmpx_code_type`). */
 const REJECT_CODES: Readonly<Record<string, readonly (readonly [string, number])[]>> = {
@@ -114,8 +159,9 @@ const REJECT_CODES: Readonly<Record<string, readonly (readonly [string, number])
   icmpx: [['no-route', 0], ['port-unreachable', 1], ['host-unreachable', 2], ['admin-prohibited', 3]],
 };
 
-const L4_NUMBERS: Readonly<Record<string, number>> = { tcp: 6, udp: 17, sctp: 132, icmp: 1, icmpv6: 58 };
-const L4_NAMES: Readonly<Record<number, string>> = { 6: 'tcp', 17: 'udp', 132: 'sctp', 1: 'icmp', 58: 'icmpv6' };
+const L4_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(L4_PROTOCOLS).map(([k, v]) => [v, k]));
+/** The protocol context after a match on a set of transport protocols (`meta l4proto { tcp, udp }`). */
+const ANY_L4 = -1;
 
 /** The result of evaluating a file's commands. */
 export interface NftEvaluation {
@@ -130,11 +176,17 @@ export interface NftEvaluation {
 export interface NftEvaluateOptions {
   /** A rule set already loaded (the namespace's state before this file). */
   readonly base?: NftRuleset;
+  /**
+   * The interfaces of the host, in ifindex order after `lo` (index 1): `iif`/`oif NAME` and
+   * `device NAME` resolve against them, as nft resolves names when it reads them. Default:
+   * a fresh network namespace, which has only `lo`.
+   */
+  readonly interfaces?: readonly string[];
 }
 
 /** Runs the commands in order against an empty (or given) rule set. Stops at the first error. */
 export function evaluateNftCommands(commands: readonly RawCommand[], options: NftEvaluateOptions = {}): NftEvaluation {
-  const ev = new Evaluator(options.base);
+  const ev = new Evaluator(options.base, options.interfaces);
   try {
     for (const c of commands) ev.command(c);
     return { ruleset: ev.result(), diagnostics: [], commitDiagnostics: ev.deferred };
@@ -149,15 +201,25 @@ class Evaluator {
   readonly deferred: Diagnostic[] = [];
   private tables: MTable[] = [];
   private nextTableHandle = 1;
+  /** Interface names by index (1: `lo`). */
+  private readonly ifaces: readonly string[];
 
-  constructor(base?: NftRuleset) {
+  constructor(base?: NftRuleset, interfaces?: readonly string[]) {
+    this.ifaces = ['lo', ...(interfaces ?? []).filter((n) => n !== 'lo')];
     if (base) {
       for (const t of base.tables) {
-        const handles = [t.handle, ...t.sets.map((s) => s.handle), ...t.chains.flatMap((c) => [c.handle, ...c.rules.map((r) => r.handle)])];
+        const handles = [t.handle, ...t.sets.map((s) => s.handle), ...(t.objects ?? []).map((o) => o.handle), ...(t.flowtables ?? []).map((f) => f.handle),
+          ...t.chains.flatMap((c) => [c.handle, ...c.rules.map((r) => r.handle)])];
         this.tables.push({
           family: t.family, name: t.name, handle: t.handle, nextHandle: Math.max(0, ...handles) + 1,
-          sets: t.sets.map((s) => ({ ...s, key: [...s.key], keyBits: s.key.map(typeBits), flags: [...s.flags], elements: [...s.elements] }) as MSet),
+          sets: t.sets.map((s) => ({
+            ...s, fresh: false, key: [...s.key], keyBits: s.key.map(typeBits), flags: [...s.flags], elements: [...s.elements],
+            ...(s.dataConcat ? { dataConcat: [...s.dataConcat] } : {}), ...(s.typeofKey ? { typeofKey: [...s.typeofKey] } : {}),
+            ...(s.stateful ? { stateful: [...s.stateful] } : {}),
+          }) as MSet),
           chains: t.chains.map((c) => ({ ...c, rules: [...c.rules] }) as MChain),
+          objects: [...(t.objects ?? [])], flowtables: [...(t.flowtables ?? [])],
+          ...(t.dormant ? { dormant: true } : {}), ...(t.comment !== undefined ? { comment: t.comment } : {}), ...(t.span ? { span: t.span } : {}),
         });
         this.nextTableHandle = Math.max(this.nextTableHandle, t.handle + 1);
       }
@@ -176,11 +238,17 @@ class Evaluator {
         sets: t.sets.map((s): NftSet => ({
           name: s.name, handle: s.handle, key: s.key, ...(s.data ? { data: s.data } : {}), flags: s.flags, elements: s.elements,
           ...(s.comment !== undefined ? { comment: s.comment } : {}), ...(s.size !== undefined ? { size: s.size } : {}), ...(s.span ? { span: s.span } : {}),
+          ...(s.dataConcat ? { dataConcat: s.dataConcat } : {}), ...(s.dataInterval ? { dataInterval: true } : {}),
+          ...(s.typeofKey ? { typeofKey: s.typeofKey } : {}), ...(s.typeofData ? { typeofData: s.typeofData } : {}),
+          ...(s.timeout !== undefined ? { timeout: s.timeout } : {}), ...(s.gcInterval !== undefined ? { gcInterval: s.gcInterval } : {}),
+          ...(s.policy ? { policy: s.policy } : {}), ...(s.autoMerge ? { autoMerge: true } : {}), ...(s.stateful ? { stateful: s.stateful } : {}),
         })),
         chains: t.chains.map((c): NftChain => ({
           name: c.name, handle: c.handle, ...(c.base ? { base: c.base } : {}), rules: c.rules,
           ...(c.comment !== undefined ? { comment: c.comment } : {}), ...(c.span ? { span: c.span } : {}),
         })),
+        ...(t.objects.length > 0 ? { objects: t.objects } : {}), ...(t.flowtables.length > 0 ? { flowtables: t.flowtables } : {}),
+        ...(t.dormant ? { dormant: true } : {}),
         ...(t.comment !== undefined ? { comment: t.comment } : {}), ...(t.span ? { span: t.span } : {}),
       })),
     };
@@ -201,26 +269,35 @@ class Evaluator {
   command(c: RawCommand): void {
     switch (c.c) {
       case 'ruleset':
-        this.tables = [];
+        this.tables = c.family === undefined ? [] : this.tables.filter((t) => t.family !== c.family);
         return;
       case 'table': return this.tableCommand(c);
       case 'chain': return this.chainCommand(c);
       case 'set': return this.setCommand(c);
       case 'element': return this.elementCommand(c);
       case 'rule': return this.ruleCommand(c);
+      case 'object': return this.objectCommand(c);
+      case 'flowtable': return this.flowtableCommand(c);
     }
   }
 
   private tableCommand(c: Extract<RawCommand, { c: 'table' }>): void {
-    const existing = this.tables.find((x) => x.family === c.family && x.name === c.table);
+    const existing = c.handle !== undefined
+      ? this.tables.find((x) => x.family === c.family && x.handle === c.handle)
+      : this.tables.find((x) => x.family === c.family && x.name === c.table);
     switch (c.op) {
       case 'add': case 'create':
         if (existing) {
           if (c.op === 'create') { this.commitFail('CHAIN_EXISTS', `Could not process rule: File exists`, c.span, c.table); return; }
+          if (c.comment !== undefined) existing.comment = c.comment;
+          if (c.dormant) existing.dormant = true;
           return;
         }
         if (c.table.length > 255) fail('BAD_VALUE', 'table name too long', c.span, c.table);
-        this.tables.push({ family: c.family, name: c.table, handle: this.nextTableHandle++, nextHandle: 1, sets: [], chains: [], ...(c.comment !== undefined ? { comment: c.comment } : {}), span: c.span });
+        this.tables.push({
+          family: c.family, name: c.table, handle: this.nextTableHandle++, nextHandle: 1, sets: [], chains: [], objects: [], flowtables: [],
+          ...(c.comment !== undefined ? { comment: c.comment } : {}), ...(c.dormant ? { dormant: true } : {}), span: c.span,
+        });
         return;
       case 'delete':
         if (!existing) { this.commitFail('UNKNOWN_TABLE', `Could not process rule: No such file or directory`, c.span, c.table); return; }
@@ -231,9 +308,8 @@ class Evaluator {
           this.commitFail('UNKNOWN_TABLE', 'Could not process rule: No such file or directory', c.span, c.table);
           return;
         }
-        const t = existing;
-        for (const ch of t.chains) ch.rules = [];
-        for (const s of t.sets) s.elements = [];
+        for (const ch of existing.chains) ch.rules = [];
+        for (const s of existing.sets) s.elements = [];
         return;
       }
     }
@@ -241,7 +317,7 @@ class Evaluator {
 
   private chainCommand(c: Extract<RawCommand, { c: 'chain' }>): void {
     const t = this.findTable(c.family, c.table, c.span);
-    const existing = chainNamed(t, c.chain);
+    const existing = c.handle !== undefined ? t.chains.find((x) => x.handle === c.handle) : chainNamed(t, c.chain);
     switch (c.op) {
       case 'add': case 'create': {
         if (c.chain.length > 255) fail('CHAIN_NAME_TOO_LONG', 'chain name too long', c.nameSpan, c.chain);
@@ -257,6 +333,7 @@ class Evaluator {
             return;
           }
           if (base && existing.base) existing.base = { ...existing.base, policy: c.spec?.policy ? base.policy : existing.base.policy };
+          if (c.spec?.comment !== undefined) existing.comment = c.spec.comment;
           return;
         }
         if (c.spec?.policy && !base) fail('BAD_POLICY', 'policy is only valid on base chains', c.spec.policy.span, c.spec.policy.policy);
@@ -268,6 +345,7 @@ class Evaluator {
       }
       case 'delete': {
         if (!existing) { this.commitFail('UNKNOWN_CHAIN', 'Could not process rule: No such file or directory', c.span, c.chain); return; }
+        if (existing.rules.length > 0) { this.commitFail('CHAIN_IN_USE', 'Could not process rule: Device or resource busy', c.span, c.chain); return; }
         t.chains = t.chains.filter((x) => x !== existing);
         return;
       }
@@ -282,19 +360,35 @@ class Evaluator {
   private baseChain(t: MTable, spec: RawChainSpec): NftBaseChain | undefined {
     if (!spec.type) return undefined;
     const { type, hook } = spec.type;
-    const priority = parsePriority(spec.type.priority, hook);
+    if (!FAMILY_HOOKS[t.family].includes(hook)) fail('BAD_VALUE', `unknown chain hook`, spec.type.hookSpan, hook);
+    const priority = parsePriority(spec.type.priority, hook, t.family);
     let policy: 'accept' | 'drop' = 'accept';
     if (spec.policy) {
       if (spec.policy.policy !== 'accept' && spec.policy.policy !== 'drop') fail('BAD_POLICY', `syntax error, unexpected ${spec.policy.policy}, expecting accept or drop`, spec.policy.span, spec.policy.policy);
       policy = spec.policy.policy;
     }
-    void t;
-    return { type, hook, priority, policy };
+    let devices: string[] | undefined;
+    if (spec.type.devices) {
+      devices = spec.type.devices.map((d) => {
+        if (d.t !== 'sym') return fail('BAD_VALUE', 'a device name expected', d.span);
+        if (d.text.length >= 16) fail('BAD_VALUE', 'Interface name too long', d.span, d.text);
+        return d.text;
+      });
+    }
+    const ingress = hook === 'ingress' || hook === 'egress';
+    if (ingress && !devices) fail('BAD_VALUE', `Missing \`device' in this chain definition`, spec.type.span, hook);
+    if (!ingress && devices) fail('BAD_VALUE', `This chain type cannot be bound to device`, spec.type.span, hook);
+    if (devices) {
+      for (const d of devices) if (!this.ifaces.includes(d)) this.commitFail('INVALID_HOOK', `Could not process rule: No such file or directory (no device ${d})`, spec.type.span, d);
+    }
+    return { type, hook, priority, policy, ...(devices ? { devices: [...new Set(devices)] } : {}), ...(spec.offload ? { offload: true } : {}) };
   }
+
+  // --- sets ---------------------------------------------------------------------------------
 
   private setCommand(c: Extract<RawCommand, { c: 'set' }>): void {
     const t = this.findTable(c.family, c.table, c.span);
-    const existing = t.sets.find((s) => s.name === c.name);
+    const existing = c.handle !== undefined ? t.sets.find((s) => s.handle === c.handle) : t.sets.find((s) => s.name === c.name);
     switch (c.op) {
       case 'add': case 'create': {
         if (existing) {
@@ -303,21 +397,52 @@ class Evaluator {
           return;
         }
         const spec = c.spec as RawSetSpec;
-        if (!spec.key) fail('BAD_VALUE', `${c.map ? 'map' : 'set'} definition does not specify key`, c.nameSpan, c.name);
+        if (c.name.length > 255) fail('BAD_VALUE', 'set name too long', c.nameSpan, c.name);
         const key: NftType[] = [];
         const keyBits: number[] = [];
-        for (const name of spec.key.types) {
-          const st = SET_TYPES[name];
-          if (!st || st.type === 'verdict') fail('UNSUPPORTED', `unknown datatype ${name}`, spec.key.span, name);
-          key.push(st.type);
-          keyBits.push(st.bits);
+        let typeofKey: NftSelector[] | undefined;
+        if (spec.key) {
+          for (const name of spec.key.types) {
+            const st = typeByName(name);
+            if (!st || st === 'verdict') fail('BAD_VALUE', `unknown datatype ${name}`, spec.key.span, name);
+            key.push(st);
+            keyBits.push(typeBits(st));
+          }
+        } else if (spec.typeofKey) {
+          const ctx: RuleContext = { family: t.family, table: t };
+          typeofKey = spec.typeofKey.exprs.map((e) => this.selectorExpr(e, ctx));
+          for (const s of typeofKey) {
+            const st = selectorType(s);
+            key.push(st.type);
+            keyBits.push(st.bits);
+          }
+        } else {
+          fail('BAD_VALUE', `${c.map ? 'map' : 'set'} definition does not specify key`, c.nameSpan, c.name);
         }
-        const set: MSet = { name: c.name, handle: t.nextHandle++, key, keyBits, flags: [], elements: [], span: c.nameSpan };
+        const set: MSet = { name: c.name, handle: t.nextHandle++, key, keyBits, flags: [], elements: [], span: c.nameSpan, ...(typeofKey ? { typeofKey } : {}) };
         if (c.map) {
-          if (!spec.data) fail('BAD_VALUE', 'map definition does not specify data type', c.nameSpan, c.name);
-          const dt = SET_TYPES[spec.data.type];
-          if (!dt) fail('UNSUPPORTED', `unknown datatype ${spec.data.type}`, spec.data.span, spec.data.type);
-          set.data = dt.type;
+          if (spec.data) {
+            const types = spec.data.types.map((name) => {
+              const dt = typeByName(name);
+              if (!dt) fail('BAD_VALUE', `unknown datatype ${name}`, spec.data!.span, name);
+              return dt;
+            });
+            set.data = types[0]!;
+            if (types.length > 1) set.dataConcat = types.slice(1);
+            if (spec.data.interval) set.dataInterval = true;
+          } else if (spec.typeofData) {
+            const ctx: RuleContext = { family: t.family, table: t };
+            const d = this.selectorExpr(spec.typeofData.expr, ctx);
+            set.typeofData = d;
+            const parts = d.kind === 'concat' ? d.items.map(selectorType) : [selectorType(d)];
+            set.data = parts[0]!.type;
+            if (parts.length > 1) set.dataConcat = parts.slice(1).map((p) => p.type);
+            if (spec.typeofData.interval) set.dataInterval = true;
+          } else if (spec.objType) {
+            set.data = spec.objType.type as NftType;
+          } else {
+            fail('BAD_VALUE', 'map definition does not specify data type', c.nameSpan, c.name);
+          }
         }
         for (const f of spec.flags) {
           if (f.flag !== 'interval' && f.flag !== 'constant' && f.flag !== 'timeout' && f.flag !== 'dynamic') fail('UNEXPECTED_TOKEN', `syntax error, unexpected ${f.flag}`, f.span, f.flag);
@@ -325,12 +450,28 @@ class Evaluator {
         }
         if (spec.comment !== undefined) set.comment = spec.comment;
         if (spec.size !== undefined) set.size = spec.size;
+        if (spec.timeout !== undefined) {
+          set.timeout = spec.timeout;
+          if (!set.flags.includes('timeout')) set.flags.push('timeout');
+        }
+        if (spec.gcInterval !== undefined) set.gcInterval = spec.gcInterval;
+        if (spec.policy !== undefined) set.policy = spec.policy;
+        if (spec.autoMerge) {
+          if (!set.flags.includes('interval')) fail('BAD_VALUE', 'auto-merge only works with interval sets', c.nameSpan, c.name);
+          set.autoMerge = true;
+        }
+        if (spec.stateful && spec.stateful.length > 0) {
+          const ctx: RuleContext = { family: t.family, table: t };
+          set.stateful = spec.stateful.map((s) => this.statement(s, ctx));
+        }
+        set.fresh = true;
         t.sets.push(set);
         if (spec.elements) this.addElements(set, spec.elements);
         return;
       }
       case 'delete':
         if (!existing) { this.commitFail('UNKNOWN_CHAIN', 'Could not process rule: No such file or directory', c.span, c.name); return; }
+        if (this.setInUse(t, existing.name)) { this.commitFail('CHAIN_IN_USE', 'Could not process rule: Device or resource busy', c.span, c.name); return; }
         t.sets = t.sets.filter((s) => s !== existing);
         return;
       case 'flush': {
@@ -341,73 +482,106 @@ class Evaluator {
     }
   }
 
+  private setInUse(t: MTable, name: string): boolean {
+    return t.chains.some((c) => c.rules.some((r) => r.statements.some((s) => JSON.stringify(s, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)).includes(`"name":"${name}"`) || (s.kind === 'dynset' && s.set === name))));
+  }
+
   private elementCommand(c: Extract<RawCommand, { c: 'element' }>): void {
     const t = this.findTable(c.family, c.table, c.span);
     const set = t.sets.find((s) => s.name === c.name);
     if (!set) fail('UNKNOWN_CHAIN', `No such file or directory; did you mean set '${c.name}'?`, c.nameSpan, c.name);
-    if (c.op === 'add') this.addElements(set, c.elements);
+    if (c.op === 'add' || c.op === 'create') this.addElements(set, c.elements, c.op === 'create');
     else {
       const ctx: RuleContext = { family: t.family, table: t };
-      const gone = this.elements(c.elements, set.key, set.keyBits, set.data, ctx, set.flags.includes('interval'));
+      const gone = this.elements(c.elements, set, ctx, true);
       const goneKeys = new Set(gone.map(keyText));
+      const before = set.elements.length;
       set.elements = set.elements.filter((e) => !goneKeys.has(keyText(e)));
+      if (set.elements.length + gone.length > before) this.commitFail('RULE_NOT_FOUND', 'Could not process rule: No such file or directory', c.elements.span);
     }
   }
 
-  private addElements(set: MSet, raw: RawExpr): void {
+  private addElements(set: MSet, raw: RawExpr, create = false): void {
     const t = this.tables.find((x) => x.sets.includes(set))!;
     const ctx: RuleContext = { family: t.family, table: t };
-    const elems = this.elements(raw, set.key, set.keyBits, set.data, ctx, set.flags.includes('interval'))
-      .map((e) => ({ ...e, key: e.key.map((k) => (k.kind === 'prefix' && k.length === k.value.bits ? k.value : k)) }));
+    const elems = this.elements(raw, set, ctx)
+      .map((e) => ({ ...e, key: e.key.map((k) => (k.kind === 'prefix' && k.length === k.value.bits && k.value.type !== 'ifname' ? k.value : k)) }));
     const spans = raw.t === 'set' ? raw.elements.map((e) => e.span) : [];
     elems.forEach((e, i) => {
-      if (!set.flags.includes('interval') && e.key.some((k) => k.kind !== 'value')) {
-        fail('BAD_VALUE', `You must add 'flags interval' to your set declaration if you want to add intervals`, spans[i] ?? raw.span);
+      const interval = e.key.find((k) => k.kind !== 'value');
+      if (!set.flags.includes('interval') && interval) {
+        fail('BAD_VALUE', `You must add 'flags interval' to your ${set.data !== undefined ? 'map' : 'set'} declaration if you want to add ${interval.kind} elements`, spans[i] ?? raw.span);
+      }
+      if ((e.timeout !== undefined || e.expires !== undefined) && !set.flags.includes('timeout')) {
+        fail('BAD_VALUE', 'set does not support timeouts', spans[i] ?? raw.span);
       }
       if (set.flags.includes('interval') && e.key.length === 1) {
         const [lo, hi] = bounds(e.key[0]!);
         for (const x of set.elements) {
           const [xl, xh] = bounds(x.key[0]!);
           if (lo === xl && hi === xh) continue;
-          if (lo <= xh && xl <= hi) fail('BAD_VALUE', 'conflicting intervals specified', spans[i] ?? raw.span);
+          if (lo <= xh && xl <= hi) {
+            if (set.autoMerge) continue;
+            fail('BAD_VALUE', 'conflicting intervals specified', spans[i] ?? raw.span);
+          }
         }
       }
       const keys = keysOf(set);
       const k = keyText(e);
       const old = keys.get(k);
+      const withStateful = set.stateful?.some((s) => s.kind === 'counter') && !e.counter ? { ...e, counter: { packets: 0, bytes: 0 } } : e;
       if (old === undefined) {
-        keys.set(k, e);
-        set.elements.push(e);
+        keys.set(k, withStateful);
+        set.elements.push(withStateful);
+      } else if (create) {
+        this.commitFail('CHAIN_EXISTS', 'Could not process rule: File exists', spans[i] ?? raw.span);
       } else if (dataText(old) !== dataText(e)) {
         // nft_add_set_elem: the key is there with other data: EEXIST, even without NLM_F_EXCL.
         this.commitFail('CHAIN_EXISTS', 'Could not process rule: File exists', spans[i] ?? raw.span);
       }
     });
+    if (set.autoMerge && set.flags.includes('interval') && set.key.length === 1 && set.data === undefined) set.elements = mergeIntervals(set.elements);
   }
 
-  private elements(raw: RawExpr, key: readonly NftType[], keyBits: readonly number[], data: NftType | undefined, ctx: RuleContext, interval: boolean): NftElement[] {
+  /** A set's or map's elements; `keyOnly`: a map's elements may be named by key alone (`delete element`). */
+  private elements(raw: RawExpr, set: MSet, ctx: RuleContext, keyOnly = false): NftElement[] {
     if (raw.t !== 'set') fail('BAD_VALUE', 'syntax error, expecting set', raw.span);
-    void interval;
-    return raw.elements.map((e) => this.element(e, key, keyBits, data, ctx));
+    return raw.elements.map((e) => this.element(e, set.key, set.keyBits, keyOnly && !e.data ? undefined : set.data, ctx, set.dataConcat, set.dataInterval));
   }
 
-  private element(e: RawElement, key: readonly NftType[], keyBits: readonly number[], data: NftType | undefined, ctx: RuleContext): NftElement {
+  private element(e: RawElement, key: readonly NftType[], keyBits: readonly number[], data: NftType | undefined, ctx: RuleContext,
+    dataConcat?: readonly NftType[], dataInterval?: boolean): NftElement {
     const parts = e.key.t === 'concat' ? e.key.items : [e.key];
+    if (e.key.t === 'sym' && e.key.text === '*' && !e.key.quoted) fail('UNSUPPORTED', 'catch-all set elements (*) are not supported', e.key.span);
     if (parts.length !== key.length) fail('BAD_VALUE', `datatype mismatch, expected ${key.length > 1 ? 'concatenation' : key[0]}`, e.key.span);
     const k = parts.map((p, i) => this.constant(p, key[i]!, keyBits[i]!, true));
-    const counter = { ...(e.counter ? { counter: e.counter } : {}), ...(e.comment !== undefined ? { comment: e.comment } : {}) };
+    const extra = {
+      ...(e.counter ? { counter: e.counter } : {}), ...(e.comment !== undefined ? { comment: e.comment } : {}),
+      ...(e.timeout !== undefined ? { timeout: e.timeout } : {}), ...(e.expires !== undefined ? { expires: e.expires } : {}),
+    };
     if (data === undefined) {
       if (e.data) fail('BAD_VALUE', 'set element has data but the set is not a map', e.data.span);
-      return { key: k, ...counter };
+      return { key: k, ...extra };
     }
     if (!e.data) fail('BAD_VALUE', 'map element needs data: KEY : VALUE', e.span);
     if (data === 'verdict') {
       if (e.data.t !== 'verdict') fail('BAD_VALUE', 'datatype mismatch, expected verdict', e.data.span);
-      return { key: k, data: this.verdict(e.data, ctx), ...counter };
+      return { key: k, data: this.verdict(e.data, ctx), ...extra };
     }
-    const v = this.constant(e.data, data, typeBits(data), false);
-    if (v.kind !== 'value') fail('BAD_VALUE', 'map data must be a single value', e.data.span);
-    return { key: k, data: v, ...counter };
+    if (isObjectType(data)) {
+      if (e.data.t !== 'sym') fail('BAD_VALUE', `an object name expected`, e.data.span);
+      return { key: k, data: { kind: 'value', type: 'string', bits: 128, value: 0n, text: e.data.text }, ...extra };
+    }
+    if (dataConcat && dataConcat.length > 0) {
+      const types = [data, ...dataConcat];
+      const dparts = e.data.t === 'concat' ? e.data.items : [e.data];
+      if (dparts.length !== types.length) fail('BAD_VALUE', 'datatype mismatch, expected concatenation', e.data.span);
+      const items = dparts.map((p, i) => this.constant(p, types[i]!, typeBits(types[i]!), !!dataInterval));
+      return { key: k, data: { kind: 'concat-value', items }, ...extra };
+    }
+    const v = this.constant(e.data, data, typeBits(data), !!dataInterval);
+    if (v.kind !== 'value' && !dataInterval) fail('BAD_VALUE', 'map data must be a single value', e.data.span);
+    return { key: k, data: v, ...extra };
   }
 
   private verdict(raw: Extract<RawExpr, { t: 'verdict' }>, ctx: RuleContext): NftVerdict {
@@ -415,35 +589,159 @@ class Evaluator {
     return { kind: 'verdict', verdict: raw.verdict, ...(raw.chain !== undefined ? { chain: raw.chain } : {}) };
   }
 
+  // --- objects and flowtables ---------------------------------------------------------------
+
+  private objectCommand(c: Extract<RawCommand, { c: 'object' }>): void {
+    const t = this.findTable(c.family, c.table, c.span);
+    const existing = c.handle !== undefined
+      ? t.objects.find((o) => o.handle === c.handle && o.type === c.objType)
+      : t.objects.find((o) => o.name === c.name && o.type === c.objType);
+    if (c.op === 'delete') {
+      if (!existing) { this.commitFail('UNKNOWN_CHAIN', 'Could not process rule: No such file or directory', c.span, c.name); return; }
+      t.objects = t.objects.filter((o) => o !== existing);
+      return;
+    }
+    if (c.name.length > 255) fail('BAD_VALUE', 'object name too long', c.nameSpan, c.name);
+    const obj = this.objectOf(c, t);
+    if (existing) {
+      if (c.op === 'create') this.commitFail('CHAIN_EXISTS', 'Could not process rule: File exists', c.span, c.name);
+      return;
+    }
+    t.objects.push(obj);
+  }
+
+  private objectOf(c: Extract<RawCommand, { c: 'object' }>, t: MTable): NftObject {
+    const spec: RawObjectSpec = c.spec ?? { type: 'counter', packets: 0, bytes: 0 };
+    const base = { name: c.name, handle: t.nextHandle++, span: c.nameSpan, ...(spec.comment !== undefined ? { comment: spec.comment } : {}) };
+    const l3 = (v: { value: string; span: Span } | undefined): 'ip' | 'ip6' | 'inet' => {
+      const fam = v?.value ?? (t.family === 'ip6' ? 'ip6' : t.family === 'inet' ? 'inet' : 'ip');
+      if (fam !== 'ip' && fam !== 'ip6' && fam !== 'inet') fail('BAD_VALUE', `l3proto ${fam}: only ip, ip6 and inet`, v?.span ?? c.span, fam);
+      return fam;
+    };
+    switch (spec.type) {
+      case 'counter': return { ...base, type: 'counter', packets: spec.packets, bytes: spec.bytes };
+      case 'quota': return { ...base, type: 'quota', over: spec.over, bytes: spec.bytes, used: spec.used };
+      case 'limit':
+        if (spec.rate === 0) fail('BAD_VALUE', 'limit rate must be greater than 0', c.span);
+        return { ...base, type: 'limit', rate: spec.rate, unit: spec.unit, over: spec.over, burst: spec.burst ?? (spec.bytes ? 0 : 5), ...(spec.bytes ? { bytes: true } : {}) };
+      case 'ct helper': {
+        if (!spec.helper) fail('BAD_VALUE', 'ct helper: missing "type"', c.nameSpan, c.name);
+        if (spec.helper.name.length >= 16) fail('BAD_VALUE', 'helper name too long', spec.helper.span, spec.helper.name);
+        if (t.family !== 'ip' && t.family !== 'ip6' && t.family !== 'inet') fail('BAD_VALUE', 'ct helpers are for ip, ip6 and inet tables', c.span);
+        return { ...base, type: 'ct helper', helper: spec.helper.name, protocol: spec.helper.protocol as 'tcp', l3proto: l3(spec.l3proto) };
+      }
+      case 'ct timeout':
+        if (!spec.protocol) fail('BAD_VALUE', 'ct timeout: missing protocol', c.nameSpan, c.name);
+        return { ...base, type: 'ct timeout', protocol: spec.protocol, l3proto: l3(spec.l3proto), policy: this.timeoutPolicy(spec.protocol, spec.policy, spec.policySpan ?? c.span) };
+      case 'ct expectation':
+        if (!spec.protocol) fail('BAD_VALUE', 'ct expectation: missing protocol', c.nameSpan, c.name);
+        return { ...base, type: 'ct expectation', protocol: spec.protocol, dport: spec.dport ?? 0, timeout: spec.timeout ?? 0, size: spec.size ?? 0, l3proto: l3(spec.l3proto) };
+      case 'secmark': return { ...base, type: 'secmark', context: spec.context };
+      case 'synproxy': return { ...base, type: 'synproxy', mss: spec.mss, wscale: spec.wscale, flags: spec.flags };
+    }
+  }
+
+  /** `policy = { established: 100, … }`: states by protocol (`timeout_protocol` in ct.c). */
+  private timeoutPolicy(protocol: string, policy: readonly (readonly [string, number])[], span: Span): [string, number][] {
+    const states = protocol === 'tcp'
+      ? ['syn_sent', 'syn_recv', 'established', 'fin_wait', 'close_wait', 'last_ack', 'time_wait', 'close', 'syn_sent2', 'retrans', 'unacknowledged']
+      : ['unreplied', 'replied'];
+    const out: [string, number][] = [];
+    for (const [name, value] of policy) {
+      if (!states.includes(name)) fail('BAD_VALUE', `Unknown state '${name}' for ${protocol}`, span, name);
+      out.push([name, value]);
+    }
+    return out;
+  }
+
+  private flowtableCommand(c: Extract<RawCommand, { c: 'flowtable' }>): void {
+    const t = this.findTable(c.family, c.table, c.span);
+    const existing = c.handle !== undefined ? t.flowtables.find((f) => f.handle === c.handle) : t.flowtables.find((f) => f.name === c.name);
+    if (c.op === 'delete') {
+      if (!existing) { this.commitFail('UNKNOWN_CHAIN', 'Could not process rule: No such file or directory', c.span, c.name); return; }
+      t.flowtables = t.flowtables.filter((f) => f !== existing);
+      return;
+    }
+    const spec = c.spec ?? {};
+    if (existing) {
+      if (c.op === 'create') this.commitFail('CHAIN_EXISTS', 'Could not process rule: File exists', c.span, c.name);
+      return;
+    }
+    if (!spec.hook) fail('BAD_VALUE', 'flowtable: missing hook', c.nameSpan, c.name);
+    if (spec.hook.hook !== 'ingress') fail('BAD_VALUE', `unknown flowtable hook ${spec.hook.hook}`, spec.hook.span, spec.hook.hook);
+    const priority = parsePriority(spec.hook.priority, 'ingress', 'netdev');
+    const devices = (spec.devices ?? []).map((d) => (d.t === 'sym' ? d.text : fail('BAD_VALUE', 'a device name expected', d.span)));
+    for (const d of devices) if (!this.ifaces.includes(d)) this.commitFail('INVALID_HOOK', `Could not process rule: No such file or directory (no device ${d})`, c.span, d);
+    t.flowtables.push({
+      name: c.name, handle: t.nextHandle++, hook: 'ingress', priority, devices, ...(spec.counter ? { counter: true } : {}), ...(spec.offload ? { offload: true } : {}), span: c.nameSpan,
+    });
+  }
+
+  // --- constants ----------------------------------------------------------------------------
+
   /** A constant of a type: a value, a range or a prefix. */
   private constant(raw: RawExpr, type: NftType, bits: number, allowInterval: boolean): NftValue | NftRange | NftPrefix {
-    if (raw.t === 'list' || raw.t === 'binop') {
-      if (!BITMASK_TYPES.has(type)) fail('BAD_VALUE', `Could not parse ${type}: a list of values is only valid for flags`, raw.span);
+    if (raw.t === 'list' || (raw.t === 'binop' && BITMASK_TYPES.has(type))) {
+      if (!BITMASK_TYPES.has(type)) fail('BAD_VALUE', `Could not parse ${TYPE_DESCRIPTION[type] ?? type}: a list of values is only valid for flags`, raw.span);
       return this.flags(raw, type, bits);
+    }
+    if (raw.t === 'binop') {
+      const l = this.constant(raw.left, type, bits, false);
+      const r = this.constant(raw.right, type, bits, false);
+      if (l.kind !== 'value' || r.kind !== 'value') fail('BAD_VALUE', 'Binary operation on a range or prefix', raw.span);
+      const ones = allOnes(bits);
+      let v: bigint;
+      switch (raw.op) {
+        case '&': v = l.value & r.value; break;
+        case '|': v = l.value | r.value; break;
+        case '^': v = l.value ^ r.value; break;
+        case '<<': v = (l.value << r.value) & ones; break;
+        case '>>': v = l.value >> r.value; break;
+      }
+      return { ...l, value: v };
+    }
+    if (raw.t === 'range') {
+      const lo = this.constant(raw.low, type, bits, false);
+      const hi = this.constant(raw.high, type, bits, false);
+      if (lo.kind !== 'value' || hi.kind !== 'value') fail('BAD_VALUE', 'Range bounds must be values', raw.span);
+      if (lo.value > hi.value) fail('BAD_VALUE', 'Range has zero or negative size', raw.span);
+      if (!allowInterval) fail('BAD_VALUE', 'Value must be a singleton', raw.span);
+      return { kind: 'range', low: lo, high: hi };
+    }
+    if (raw.t === 'prefix') {
+      const v = this.constant(raw.value, type, bits, false);
+      if (v.kind !== 'value') fail('BAD_VALUE', 'Prefix of a range', raw.span);
+      return this.prefixOf(v, raw.length, bits, raw.span, allowInterval);
     }
     if (raw.t !== 'sym') fail('BAD_VALUE', `syntax error, unexpected ${raw.t === 'set' ? 'set' : raw.t}, expecting value`, raw.span);
     const text = raw.text;
     const sym = (s: string): NftValue => {
       try {
-        return parseSymbol(s, type, bits, raw.quoted);
+        const v = parseSymbol(s, type, bits, raw.quoted);
+        // nft lists an index by the name of the interface that has it, if one does.
+        if (type === 'iface_index' && v.text === undefined) {
+          const name = this.ifaces[Number(v.value) - 1];
+          if (name !== undefined && v.value > 0n) return { ...v, text: name };
+        }
+        return v;
       } catch (e) {
-        if (e instanceof DatatypeError) fail('BAD_VALUE', e.message, raw.span, raw.text);
+        if (e instanceof DatatypeError) {
+          if (type === 'iface_index') {
+            const i = this.ifaces.indexOf(s);
+            if (i >= 0) return { kind: 'value', type, bits, value: BigInt(i + 1), text: s };
+          }
+          fail('BAD_VALUE', e.message, raw.span, raw.text);
+        }
         throw e;
       }
     };
-    if (!raw.quoted && (type === 'ipv4_addr' || type === 'ipv6_addr') && text.includes('/')) {
+    if (!raw.quoted && (type === 'ipv4_addr' || type === 'ipv6_addr' || type === 'mark' || type === 'devgroup' || type === 'realm' || type === 'integer') && text.includes('/')) {
       const [a, l] = text.split('/') as [string, string];
       const len = /^[0-9]+$/.test(l) ? Number(l) : NaN;
       if (!(len >= 0 && len <= bits)) fail('BAD_VALUE', `Could not parse prefix length: ${l}`, raw.span, text);
-      const v = sym(a);
-      const mask = len === 0 ? 0n : allOnes(bits) ^ allOnes(bits - len);
-      const value: NftValue = { ...v, value: v.value & mask };
-      // A full-length prefix is one address, but it makes an anonymous set an interval set.
-      if (len === bits && !allowInterval) return value;
-      if (!allowInterval && false) fail('BAD_VALUE', 'prefix not allowed here', raw.span);
-      return { kind: 'prefix', value, length: len, ...(value.value !== v.value ? { hostBits: true } : {}) };
+      return this.prefixOf(sym(a), len, bits, raw.span, allowInterval);
     }
-    if (!raw.quoted && type !== 'ifname' && text.includes('-') && !/^-/.test(text)) {
+    if (!raw.quoted && type !== 'ifname' && type !== 'string' && text.includes('-') && !/^-/.test(text)) {
       try {
         return parseSymbol(text, type, bits);
       } catch {
@@ -452,12 +750,29 @@ class Evaluator {
           const lo = sym(text.slice(0, i));
           const hi = sym(text.slice(i + 1));
           if (lo.value > hi.value) fail('BAD_VALUE', 'Range has zero or negative size', raw.span, text);
-          if (lo.value === hi.value) return lo;
+          if (!allowInterval) fail('BAD_VALUE', 'Value must be a singleton', raw.span, text);
           return { kind: 'range', low: lo, high: hi };
         }
       }
     }
+    if (type === 'ifname' || type === 'string') {
+      const v = sym(text);
+      const wild = ifnameWildcardBits(v);
+      if (wild === undefined) return v;
+      // `eth*`: the names that start with `eth`, an interval of the key (a prefix of its bytes).
+      if (!allowInterval) fail('BAD_VALUE', 'Value must be a singleton', raw.span, text);
+      return { kind: 'prefix', value: v, length: wild };
+    }
     return sym(text);
+  }
+
+  private prefixOf(v: NftValue, len: number, bits: number, span: Span, allowInterval: boolean): NftValue | NftPrefix {
+    if (len > bits) fail('BAD_VALUE', `Could not parse prefix length: ${len}`, span);
+    const mask = len === 0 ? 0n : allOnes(bits) ^ allOnes(bits - len);
+    const value: NftValue = { ...v, value: v.value & mask };
+    // A full-length prefix is one address, but it makes an anonymous set an interval set.
+    if (len === bits && !allowInterval) return value;
+    return { kind: 'prefix', value, length: len, ...(value.value !== v.value ? { hostBits: true } : {}) };
   }
 
   private flags(raw: RawExpr, type: NftType, bits: number): NftValue {
@@ -486,19 +801,34 @@ class Evaluator {
       chain.rules.splice(idx, 1);
       return;
     }
-    const ctx: RuleContext = { family: t.family, table: t, ...(t.family === 'inet' ? {} : { l3: t.family === 'ip' ? 'ip' : 'ip6' }) };
+    const ctx: RuleContext = {
+      family: t.family, table: t,
+      ...(t.family === 'ip' ? { l3: 'ip' as const } : t.family === 'ip6' ? { l3: 'ip6' as const } : t.family === 'arp' ? { l3: 'arp' as const } : {}),
+    };
     const statements: NftStatement[] = [];
     let comment: string | undefined;
+    let terminal = false;
     for (const s of c.statements) {
       if (s.t === 'comment') {
         comment = s.text;
         continue;
       }
+      // rule_evaluate: verdicts (but continue), reject, NAT, queue and fwd end the rule.
+      if (terminal) fail('BAD_VALUE', 'Statement after terminal statement has no effect', s.span);
+      if ((s.t === 'verdict' && s.verdict !== 'continue') || s.t === 'reject' || s.t === 'nat' || s.t === 'queue' || s.t === 'fwd') terminal = true;
       const before = ctx.l3;
       const st = this.statement(s, ctx);
-      if (st.kind === 'reject' && ctx.family === 'inet' && before === undefined && (st.with?.type === 'icmp' || st.with?.type === 'icmpv6')) {
+      if (ctx.pending && ctx.pending.length > 0) {
+        statements.push(...ctx.pending);
+        ctx.pending = [];
+      }
+      if (st.kind === 'reject' && st.with?.type === 'tcp-reset' && (ctx.family === 'inet' || ctx.family === 'bridge' || ctx.family === 'netdev') && ctx.l4 === undefined) {
+        // A TCP reset needs TCP: nft puts the transport protocol at the start of the rule.
+        statements.unshift({ kind: 'match', left: { kind: 'meta', key: 'l4proto' }, op: 'implicit', right: { kind: 'value', type: 'inet_proto', bits: 8, value: 6n } });
+      }
+      if (st.kind === 'reject' && (ctx.family === 'inet' || ctx.family === 'bridge' || ctx.family === 'netdev') && before === undefined && (st.with?.type === 'icmp' || st.with?.type === 'icmpv6')) {
         // nft puts the network protocol an icmp reject needs at the start of the rule.
-        statements.unshift({ kind: 'match', left: { kind: 'meta', key: 'nfproto' }, op: 'implicit', right: { kind: 'value', type: 'nf_proto', bits: 8, value: st.with.type === 'icmp' ? 2n : 10n } });
+        statements.unshift(l3Dependency(ctx.family, st.with.type === 'icmp' ? 'ip' : 'ip6'));
       }
       statements.push(st);
     }
@@ -540,11 +870,19 @@ class Evaluator {
         const { t: _t, ...rest } = s;
         void _t;
         if (rest.prefix !== undefined && rest.prefix.length > 127) fail('BAD_VALUE', 'log prefix is too long (127 characters at most)', s.span);
+        if (rest.group !== undefined && (rest.level !== undefined || rest.flags !== undefined)) fail('BAD_VALUE', 'level and flags are not supported with group', s.span);
+        if (rest.group === undefined && (rest.snaplen !== undefined || rest.queueThreshold !== undefined)) fail('BAD_VALUE', 'snaplen and queue-threshold need group', s.span);
+        if (rest.level === 'audit' && (rest.prefix !== undefined || rest.group !== undefined || rest.flags !== undefined)) fail('BAD_VALUE', "log level audit doesn't support any further options", s.span);
         return { kind: 'log', ...rest };
       }
       case 'limit': {
         if (s.rate === 0) fail('BAD_VALUE', 'limit rate must be greater than 0', s.span);
-        return { kind: 'limit', rate: s.rate, unit: s.unit, over: s.over, burst: s.burst ?? 5, span: s.span };
+        if (s.bytes) {
+          // nft_limit_init: the bucket of (rate + burst) bytes in nanoseconds of the unit must fit 64 bits.
+          const unitNs = BigInt({ second: 1, minute: 60, hour: 3600, day: 86400, week: 604800 }[s.unit]) * 1_000_000_000n;
+          if ((BigInt(s.rate) + BigInt(s.burst ?? 0)) * unitNs > (1n << 64n) - 1n) this.commitFail('BAD_VALUE', 'Could not process rule: Value too large for defined data type', s.span);
+        }
+        return { kind: 'limit', rate: s.rate, unit: s.unit, over: s.over, burst: s.burst ?? (s.bytes ? 0 : 5), ...(s.bytes ? { bytes: 'bytes' } : {}), span: s.span };
       }
       case 'reject': return this.reject(s, ctx);
       case 'nat': return this.nat(s, ctx);
@@ -552,31 +890,127 @@ class Evaluator {
       case 'mangle': return this.mangle(s, ctx);
       case 'notrack': return { kind: 'notrack', span: s.span };
       case 'comment': return fail('UNEXPECTED_TOKEN', 'comment', s.span);
+      case 'objref': return this.objref(s, ctx);
+      case 'quota': return { kind: 'quota', over: s.over, bytes: s.bytes, used: s.used, span: s.span };
+      case 'connlimit': return { kind: 'connlimit', count: s.count, over: s.over, span: s.span };
+      case 'queue': return this.queue(s, ctx);
+      case 'dup': {
+        if (ctx.family !== 'ip' && ctx.family !== 'ip6' && ctx.family !== 'inet' && ctx.family !== 'netdev') fail('BAD_VALUE', 'dup is for ip, ip6, inet and netdev tables', s.span);
+        const fam = ctx.l3 === 'ip6' ? 'ip6' : ctx.l3 === 'ip' ? 'ip' : undefined;
+        if (!fam && s.addr && ctx.family !== 'netdev') fail('BAD_VALUE', 'dup in an inet table needs the network protocol (ip or ip6 match first)', s.span);
+        const addr = s.addr ? this.stmtValue(s.addr, fam === 'ip6' ? 'ipv6_addr' : fam === 'ip' ? 'ipv4_addr' : 'iface_index', ctx) : undefined;
+        const dev = s.dev ? this.stmtValue(s.dev, 'iface_index', ctx) : undefined;
+        return { kind: 'dup', ...(addr ? { addr } : {}), ...(dev ? { dev } : {}), span: s.span };
+      }
+      case 'fwd': {
+        if (ctx.family !== 'netdev') fail('BAD_VALUE', 'fwd is only supported in the netdev family', s.span);
+        const dev = this.stmtValue(s.dev, 'iface_index', ctx);
+        const addr = s.addr ? this.stmtValue(s.addr, s.family === 'ip6' ? 'ipv6_addr' : 'ipv4_addr', ctx) : undefined;
+        return { kind: 'fwd', ...(s.family ? { family: s.family } : {}), ...(addr && addr.kind === 'value' ? { addr } : {}), dev, span: s.span };
+      }
+      case 'synproxy': return { kind: 'synproxy', ...(s.mss !== undefined ? { mss: s.mss } : {}), ...(s.wscale !== undefined ? { wscale: s.wscale } : {}), flags: s.flags, span: s.span };
+      case 'dynset': return this.dynset(s, ctx);
+      case 'flow': {
+        if (!ctx.table.flowtables.some((f) => f.name === s.flowtable)) fail('UNKNOWN_CHAIN', `No such file or directory; flowtable '${s.flowtable}' does not exist`, s.span, s.flowtable);
+        return { kind: 'flow', flowtable: s.flowtable, span: s.span };
+      }
     }
   }
 
+  /** A statement's operand: a constant or a map lookup of a type. */
+  private stmtValue(raw: RawExpr, type: NftType, ctx: RuleContext): NftValue | NftMapLookup {
+    if (raw.t === 'map') {
+      const key = this.selectorExpr(raw.key, ctx);
+      const mappings = this.mappings(raw.mappings, keyTypes(key), type, ctx, raw.span);
+      return { kind: 'map', key, mappings, dataType: type, dataBits: typeBits(type) };
+    }
+    const v = this.constant(raw, type, typeBits(type), false);
+    if (v.kind !== 'value') fail('BAD_VALUE', 'a single value expected', raw.span);
+    return v;
+  }
+
+  private objref(s: Extract<RawStatement, { t: 'objref' }>, ctx: RuleContext): NftStatement {
+    const n = s.name;
+    if (n.t === 'map') {
+      const key = this.selectorExpr(n.key, ctx);
+      const dataType: NftType = n.mappings.t === 'setref' ? (s.objType as NftType) : 'string';
+      const mappings = this.mappings(n.mappings, keyTypes(key), dataType, ctx, n.span);
+      return { kind: 'objref', objType: s.objType, map: { kind: 'map', key, mappings, dataType, dataBits: 128 }, span: s.span };
+    }
+    if (n.t !== 'sym') fail('BAD_VALUE', `${s.objType}: an object name expected`, n.span);
+    if (s.objType === 'ct helper' || s.objType === 'ct timeout' || s.objType === 'ct expectation') {
+      if (ctx.family !== 'ip' && ctx.family !== 'ip6' && ctx.family !== 'inet') fail('BAD_VALUE', `${s.objType} set: only in ip, ip6 and inet tables`, s.span);
+    }
+    const obj = ctx.table.objects.find((o) => o.name === n.text && o.type === s.objType);
+    if (!obj) this.commitFail('UNKNOWN_CHAIN', `Could not process rule: No such file or directory (no ${s.objType} "${n.text}")`, s.span, n.text);
+    return { kind: 'objref', objType: s.objType, name: n.text, span: s.span };
+  }
+
+  private queue(s: Extract<RawStatement, { t: 'queue' }>, ctx: RuleContext): NftStatement {
+    let num: NftValue | NftRange | NftSelector | NftMapLookup | undefined;
+    if (s.num) {
+      const r = s.num;
+      if (r.t === 'sel') num = this.selectorExpr(r, ctx);
+      else if (r.t === 'map') {
+        const key = this.selectorExpr(r.key, ctx);
+        num = { kind: 'map', key, mappings: this.mappings(r.mappings, keyTypes(key), 'integer', ctx, r.span), dataType: 'integer', dataBits: 16 };
+      } else {
+        const c = this.constant(r, 'integer', 32, true);
+        if (c.kind === 'prefix') fail('BAD_VALUE', 'queue numbers are a number or a range', r.span);
+        num = c;
+      }
+    }
+    if (num && (num.kind === 'value' || num.kind === 'range')) {
+      const hi = num.kind === 'value' ? num.value : num.high.value;
+      if (hi > 65535n) fail('BAD_VALUE', 'queue expression max value exceeds 65535', s.num!.span);
+    }
+    if (s.flags.includes('fanout') && num?.kind !== 'range') fail('BAD_VALUE', 'fanout requires a range to be specified', s.span);
+    return { kind: 'queue', ...(num ? { num } : {}), flags: s.flags, span: s.span };
+  }
+
+  private dynset(s: Extract<RawStatement, { t: 'dynset' }>, ctx: RuleContext): NftStatement {
+    const set = ctx.table.sets.find((x) => x.name === s.set);
+    if (!set) fail('UNKNOWN_CHAIN', `No such file or directory; did you mean set '${s.set}'?`, s.setSpan, s.set);
+    const key = this.selectorExpr(s.key, ctx);
+    checkKeyCompat(set.key, keyTypes(key).map((k) => k.type), s.span);
+    let data: NftSelector | NftValue | undefined;
+    if (s.data) {
+      if (set.data === undefined) fail('BAD_VALUE', 'set has no data: not a map', s.span);
+      data = s.data.t === 'sel' || s.data.t === 'concat' || s.data.t === 'binop' ? this.selectorExpr(s.data, ctx) : this.constant(s.data, set.data, typeBits(set.data), false) as NftValue;
+    }
+    if (s.timeout !== undefined && !set.flags.includes('timeout')) fail('BAD_VALUE', 'set does not support timeouts', s.span);
+    const stateful = s.stateful.map((x) => this.statement(x, ctx));
+    // nft_dynset: the kernel gives a set filled from the packet path without a size 65535 slots;
+    // nft marks a set it declares in the same file as dynamic (one declared by an earlier file
+    // keeps its flags: checked against nft 1.0.6 on this kernel).
+    if (set.size === undefined) set.size = 65535;
+    if (set.fresh === true && !set.flags.includes('dynamic')) set.flags.push('dynamic');
+    return { kind: 'dynset', op: s.op, set: s.set, key, ...(data ? { data } : {}), ...(s.timeout !== undefined ? { timeout: s.timeout } : {}), stateful, span: s.span };
+  }
+
   private reject(s: Extract<RawStatement, { t: 'reject' }>, ctx: RuleContext): NftStatement {
+    if (ctx.family === 'arp') fail('BAD_VALUE', 'reject is not supported in the arp family', s.span);
     if (!s.with) {
       // nft picks the ICMP flavour from the family or the rule's network protocol.
-      const l3 = ctx.family === 'inet' ? ctx.l3 : ctx.family;
+      const l3 = ctx.family === 'ip' || ctx.family === 'ip6' ? ctx.family : ctx.l3;
       const type = l3 === 'ip' ? 'icmp' : l3 === 'ip6' ? 'icmpv6' : 'icmpx';
       return { kind: 'reject', with: { type, code: 'port-unreachable' }, span: s.span };
     }
     if (s.with.type === 'tcp-reset') {
-      if (ctx.l4 !== undefined && ctx.l4 !== 6) fail('BAD_VALUE', 'conflicting protocols specified: tcp vs. ' + (L4_NAMES[ctx.l4] ?? ctx.l4), s.span);
+      if (ctx.l4 !== undefined && ctx.l4 !== 6 && ctx.l4 !== ANY_L4) fail('BAD_VALUE', 'conflicting protocols specified: tcp vs. ' + (L4_NAMES[ctx.l4] ?? ctx.l4), s.span);
       return { kind: 'reject', with: { type: 'tcp-reset' }, span: s.span };
     }
     const type = s.with.type;
     if (type === 'icmp' && ctx.l3 === 'ip6') fail('BAD_VALUE', 'conflicting protocols specified: ip6 vs. ip', s.span);
     if (type === 'icmpv6' && ctx.l3 === 'ip') fail('BAD_VALUE', 'conflicting protocols specified: ip vs. ip6', s.span);
-    if (type === 'icmpx' && ctx.family !== 'inet') fail('BAD_VALUE', 'icmpx reject codes are for inet tables', s.span);
+    if (type === 'icmpx' && (ctx.family === 'ip' || ctx.family === 'ip6')) fail('BAD_VALUE', 'icmpx reject codes are for inet, bridge and netdev tables', s.span);
     const raw = s.with.code!;
     const names = REJECT_CODES[type]!;
     const text = raw.t === 'sym' ? raw.text : '';
     const byNumber = /^[0-9]+$/.test(text) ? names.find(([, n]) => n === Number(text)) : undefined;
     const hit = byNumber ?? names.find(([n]) => n === text);
     if (!hit) fail('BAD_VALUE', `Could not parse ${type === 'icmpx' ? 'ICMPX' : type === 'icmp' ? 'ICMP' : 'ICMPv6'} code`, raw.span, text);
-    if (ctx.family === 'inet') {
+    if (ctx.family !== 'ip' && ctx.family !== 'ip6') {
       if (type === 'icmp') ctx.l3 = 'ip';
       if (type === 'icmpv6') ctx.l3 = 'ip6';
     }
@@ -584,16 +1018,20 @@ class Evaluator {
   }
 
   private nat(s: Extract<RawStatement, { t: 'nat' }>, ctx: RuleContext): NftStatement {
+    if (ctx.family !== 'ip' && ctx.family !== 'ip6' && ctx.family !== 'inet') fail('BAD_VALUE', `${s.type} is only supported in ip, ip6 and inet tables`, s.span);
     let family = s.family;
     if (family && ctx.family !== 'inet' && family !== ctx.family) fail('BAD_VALUE', `conflicting protocols specified: ${ctx.family} vs. ${family}`, s.span);
     if (s.port && ctx.l4 === undefined) {
       fail('BAD_VALUE', 'transport protocol mapping is only valid after transport protocol match', s.port.span);
     }
     let addr: NftValue | NftRange | NftPrefix | NftMapLookup | undefined;
+    let port: NftValue | NftRange | NftMapLookup | undefined;
+    const flags = [...s.flags];
     if (s.addr) {
       if (ctx.family === 'inet' && !family) {
-        if (ctx.l3) family = ctx.l3;
+        if (ctx.l3 === 'ip' || ctx.l3 === 'ip6') family = ctx.l3;
         else if (s.addr.t === 'sym') family = s.addr.text.includes(':') ? 'ip6' : 'ip';
+        else if (s.addr.t === 'range' && s.addr.low.t === 'sym') family = s.addr.low.text.includes(':') ? 'ip6' : 'ip';
       }
       const fam = ctx.family === 'inet' ? family : ctx.family;
       if (!fam) fail('BAD_VALUE', `specify \`${s.type} ip\` or '${s.type} ip6' in inet table to disambiguate`, s.span);
@@ -602,24 +1040,50 @@ class Evaluator {
       const bits = fam === 'ip6' ? 128 : 32;
       if (s.addr.t === 'map') {
         const key = this.selectorExpr(s.addr.key, ctx);
-        const mappings = this.mappings(s.addr.mappings, keyTypes(key), type, ctx, s.addr.span);
-        addr = { kind: 'map', key, mappings, dataType: type, dataBits: bits };
+        // `dnat ip to … map { KEY : ADDR . PORT }`: a map to address and port is an addr . port NAT.
+        const m = s.addr.mappings;
+        const concatData = s.concat || (m.t === 'set' && m.elements.some((e) => e.data?.t === 'concat'))
+          || (m.t === 'setref' && (ctx.table.sets.find((x) => x.name === m.name)?.dataConcat?.length ?? 0) > 0 && !s.interval && !s.prefix);
+        if (concatData) {
+          if (ctx.l4 === undefined) fail('BAD_VALUE', 'transport protocol mapping is only valid after transport protocol match', s.addr.span);
+          const mappings = this.concatMappings(s.addr.mappings, keyTypes(key), [type, 'inet_service'], ctx, s.addr.span, true);
+          addr = { kind: 'map', key, mappings, dataType: type, dataBits: bits };
+        } else {
+          const mappings = this.mappings(s.addr.mappings, keyTypes(key), type, ctx, s.addr.span, true);
+          addr = { kind: 'map', key, mappings, dataType: type, dataBits: bits };
+        }
+        if (s.prefix && !flags.includes('netmap')) flags.push('netmap');
       } else {
+        if (s.concat) fail('BAD_VALUE', 'addr . port needs a map', s.addr.span);
         addr = this.constant(s.addr, type, bits, true);
         if (addr.kind === 'prefix' && addr.length === bits) addr = addr.value;
+        if (s.prefix && addr.kind !== 'prefix') fail('BAD_VALUE', 'prefix NAT needs an address prefix', s.addr.span);
+      }
+    } else if (s.type === 'snat' || s.type === 'dnat') {
+      if (!s.port) fail('UNEXPECTED_TOKEN', `syntax error, ${s.type} needs an address`, s.span);
+      if (ctx.family === 'inet' && !family) fail('BAD_VALUE', `specify \`${s.type} ip\` or '${s.type} ip6' in inet table to disambiguate`, s.span);
+    }
+    if (s.port) {
+      if (s.port.t === 'map') {
+        const key = this.selectorExpr(s.port.key, ctx);
+        port = { kind: 'map', key, mappings: this.mappings(s.port.mappings, keyTypes(key), 'inet_service', ctx, s.port.span), dataType: 'inet_service', dataBits: 16 };
+      } else {
+        const p = this.constant(s.port, 'inet_service', 16, true);
+        if (p.kind === 'prefix') fail('BAD_VALUE', 'port ranges are written low-high', s.port.span);
+        port = p.kind === 'range' && p.low.value === p.high.value ? p.low : p;
       }
     }
-    let port: NftValue | NftRange | undefined;
-    if (s.port) {
-      const p = this.constant(s.port, 'inet_service', 16, true);
-      if (p.kind === 'prefix') fail('BAD_VALUE', 'port ranges are written low-high', s.port.span);
-      port = p;
-    }
     const inetFamily = ctx.family === 'inet' && (s.type === 'snat' || s.type === 'dnat') ? family : undefined;
-    return { kind: 'nat', type: s.type, ...(inetFamily ? { family: inetFamily } : {}), ...(addr ? { addr } : {}), ...(port ? { port } : {}), flags: s.flags, span: s.span };
+    const concat = s.concat || (addr?.kind === 'map' && (addr.mappings.kind === 'set' ? addr.mappings.elements.some((e) => e.data?.kind === 'concat-value')
+      : (ctx.table.sets.find((x) => x.name === (addr.mappings as NftSetRef).name)?.dataConcat?.length ?? 0) > 0));
+    return {
+      kind: 'nat', type: s.type, ...(inetFamily ? { family: inetFamily } : {}), ...(addr ? { addr } : {}), ...(port ? { port } : {}), flags, span: s.span,
+      ...(concat ? { concat: true } : {}), ...(s.interval ? { interval: true } : {}), ...(s.prefix ? { prefix: true } : {}),
+    };
   }
 
   private tproxy(s: Extract<RawStatement, { t: 'tproxy' }>, ctx: RuleContext): NftStatement {
+    if (ctx.family !== 'ip' && ctx.family !== 'ip6' && ctx.family !== 'inet') fail('BAD_VALUE', 'tproxy is only supported in ip, ip6 and inet tables', s.span);
     if (ctx.l4 === undefined) fail('BAD_VALUE', 'transparent proxy support requires transport protocol match', s.span);
     let family = s.family;
     if (ctx.family !== 'inet') {
@@ -639,20 +1103,31 @@ class Evaluator {
 
   private mangle(s: Extract<RawStatement, { t: 'mangle' }>, ctx: RuleContext): NftStatement {
     const target = s.target;
-    if (target.t !== 'sel' || (target.sel.kind !== 'meta' && target.sel.kind !== 'ct')) fail('UNSUPPORTED', 'only meta and ct keys can be set', s.span);
+    if (target.t !== 'sel') fail('BAD_VALUE', 'only header fields, meta and ct keys can be set', s.span);
     const sel = target.sel;
-    const settable = sel.kind === 'meta' ? ['mark'].includes(sel.key) : ['mark', 'zone'].includes(sel.key) && !sel.direction;
-    if (!settable) fail('UNSUPPORTED', `${sel.kind} ${sel.key} cannot be set by netfilter-sim`, target.span);
+    switch (sel.kind) {
+      case 'meta':
+        if (!SETTABLE_META.has(sel.key)) fail('BAD_VALUE', `meta ${sel.key} cannot be set`, target.span);
+        break;
+      case 'ct':
+        if (!['mark', 'zone', 'event', 'label', 'secmark'].includes(sel.key)) fail('BAD_VALUE', `ct ${sel.key} cannot be set`, target.span);
+        if (sel.direction && sel.key !== 'zone') fail('BAD_VALUE', `ct ${sel.key} cannot be set with a direction`, target.span);
+        break;
+      case 'payload': case 'exthdr': case 'tcpopt':
+        this.context(sel, target.span, ctx);
+        if (sel.kind === 'tcpopt' && (sel.field === undefined || sel.field === 'kind')) fail('BAD_VALUE', 'tcp option kind cannot be set', target.span);
+        break;
+      default:
+        fail('BAD_VALUE', `${sel.kind} expressions cannot be set`, target.span);
+    }
     const st = selectorType(sel);
     const v = s.value;
-    if (v.t === 'sel') {
-      const src = v.sel;
-      if (src.kind !== 'meta' && src.kind !== 'ct' && src.kind !== 'numgen') fail('BAD_VALUE', 'datatype mismatch', v.span);
-      return { kind: 'mangle', target: sel, value: this.selectorExpr(v, ctx) as NftStatement & never, span: s.span };
+    if (v.t === 'sel' || v.t === 'concat') {
+      const src = this.selectorExpr(v, ctx);
+      return { kind: 'mangle', target: sel, value: src, span: s.span };
     }
-    if (v.t === 'binop') {
+    if (v.t === 'binop' && containsSelector(v)) {
       const b = this.selectorExpr(v, ctx);
-      if (b.kind !== 'bitwise') fail('BAD_VALUE', 'bitwise expression expected', v.span);
       return { kind: 'mangle', target: sel, value: b, span: s.span };
     }
     if (v.t === 'map') {
@@ -665,17 +1140,43 @@ class Evaluator {
     return { kind: 'mangle', target: sel, value: c, span: s.span };
   }
 
-  private mappings(raw: RawExpr, key: readonly { type: NftType; bits: number }[], data: NftType, ctx: RuleContext, span: Span): NftAnonSet | NftSetRef {
+  private mappings(raw: RawExpr, key: readonly { type: NftType; bits: number }[], data: NftType, ctx: RuleContext, span: Span, interval = false): NftAnonSet | NftSetRef {
     if (raw.t === 'setref') {
       const set = ctx.table.sets.find((s) => s.name === raw.name);
       if (!set) fail('UNKNOWN_CHAIN', `No such file or directory; did you mean map '${raw.name}'?`, raw.span, raw.name);
       if (set.data === undefined) fail('BAD_VALUE', `Expression is not a map`, raw.span, raw.name);
-      if (set.data !== data && !(data === 'mark' && set.data === 'mark')) fail('BAD_VALUE', `datatype mismatch, map expects ${set.data}, mapping expression has type ${data}`, raw.span, raw.name);
+      if (set.data !== data && !(isIntegerLike(set.data) && isIntegerLike(data))) fail('BAD_VALUE', `datatype mismatch, map expects ${set.data}, mapping expression has type ${data}`, raw.span, raw.name);
       checkKeyCompat(set.key, key.map((k) => k.type), raw.span);
       return { kind: 'setref', name: raw.name };
     }
     if (raw.t !== 'set') fail('BAD_VALUE', 'map expects a set of mappings', raw.span);
-    const elements = raw.elements.map((e) => this.element(e, key.map((k) => k.type), key.map((k) => k.bits), data, ctx));
+    const elements = raw.elements.map((e) => this.element(e, key.map((k) => k.type), key.map((k) => k.bits), data, ctx, undefined, interval));
+    if (elements.length === 0) fail('BAD_VALUE', 'empty map', span);
+    // An anonymous map's intervals cannot overlap: the data of the overlap would be ambiguous.
+    elements.forEach((e, i) => {
+      if (e.key.length !== 1 || e.key[0]!.kind === 'value') return;
+      const [lo, hi] = bounds(e.key[0]!);
+      for (let j = 0; j < i; j++) {
+        const o = elements[j]!;
+        if (o.key.length !== 1) continue;
+        const [ol, oh] = bounds(o.key[0]!);
+        if (lo <= oh && ol <= hi) fail('BAD_VALUE', 'conflicting intervals specified', raw.elements[i]!.span);
+      }
+    });
+    return { kind: 'set', elements, key: key.map((k) => k.type), interval: elements.some((e) => e.key.some((k) => k.kind !== 'value')) };
+  }
+
+  /** Mappings whose data is a concatenation (`… : 10.0.0.3 . 8080`). */
+  private concatMappings(raw: RawExpr, key: readonly { type: NftType; bits: number }[], data: readonly NftType[], ctx: RuleContext, span: Span, interval = false): NftAnonSet | NftSetRef {
+    if (raw.t === 'setref') {
+      const set = ctx.table.sets.find((s) => s.name === raw.name);
+      if (!set) fail('UNKNOWN_CHAIN', `No such file or directory; did you mean map '${raw.name}'?`, raw.span, raw.name);
+      if (set.data === undefined || set.data !== data[0] || (set.dataConcat ?? []).join() !== data.slice(1).join()) fail('BAD_VALUE', 'datatype mismatch, map data is not address . port', raw.span, raw.name);
+      checkKeyCompat(set.key, key.map((k) => k.type), raw.span);
+      return { kind: 'setref', name: raw.name };
+    }
+    if (raw.t !== 'set') fail('BAD_VALUE', 'map expects a set of mappings', raw.span);
+    const elements = raw.elements.map((e) => this.element(e, key.map((k) => k.type), key.map((k) => k.bits), data[0]!, ctx, data.slice(1), interval));
     if (elements.length === 0) fail('BAD_VALUE', 'empty map', span);
     return { kind: 'set', elements, key: key.map((k) => k.type), interval: elements.some((e) => e.key.some((k) => k.kind !== 'value')) };
   }
@@ -685,21 +1186,25 @@ class Evaluator {
     switch (raw.t) {
       case 'sel':
         this.context(raw.sel, raw.span, ctx);
+        if (raw.sel.kind === 'hash' && raw.sel.expr) this.contextOf(raw.sel.expr, raw.span, ctx);
         return raw.sel;
       case 'concat':
         return { kind: 'concat', items: raw.items.map((i) => this.selectorExpr(i, ctx)) };
       case 'binop': {
         const left = this.selectorExpr(raw.left, ctx);
         const st = selectorType(left);
-        if (left.kind === 'concat') fail('BAD_VALUE', 'bitwise operations on concatenations are not supported', raw.span);
+        if (left.kind === 'concat') fail('BAD_VALUE', 'Binary operation (&, |, ^) is not supported on concatenations', raw.span);
+        if (st.type === 'ifname' || st.type === 'string') fail('BAD_VALUE', 'Binary operation is not supported for string types', raw.span);
+        if (raw.op === '<<' || raw.op === '>>') {
+          const by = this.constant(raw.right, 'integer', 32, false);
+          if (by.kind !== 'value') fail('BAD_VALUE', 'a shift takes a number', raw.right.span);
+          return { kind: 'shift', operand: left, op: raw.op, by: Number(by.value), bits: st.bits, type: st.type };
+        }
         const ones = allOnes(st.bits);
         const operand = left.kind === 'bitwise' ? left.operand : left;
         let mask = left.kind === 'bitwise' ? left.mask : ones;
         let xor = left.kind === 'bitwise' ? left.xor : 0n;
-        if (st.type === 'ifname' || st.type === 'ipv4_addr' || st.type === 'ipv6_addr' || st.type === 'inet_service') {
-          if (st.type === 'ifname') fail('BAD_VALUE', 'Binary operation is not supported for string types', raw.span);
-        }
-        const c = this.flags(raw.right, st.type === 'ct_state' || st.type === 'tcp_flag' || st.type === 'ct_status' ? st.type : st.type, st.bits);
+        const c = this.flags(raw.right, st.type, st.bits);
         switch (raw.op) {
           case '&': mask &= c.value; xor &= c.value; break;
           case '|': mask &= ones ^ c.value; xor |= c.value; break;
@@ -707,37 +1212,102 @@ class Evaluator {
         }
         return { kind: 'bitwise', operand, mask, xor, bits: st.bits, type: st.type };
       }
-      default:
+      case 'var':
         return fail('UNEXPECTED_TOKEN', 'syntax error, expecting a selector', raw.span);
+      default:
+        return fail('BAD_VALUE', 'Expression is a constant; a selector is expected on the left', raw.span);
     }
   }
 
-  /** Protocol context: what a payload implies and where it conflicts. */
+  private contextOf(sel: NftSelector, span: Span, ctx: RuleContext): void {
+    if (sel.kind === 'concat') for (const i of sel.items) this.contextOf(i, span, ctx);
+    else this.context(sel, span, ctx);
+  }
+
+  /** Protocol context: what a selector implies and where it conflicts. */
   private context(sel: NftSelector, span: Span, ctx: RuleContext): void {
-    if (sel.kind === 'payload') {
-      if (sel.protocol === 'ip' || sel.protocol === 'ip6') {
-        if (ctx.l3 && ctx.l3 !== sel.protocol) fail('BAD_VALUE', `conflicting protocols specified: ${ctx.l3} vs. ${sel.protocol}`, span);
-        ctx.l3 = sel.protocol;
+    const conflict = (a: string, b: string): never => fail('BAD_VALUE', `conflicting protocols specified: ${a} vs. ${b}`, span);
+    const needL3 = (l3: 'ip' | 'ip6' | 'arp'): void => {
+      if (ctx.l3 && ctx.l3 !== l3) conflict(ctx.l3, l3);
+      ctx.l3 = l3;
+    };
+    switch (sel.kind) {
+      case 'payload': {
+        const p = sel.protocol;
+        if (p === 'ether' || p === 'vlan') {
+          if (ctx.family === 'arp') conflict('arp', p);
+          return;
+        }
+        if (p === 'arp') {
+          if (ctx.family !== 'arp' && ctx.family !== 'bridge' && ctx.family !== 'netdev') conflict(ctx.family, 'arp');
+          needL3('arp');
+          return;
+        }
+        if (p === 'ip' || p === 'ip6') {
+          needL3(p);
+          return;
+        }
+        if (ctx.l3 === 'arp') conflict('arp', p);
+        if (p === 'th') return;
+        const n = L4_PROTOCOLS[p]!;
+        // nft takes icmp in an ip6 rule and icmpv6 after `meta nfproto ipv4` (it never matches).
+        if (ctx.l4 !== undefined && ctx.l4 !== n && ctx.l4 !== ANY_L4) conflict(L4_NAMES[ctx.l4] ?? String(ctx.l4), p);
+        ctx.l4 = n;
+        const dep = ICMP_DEPS[p]?.[sel.field];
+        if (dep) {
+          // payload_gen_icmp_dependency: the type these fields need, unless a match fixed it.
+          if (ctx.icmpType === undefined) {
+            const t: NftType = p === 'icmp' ? 'icmp_type' : 'icmpv6_type';
+            const v = (x: number): NftValue => ({ kind: 'value', type: t, bits: 8, value: BigInt(x) });
+            const right: NftRight = dep.values.length === 1 ? v(dep.values[0]!) : { kind: 'set', elements: dep.values.map((x) => ({ key: [v(x)] })), key: [t], interval: false };
+            (ctx.pending ??= []).push({ kind: 'match', left: { kind: 'payload', protocol: p, field: 'type' }, op: 'implicit', right });
+            ctx.icmpType = dep.type;
+          } else if (ctx.icmpType !== dep.type) {
+            fail('BAD_VALUE', `incompatible icmp match: rule has ${ctx.icmpType}, need ${dep.type}`, span);
+          }
+        }
+        if (ctx.family !== 'ip' && ctx.family !== 'ip6' && p === 'icmp') ctx.l3 = 'ip';
+        if (ctx.family !== 'ip' && ctx.family !== 'ip6' && p === 'icmpv6') ctx.l3 = 'ip6';
         return;
       }
-      if (sel.protocol === 'th') return;
-      const n = L4_NUMBERS[sel.protocol]!;
-      if (sel.protocol === 'icmp' && ctx.l3 === 'ip6') fail('BAD_VALUE', `conflicting protocols specified: ip6 vs. icmp`, span);
-      if (sel.protocol === 'icmpv6' && ctx.l3 === 'ip') fail('BAD_VALUE', `conflicting protocols specified: ip vs. icmpv6`, span);
-      if (ctx.l4 !== undefined && ctx.l4 !== n) fail('BAD_VALUE', `conflicting protocols specified: ${L4_NAMES[ctx.l4] ?? ctx.l4} vs. ${sel.protocol}`, span);
-      ctx.l4 = n;
-      if (ctx.family === 'inet' && sel.protocol === 'icmp') ctx.l3 = 'ip';
-      if (ctx.family === 'inet' && sel.protocol === 'icmpv6') ctx.l3 = 'ip6';
-    }
-    if (sel.kind === 'ct' && (sel.key === 'saddr' || sel.key === 'daddr') && !sel.family) {
-      if (ctx.family === 'inet') fail('BAD_VALUE', 'ct original/reply addresses need ip or ip6 in an inet table', span);
+      case 'exthdr':
+        if (ctx.l3 === 'ip' || ctx.l3 === 'arp') conflict(ctx.l3, 'ip6');
+        return;
+      case 'tcpopt':
+        if (ctx.l3 === 'arp') conflict('arp', 'tcp');
+        if (ctx.l4 !== undefined && ctx.l4 !== 6 && ctx.l4 !== ANY_L4) conflict(L4_NAMES[ctx.l4] ?? String(ctx.l4), 'tcp');
+        ctx.l4 = 6;
+        return;
+      case 'ct':
+        if ((sel.key === 'saddr' || sel.key === 'daddr') && !sel.family && ctx.family === 'inet') {
+          fail('BAD_VALUE', 'ct original/reply addresses need ip or ip6 in an inet table', span);
+        }
+        if (ctx.family === 'arp' || ctx.family === 'netdev') {
+          // No conntrack there: nft refuses the expression at evaluation.
+          if (ctx.family === 'arp') fail('BAD_VALUE', 'ct expression is not supported in the arp family', span);
+        }
+        return;
+      case 'meta':
+        if (sel.key === 'nfproto' && ctx.family !== 'inet') fail('BAD_VALUE', 'meta nfproto is only useful in the inet family', span);
+        return;
+      case 'fib':
+        if (ctx.family === 'arp' || ctx.family === 'netdev') fail('BAD_VALUE', `fib expression is not supported in the ${ctx.family} family`, span);
+        return;
+      case 'bitwise': case 'shift':
+        this.context(sel.operand, span, ctx);
+        return;
+      case 'concat':
+        for (const i of sel.items) this.context(i, span, ctx);
+        return;
+      default:
+        return;
     }
   }
 
   private match(s: Extract<RawStatement, { t: 'match' }>, ctx: RuleContext): NftStatement {
     let left = this.selectorExpr(s.left, ctx);
     if (left.kind === 'ct' && (left.key === 'saddr' || left.key === 'daddr') && !left.family) left = { ...left, family: ctx.family === 'ip6' ? 'ip6' : 'ip' };
-    if (left.kind === 'ct' && left.family && ctx.family !== 'inet' && left.family !== ctx.family) fail('BAD_VALUE', `conflicting protocols specified: ${ctx.family} vs. ${left.family}`, s.left.span);
+    if (left.kind === 'ct' && left.family && ctx.family !== 'inet' && ctx.family !== 'bridge' && ctx.family !== 'netdev' && left.family !== ctx.family) fail('BAD_VALUE', `conflicting protocols specified: ${ctx.family} vs. ${left.family}`, s.left.span);
     const kts = keyTypes(left);
     let right: NftRight;
     const r = s.right;
@@ -754,50 +1324,133 @@ class Evaluator {
     } else if (r.t === 'concat') {
       if (left.kind !== 'concat' || left.items.length !== r.items.length) fail('BAD_VALUE', 'datatype mismatch: concatenation', r.span);
       right = { kind: 'concat-value', items: r.items.map((it, i) => this.constant(it, kts[i]!.type, kts[i]!.bits, true)) };
-    } else if (left.kind === 'fib' && left.result !== 'type' && r.t === 'sym' && (r.text === 'exists' || r.text === 'missing')) {
-      right = { kind: 'value', type: 'boolean', bits: 1, value: r.text === 'exists' ? 1n : 0n };
+    } else if ((left.kind === 'fib' && left.result !== 'type') || (left.kind === 'exthdr' && left.field === undefined) || (left.kind === 'tcpopt' && left.field === undefined)
+      || (left.kind === 'rt' && left.key === 'ipsec') || (left.kind === 'meta' && left.key === 'ipsec')) {
+      if (r.t !== 'sym' || (r.text !== 'exists' && r.text !== 'missing' && (left.kind === 'fib' || (r.text !== 'true' && r.text !== 'false' && !/^[01]$/.test(r.text))))) {
+        if (left.kind === 'fib') right = this.constant(r, selectorType(left).type, selectorType(left).bits, true);
+        else fail('BAD_VALUE', 'exists or missing expected', r.span, r.t === 'sym' ? r.text : undefined);
+      } else right = { kind: 'value', type: 'boolean', bits: 1, value: r.text === 'exists' || r.text === 'true' || r.text === '1' ? 1n : 0n };
     } else {
       if (left.kind === 'concat') fail('BAD_VALUE', 'datatype mismatch, expected concatenation', r.span);
       const st = selectorType(left);
       right = this.constant(r, st.type, st.bits, true);
-      if (right.kind === 'prefix' && right.length === st.bits) right = right.value;
+      if (right.kind === 'prefix' && right.length === st.bits && right.value.type !== 'ifname') right = right.value;
     }
-    let op = s.op;
+    if (right.kind === 'set' && (s.op === 'implicit' || s.op === '==') && ctx.l4 === undefined
+      && ((left.kind === 'meta' && left.key === 'l4proto') || (left.kind === 'payload' && ((left.protocol === 'ip' && left.field === 'protocol') || (left.protocol === 'ip6' && left.field === 'nexthdr'))))) {
+      ctx.l4 = ANY_L4;
+    }
+    if (left.kind === 'payload' && left.field === 'type' && (left.protocol === 'icmp' || left.protocol === 'icmpv6') && right.kind === 'set' && (s.op === 'implicit' || s.op === '==')) {
+      // A set of echo types fixes the type as far as the echo fields are concerned.
+      const echo = left.protocol === 'icmp' ? [0n, 8n] : [128n, 129n];
+      if (right.elements.every((e) => e.key[0]?.kind === 'value' && echo.includes(e.key[0].value))) ctx.icmpType = left.protocol === 'icmp' ? 8 : 128;
+    }
+    let op: RawOp = s.op;
     if (left.kind === 'bitwise' && left.mask === allOnes(left.bits) && right.kind === 'value' && (op === '==' || op === '!=' || op === 'implicit')) {
       // nft folds a pure xor into the constant: `mark ^ 3 == 1` is `mark 2`.
       right = { ...right, value: right.value ^ left.xor };
       left = left.operand;
     }
     if (right.kind === 'range' && (op === '<' || op === '>' || op === '<=' || op === '>=')) fail('BAD_VALUE', 'Relational expression size mismatch', r.span);
+    if ((right.kind === 'set' || right.kind === 'setref') && op !== 'implicit' && op !== '==' && op !== '!=') fail('BAD_VALUE', `Relational operator ${op} is not supported with sets`, r.span);
     // Explicit protocol matches become context for the rest of the rule.
     if ((op === 'implicit' || op === '==') && right.kind === 'value') {
       if (left.kind === 'meta' && left.key === 'l4proto') this.l4From(Number(right.value), ctx, s.left.span);
+      if (left.kind === 'payload' && left.field === 'type' && (left.protocol === 'icmp' || left.protocol === 'icmpv6') && right.kind === 'value') {
+        // proto 0 (echo-reply) counts as echo, and icmpv6 echo-reply as echo-request.
+        const t = Number(right.value);
+        ctx.icmpType = left.protocol === 'icmp' ? (t === 0 ? 8 : t) : (t === 129 ? 128 : t);
+      }
       if (left.kind === 'payload' && ((left.protocol === 'ip' && left.field === 'protocol') || (left.protocol === 'ip6' && left.field === 'nexthdr'))) this.l4From(Number(right.value), ctx, s.left.span);
       if (left.kind === 'meta' && left.key === 'nfproto') {
         const l3 = right.value === 2n ? 'ip' : right.value === 10n ? 'ip6' : undefined;
         if (l3 && ctx.l3 && ctx.l3 !== l3) fail('BAD_VALUE', `conflicting protocols specified: ${ctx.l3} vs. ${l3}`, s.left.span);
         if (l3) ctx.l3 = l3;
       }
+      if ((left.kind === 'meta' && left.key === 'protocol') || (left.kind === 'payload' && left.protocol === 'ether' && left.field === 'type')) {
+        const l3 = right.value === 0x0800n ? 'ip' : right.value === 0x86ddn ? 'ip6' : right.value === 0x0806n ? 'arp' : undefined;
+        if (l3 && ctx.family !== 'ip' && ctx.family !== 'ip6' && ctx.family !== 'arp') {
+          if (ctx.l3 && ctx.l3 !== l3) fail('BAD_VALUE', `conflicting protocols specified: ${ctx.l3} vs. ${l3}`, s.left.span);
+          ctx.l3 = l3;
+        }
+      }
     }
-    let flagMask: NftValue | undefined;
     if (s.flagMask) {
+      // `tcp flags syn / syn,ack`: (flags & mask) == value, the kernel's bitwise and compare.
       const st = selectorType(left);
-      if (!BITMASK_TYPES.has(st.type)) fail('BAD_VALUE', 'a value / mask test needs a flag type', s.flagMask.span);
-      flagMask = this.flags(s.flagMask, st.type, st.bits);
+      if (!BITMASK_TYPES.has(st.type) || left.kind === 'bitwise') fail('BAD_VALUE', 'a value / mask test needs a flag type', s.flagMask.span);
+      const mask = this.flags(s.flagMask, st.type, st.bits);
+      if (right.kind !== 'value') fail('BAD_VALUE', 'a value / mask test takes flags', r.span);
+      return { kind: 'match', left: { kind: 'bitwise', operand: left, mask: mask.value, xor: 0n, bits: st.bits, type: st.type }, op: op === 'implicit' || op === 'neg' ? '==' : op, right: { ...right, value: right.value & mask.value }, span: s.span };
     }
-    return { kind: 'match', left, op, right, span: s.span, ...(flagMask ? { flagMask } : {}) };
+    if (op === 'neg') {
+      // `ct status ! dnat`: none of the flags is set.
+      const st = selectorType(left);
+      if (!BITMASK_TYPES.has(st.type) || right.kind !== 'value' || left.kind === 'bitwise') fail('BAD_VALUE', 'negation can only be used with singleton bitmask values', r.span);
+      return { kind: 'match', left: { kind: 'bitwise', operand: left, mask: right.value, xor: 0n, bits: st.bits, type: st.type }, op: '==', right: { ...right, value: 0n }, span: s.span };
+    }
+    if (left.kind === 'bitwise' && op === 'implicit' && BITMASK_TYPES.has(left.type)) op = '==';
+    return { kind: 'match', left, op: op as Exclude<RawOp, 'neg'>, right, span: s.span };
   }
 
   private l4From(n: number, ctx: RuleContext, span: Span): void {
-    if (ctx.l4 !== undefined && ctx.l4 !== n) fail('BAD_VALUE', `conflicting protocols specified: ${L4_NAMES[ctx.l4] ?? ctx.l4} vs. ${L4_NAMES[n] ?? n}`, span);
+    if (ctx.l4 !== undefined && ctx.l4 !== n && ctx.l4 !== ANY_L4) fail('BAD_VALUE', `conflicting protocols specified: ${L4_NAMES[ctx.l4] ?? ctx.l4} vs. ${L4_NAMES[n] ?? n}`, span);
     ctx.l4 = n;
   }
+}
+
+/** The match nft adds ahead of a rule that needs a network protocol (`meta nfproto`, `ether type`, `meta protocol`). */
+function l3Dependency(family: NftFamily, l3: 'ip' | 'ip6'): NftStatement {
+  if (family === 'inet') return { kind: 'match', left: { kind: 'meta', key: 'nfproto' }, op: 'implicit', right: { kind: 'value', type: 'nf_proto', bits: 8, value: l3 === 'ip' ? 2n : 10n } };
+  const value = l3 === 'ip' ? 0x0800n : 0x86ddn;
+  if (family === 'bridge') return { kind: 'match', left: { kind: 'payload', protocol: 'ether', field: 'type' }, op: 'implicit', right: { kind: 'value', type: 'ether_type', bits: 16, value } };
+  return { kind: 'match', left: { kind: 'meta', key: 'protocol' }, op: 'implicit', right: { kind: 'value', type: 'ether_type', bits: 16, value } };
+}
+
+function isObjectType(t: NftType): boolean {
+  return t === 'counter' || t === 'quota' || t === 'limit' || t === 'secmark' || t === 'synproxy';
+}
+
+function isIntegerLike(t: NftType): boolean {
+  return t === 'mark' || t === 'integer';
+}
+
+function containsSelector(e: RawExpr): boolean {
+  if (e.t === 'sel') return true;
+  if (e.t === 'binop') return containsSelector(e.left) || containsSelector(e.right);
+  return false;
 }
 
 function bounds(k: NftValue | NftRange | NftPrefix): [bigint, bigint] {
   if (k.kind === 'value') return [k.value, k.value];
   if (k.kind === 'range') return [k.low.value, k.high.value];
   return [k.value.value, k.value.value | allOnes(k.value.bits - k.length)];
+}
+
+/** Adjacent and overlapping intervals of an `auto-merge` set, merged as nft merges them. */
+function mergeIntervals(elements: readonly NftElement[]): NftElement[] {
+  const sorted = [...elements].sort((a, b) => {
+    const [al] = bounds(a.key[0]!);
+    const [bl] = bounds(b.key[0]!);
+    return al < bl ? -1 : al > bl ? 1 : 0;
+  });
+  const out: { lo: bigint; hi: bigint; e: NftElement }[] = [];
+  for (const e of sorted) {
+    const [lo, hi] = bounds(e.key[0]!);
+    const last = out[out.length - 1];
+    if (last && lo <= last.hi + 1n) {
+      if (hi > last.hi) last.hi = hi;
+      continue;
+    }
+    out.push({ lo, hi, e });
+  }
+  return out.map(({ lo, hi, e }) => {
+    const k = e.key[0]!;
+    const v = k.kind === 'value' ? k : k.kind === 'range' ? k.low : k.value;
+    const [olo, ohi] = bounds(k);
+    if (olo === lo && ohi === hi) return e;
+    return { ...e, key: [lo === hi ? { ...v, value: lo } : { kind: 'range', low: { ...v, value: lo }, high: { ...v, value: hi } }] };
+  });
 }
 
 function rangeSplit(text: string): number {
@@ -817,7 +1470,7 @@ const TYPE_LABEL: Partial<Record<NftType, string>> = {
 };
 
 function checkKeyCompat(setKey: readonly NftType[], exprKey: readonly NftType[], span: Span): void {
-  const compat = (a: NftType, b: NftType): boolean => a === b || a === 'integer' || b === 'integer';
+  const compat = (a: NftType, b: NftType): boolean => a === b || a === 'integer' || b === 'integer' || (a === 'string' && b === 'ifname') || (a === 'ifname' && b === 'string');
   if (setKey.length !== exprKey.length || setKey.some((k, i) => !compat(k, exprKey[i]!))) {
     const exp = setKey.map((k) => TYPE_LABEL[k] ?? k).join(' . ');
     const got = exprKey.map((k) => TYPE_LABEL[k] ?? k).join(' . ');
@@ -845,16 +1498,24 @@ function chainNamed(t: MTable, name: string): MChain | undefined {
   return byName.get(name);
 }
 
+function partText(k: NftValue | NftRange | NftPrefix): string {
+  if (k.kind === 'value') return k.type === 'ifname' || k.type === 'string' ? `"${k.text ?? ''}"` : `${k.value}`;
+  if (k.kind === 'range') return `${k.low.value}-${k.high.value}`;
+  return k.value.type === 'ifname' ? `"${k.value.text ?? ''}"` : `${k.value.value}/${k.length}`;
+}
+
 /** An element's key as text: equal for equal values, however they were written. */
 function keyText(e: NftElement): string {
-  return e.key.map((k) => (k.kind === 'value' ? `${k.value}` : k.kind === 'range' ? `${k.low.value}-${k.high.value}` : `${k.value.value}/${k.length}`)).join(' . ');
+  return e.key.map(partText).join(' . ');
 }
 
 /** A map element's data as text (empty for a set's element). */
 function dataText(e: NftElement): string {
   const d = e.data;
   if (d === undefined) return '';
-  return d.kind === 'verdict' ? `${d.verdict} ${d.chain ?? ''}` : `${d.value}`;
+  if (d.kind === 'verdict') return `${d.verdict} ${d.chain ?? ''}`;
+  if (d.kind === 'concat-value') return d.items.map(partText).join(' . ');
+  return partText(d);
 }
 
 /** The keys of a set's elements, kept beside its element list (rebuilt when the list was replaced). */
@@ -873,8 +1534,9 @@ function countAnonSets(s: NftStatement): number {
   switch (s.kind) {
     case 'match': return s.right.kind === 'set' ? 1 : 0;
     case 'vmap': return s.mappings.kind === 'set' ? 1 : 0;
-    case 'nat': return s.addr?.kind === 'map' && s.addr.mappings.kind === 'set' ? 1 : 0;
+    case 'nat': return (s.addr?.kind === 'map' && s.addr.mappings.kind === 'set' ? 1 : 0) + (s.port?.kind === 'map' && s.port.mappings.kind === 'set' ? 1 : 0);
     case 'mangle': return s.value.kind === 'map' && s.value.mappings.kind === 'set' ? 1 : 0;
+    case 'objref': return s.map?.mappings.kind === 'set' ? 1 : 0;
     default: return 0;
   }
 }

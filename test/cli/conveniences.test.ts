@@ -203,7 +203,7 @@ describe('shell completion', () => {
     const top = await cli(['--help']);
     const names = [...top.out.matchAll(/^ {2}([a-z]+) {2,}/gm)].map((m) => m[1]);
     const tree = await commandTree(names.map((name) => ({ name: name!, summary: '' })), helpOf);
-    expect(tree.map((c) => c.name)).toEqual(['fmt', 'check', 'connect', 'trace', 'explore', 'compile', 'mesh', 'demo', 'version', 'completion']);
+    expect(tree.map((c) => c.name)).toEqual(['fmt', 'check', 'connect', 'trace', 'explore', 'compile', 'mesh', 'playground', 'demo', 'version', 'completion']);
     const byName = new Map(tree.map((c) => [c.name, c]));
     expect(byName.get('compile')!.subcommands.map((s) => s.name)).toEqual(['linkerd', 'linkerd-cni', 'istio', 'istio-cni', 'istio-ambient']);
     expect(byName.get('mesh')!.subcommands.map((s) => s.name)).toEqual(['linkerd', 'istio']);
@@ -240,7 +240,7 @@ describe('shell completion', () => {
       expect(r.stderr).toBe('');
       return r.stdout.split('\n').filter((l) => l !== '');
     };
-    expect(complete('netfilter-sim ')).toEqual(['fmt', 'check', 'connect', 'trace', 'explore', 'compile', 'mesh', 'demo', 'version', 'completion', 'help']);
+    expect(complete('netfilter-sim ')).toEqual(['fmt', 'check', 'connect', 'trace', 'explore', 'compile', 'mesh', 'playground', 'demo', 'version', 'completion', 'help']);
     expect(complete('netfilter-sim co')).toEqual(['connect', 'compile', 'completion']);
     expect(complete('netfilter-sim compile ')).toEqual(['linkerd', 'linkerd-cni', 'istio', 'istio-cni', 'istio-ambient']);
     expect(complete('netfilter-sim compile istio --redirect')).toEqual(['--redirect-dns']);

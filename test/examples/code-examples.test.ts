@@ -37,6 +37,7 @@ const GIVEN: Readonly<Record<string, string>> = {
   nsYaml: 'string',
   confText: 'string',
   ruleset: 'Ruleset',
+  snapshot: 'Snapshot',
   rules: 'Ruleset',
   rs: 'Ruleset',
   natTable: 'Ruleset',

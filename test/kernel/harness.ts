@@ -164,7 +164,7 @@ function describeWhen(s: KernelStatus, what: string, name: string, fn: () => voi
 // ---------------------------------------------------------------------------------------------
 // Processes
 
-interface RunResult {
+export interface RunResult {
   readonly status: number;
   readonly stdout: string;
   readonly stderr: string;
@@ -188,7 +188,8 @@ function installExitHook(): void {
   });
 }
 
-function run(argv: readonly string[], input: string, timeoutMs: number): Promise<RunResult> {
+/** Runs a process in its own process group, with a wall-clock limit (killed with its group on timeout). */
+export function run(argv: readonly string[], input: string, timeoutMs: number): Promise<RunResult> {
   installExitHook();
   return new Promise((resolve, reject) => {
     const [cmd, ...args] = argv;
@@ -558,7 +559,7 @@ export type KernelNftResult =
  * Cases run in a few throw-away namespaces (one per worker), each case after `nft flush ruleset`,
  * so hundreds of cases cost a handful of process trees.
  */
-export async function kernelNftListMany(texts: readonly string[], options: { workers?: number; timeoutMs?: number } = {}): Promise<KernelNftResult[]> {
+export async function kernelNftListMany(texts: readonly string[], options: { workers?: number; timeoutMs?: number; vethPairs?: readonly (readonly [string, string])[] } = {}): Promise<KernelNftResult[]> {
   const nft = nftBinary();
   const { mkdtempSync, writeFileSync, readFileSync, rmSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
@@ -566,7 +567,10 @@ export async function kernelNftListMany(texts: readonly string[], options: { wor
   try {
     texts.forEach((t, i) => writeFileSync(join(dir, `${i}.nft`), t));
     const workers = Math.max(1, Math.min(options.workers ?? availableParallelism() * 2, texts.length));
-    const script = `for i in "$@"; do f="$D/$i.nft"; "$N" flush ruleset; "$N" -f "$f" >"$f.out" 2>"$f.err"; echo $? >"$f.rc"; "$N" list ruleset >"$f.list" 2>>"$f.err"; done`;
+    // `vethPairs`: interfaces the namespace has before the files load ([name, peer], the peer
+    // gets the lower ifindex), for rules that name interfaces by index.
+    const links = (options.vethPairs ?? []).map(([a, b]) => `ip link add ${a} type veth peer name ${b} || exit 1; `).join('');
+    const script = `${links}for i in "$@"; do f="$D/$i.nft"; "$N" flush ruleset; "$N" -f "$f" >"$f.out" 2>"$f.err"; echo $? >"$f.rc"; "$N" list ruleset >"$f.list" 2>>"$f.err"; done`;
     const slices: number[][] = Array.from({ length: workers }, () => []);
     texts.forEach((_t, i) => slices[i % workers]!.push(i));
     await Promise.all(slices.map(async (slice) => {

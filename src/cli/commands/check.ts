@@ -12,10 +12,12 @@ import { parseNfacctList } from '../../iptables/syntax/nfacct.js';
 import type { Ruleset } from '../../model/types.js';
 import { detectRulesSyntax, nftLoadErrors } from '../../nftables/index.js';
 import { EXIT_INPUT, EXIT_OK, FileReadError, SourceError, UsageError, type CliIO } from '../io.js';
+import { nftLoadOptions } from '../nft-load.js';
 import { writeJson } from '../json.js';
 
 export const CHECK_HELP = `Usage: netfilter-sim check [-4 | -6] [--lenient] [--backend nft|legacy] [--ipsets FILE] [--ipset NAME=ADDRS]
-                           [--nfacct FILE] [--json] [--syntax iptables|nft] FILE|-
+                           [--nfacct FILE] [--json] [--syntax iptables|nft]
+                           [--iface NAME]... [-I DIR]... FILE|-
 
 Checks iptables-save / iptables-restore text as iptables-restore and the kernel would when
 loading it: syntax, then commands the load refuses (-X of a chain that is still referenced or
@@ -39,6 +41,8 @@ mangle PREROUTING, DROP in the nat table, …).
                   refuses at commit (jumps to missing chains, loops, jump depth, redirect/dnat
                   outside nat prerouting/output, masquerade outside nat postrouting, tproxy
                   outside prerouting, reject in postrouting, chain types at the wrong hook).
+  --iface NAME    nft: the host has this interface (repeat; ifindex order after lo)
+  -I DIR          nft: where include "FILE" finds files (repeat; searched in order)
 
 Exit status: 0 no errors (warnings may be printed), 1 errors found, 2 usage.
 
@@ -62,6 +66,8 @@ export async function runCheck(args: string[], io: CliIO): Promise<number> {
       ipsets: { type: 'string' },
       ipset: { type: 'string', multiple: true },
       nfacct: { type: 'string' },
+      iface: { type: 'string', multiple: true },
+      'include-path': { type: 'string', short: 'I', multiple: true },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -79,7 +85,7 @@ export async function runCheck(args: string[], io: CliIO): Promise<number> {
   const objectFlags = values.ipsets !== undefined || values.ipset !== undefined || values.nfacct !== undefined;
   if ((values.syntax ?? detectRulesSyntax(text)) === 'nft') {
     if (objectFlags) throw new UsageError('--ipsets, --ipset and --nfacct are for iptables rules');
-    const loaded = nftLoadErrors(text);
+    const loaded = nftLoadErrors(text, nftLoadOptions(values.iface, values['include-path'], io));
     const ok = loaded.diagnostics.length === 0;
     if (values.json) io.stdout(JSON.stringify({ ok, diagnostics: loaded.diagnostics }, null, 2) + '\n');
     else {

@@ -9,9 +9,11 @@ import { printIptablesSave } from '../../iptables/print/save.js';
 import { parseIptablesSave } from '../../iptables/syntax/save.js';
 import { detectRulesSyntax, nftLoadErrors, printNftRuleset } from '../../nftables/index.js';
 import { EXIT_INPUT, EXIT_OK, UsageError, type CliIO } from '../io.js';
+import { nftLoadOptions } from '../nft-load.js';
 import { writeJson } from '../json.js';
 
-export const FMT_HELP = `Usage: netfilter-sim fmt [--strict | --lenient] [-4 | -6] [--counters] [--json] [--syntax iptables|nft] FILE|-
+export const FMT_HELP = `Usage: netfilter-sim fmt [--strict | --lenient] [-4 | -6] [--counters] [--json] [--syntax iptables|nft]
+                      [--iface NAME]... [-I DIR]... FILE|-
 
 Reads iptables-save / iptables-restore text and prints it exactly as iptables-save
 (iptables 1.8.9) prints the same rules once loaded: the canonical form. An nft file (its first
@@ -24,6 +26,9 @@ statement is table, add, flush, insert, delete or define) is printed exactly as
   --counters   keep [packets:bytes] counters, as iptables-restore -c / iptables-save -c
   --json       print the parsed rule set as JSON instead
   --syntax S   iptables or nft (default: guessed from the first statement)
+  --iface NAME nft: the host has this interface (repeat, or NAME,NAME; ifindex order after lo):
+               iif/oif NAME and device NAME resolve against them, as nft resolves them
+  -I DIR       nft: where include "FILE" finds files (repeat; searched in order)
 
 Exit status: 0 ok, 1 the input is rejected (FILE:LINE:COLUMN: message on stderr), 2 usage.
 
@@ -46,6 +51,8 @@ export async function runFmt(args: string[], io: CliIO): Promise<number> {
       counters: { type: 'boolean' },
       json: { type: 'boolean' },
       syntax: { type: 'string' },
+      iface: { type: 'string', multiple: true },
+      'include-path': { type: 'string', short: 'I', multiple: true },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -62,7 +69,7 @@ export async function runFmt(args: string[], io: CliIO): Promise<number> {
   if ((values.syntax ?? detectRulesSyntax(text)) === 'nft') {
     if (values.lenient || values['4'] || values['6'] || values.counters) throw new UsageError('--lenient, -4, -6 and --counters are for iptables text; nft files are read as nft -f reads them');
     const name = file === '-' ? '<stdin>' : file;
-    const loaded = nftLoadErrors(text);
+    const loaded = nftLoadErrors(text, nftLoadOptions(values.iface, values['include-path'], io));
     if (loaded.diagnostics.length > 0) {
       for (const d of loaded.diagnostics) io.stderr(formatDiagnostic(d, text, name) + '\n');
       return EXIT_INPUT;

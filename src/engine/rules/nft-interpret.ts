@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { BITMASK_TYPES, allOnes, selectorType } from '../../nftables/datatypes.js';
+import { BITMASK_TYPES, allOnes, ifnameValue, selectorType } from '../../nftables/datatypes.js';
 import type {
   NftAnonSet, NftBaseChain, NftChain, NftElement, NftFamily, NftHook, NftPrefix, NftRange, NftRight, NftRule, NftRuleset, NftSelector,
   NftSet, NftSetRef, NftStatement, NftTable, NftValue,
@@ -15,6 +15,7 @@ import type {
 import { printNftRule } from '../../nftables/print.js';
 import { ADDR_TYPE, CT_STATE } from '../../model/packet.js';
 import type { Family, HookName } from '../../model/types.js';
+import { NetfilterSimError, diagnostic } from '../../model/errors.js';
 import { NF_NAT_MANIP_DST, NF_NAT_MANIP_SRC } from '../state/conntrack.js';
 import { NF_INET } from '../state/constants.js';
 import type { PacketState } from '../state/packet-state.js';
@@ -25,7 +26,7 @@ import { newBucket, takeToken, type Bucket } from '../../iptables/extensions/buc
 
 const LIMIT_UNIT_SECONDS: Readonly<Record<'second' | 'minute' | 'hour' | 'day' | 'week', number>> = { second: 1, minute: 60, hour: 3600, day: 86400, week: 604800 };
 
-const HOOK_INDEX: Readonly<Record<NftHook, number>> = {
+const HOOK_INDEX: Readonly<Partial<Record<NftHook, number>>> = {
   prerouting: NF_INET.PRE_ROUTING, input: NF_INET.LOCAL_IN, forward: NF_INET.FORWARD, output: NF_INET.LOCAL_OUT, postrouting: NF_INET.POST_ROUTING,
 };
 /** @internal */
@@ -54,8 +55,11 @@ export interface NftHost extends TargetHost {
 export type Verdict = { code: 'continue' } | { code: 'accept' } | { code: 'drop' } | { code: 'return' } | { code: 'jump' | 'goto'; chain: string };
 
 function familyMatches(tableFamily: NftFamily, family: Family): boolean {
-  return tableFamily === 'inet' || (tableFamily === 'ip' ? family === 4 : family === 6);
+  return tableFamily === 'inet' || (tableFamily === 'ip' && family === 4) || (tableFamily === 'ip6' && family === 6);
 }
+
+/** What a lookup finds for a key held in a set from the packet path (it carries no data). */
+const DYNAMIC_ELEMENT: NftElement = { key: [] };
 
 /** An address as one integer. @internal */
 export function addrValue(words: readonly number[], family: Family): bigint {
@@ -83,11 +87,16 @@ export function ctStateBits(p: PacketState): number {
   return s === CT_STATE.UNTRACKED ? 64 : s;
 }
 
-/** `iifname`/`oifname` with nft's trailing-`*` wildcard. @internal */
-export function ifaceMatch(pattern: string, name: string | null): boolean {
-  if (name === null) return false;
-  if (pattern.endsWith('*')) return name.startsWith(pattern.slice(0, -1));
-  return name === pattern;
+const ifnameKeys = new Map<string, bigint>();
+
+/** An interface name as the value `iifname`/`oifname` compare (made once per name). @internal */
+export function ifnameKey(name: string): bigint {
+  let v = ifnameKeys.get(name);
+  if (v === undefined) {
+    v = ifnameValue(name);
+    ifnameKeys.set(name, v);
+  }
+  return v;
 }
 
 /**
@@ -99,18 +108,32 @@ export class NftEngine {
   /** Per family (4, 6) and hook index: base chains in registration order. */
   private readonly entries: Map<string, NftHookEntry[]> = new Map();
   protected readonly numgenCounters = new Map<object, number>();
-  /** `limit` statements' token buckets, by statement. */
+  /** `limit` statements' token buckets, by statement (or named object). */
   private readonly buckets = new Map<object, Bucket>();
+  /**
+   * Keys put in named sets from the packet path (`update @s { ip saddr }`, nft_dynset), by set:
+   * the key's parts as text → when the element expires, in seconds on the namespace's clock.
+   */
+  protected readonly dynamicSets = new Map<NftSet, Map<string, number>>();
+  /** Bytes counted by `quota` statements and named quotas. */
+  private readonly quotas = new Map<object, bigint>();
 
   constructor(ruleset: NftRuleset) {
     this.ruleset = ruleset;
     let order = 0;
     for (const t of ruleset.tables) {
+      // A namespace has no bridge devices, so bridge chains never see a packet; ARP is not
+      // simulated (as neighbour discovery is not), so arp chains see none either.
+      if (t.family === 'bridge' || t.family === 'arp') continue;
       for (const c of t.chains) {
         if (!c.base) continue;
+        const hook = HOOK_INDEX[c.base.hook];
+        if (hook === undefined) {
+          throw new NetfilterSimError([diagnostic('UNSUPPORTED', `nft: ${t.family} ${t.name} chain ${c.name} hooks ${c.base.hook} on ${(c.base.devices ?? []).join(', ')}: device hooks (ingress, egress) are not simulated`, c.span, c.name)]);
+        }
         for (const family of [4, 6] as const) {
           if (!familyMatches(t.family, family)) continue;
-          const key = `${family}:${HOOK_INDEX[c.base.hook]}`;
+          const key = `${family}:${hook}`;
           const list = this.entries.get(key) ?? [];
           list.push({ table: t, chain: c, base: c.base, priority: c.base.priority, order: order++ });
           this.entries.set(key, list);
@@ -118,6 +141,25 @@ export class NftEngine {
       }
     }
     for (const list of this.entries.values()) list.sort((a, b) => a.priority - b.priority || a.order - b.order);
+    for (const t of ruleset.tables) {
+      for (const c of t.chains) {
+        for (const r of c.rules) {
+          for (const st of r.statements) {
+            if (st.kind !== 'dynset' || st.data !== undefined) continue;
+            const set = t.sets.find((x) => x.name === st.set);
+            if (set !== undefined) this.fed.add(set);
+          }
+        }
+      }
+    }
+  }
+
+  /** Sets some rule fills from the packet path. */
+  private readonly fed = new Set<NftSet>();
+
+  /** Whether a rule puts keys in this set from the packet path (its lookups must see them). */
+  protected fedFromPacketPath(set: NftSet): boolean {
+    return this.fed.has(set);
   }
 
   /** Base chains registered at a hook for a family, in priority order. */
@@ -127,9 +169,7 @@ export class NftEngine {
 
   /** Whether any base chain of a family uses conntrack (to enable it, as loading nft_ct does). */
   usesConntrack(family: Family): boolean {
-    return this.ruleset.tables.some((t) => familyMatches(t.family, family) && t.chains.some((c) => c.rules.some((r) => r.statements.some((s) =>
-      (s.kind === 'match' && (s.left.kind === 'ct' || (s.left.kind === 'bitwise' && s.left.operand.kind === 'ct'))) || s.kind === 'nat' || s.kind === 'notrack'
-      || (s.kind === 'mangle' && (s.target.kind === 'ct' || s.value.kind === 'ct'))))));
+    return this.ruleset.tables.some((t) => familyMatches(t.family, family) && t.chains.some((c) => c.rules.some((r) => r.statements.some(statementUsesConntrack))));
   }
 
   /** Runs a base chain: NF_ACCEPT or NF_DROP. */
@@ -231,24 +271,18 @@ export class NftEngine {
         if (d.verdict === 'jump' || d.verdict === 'goto') return { code: d.verdict, chain: d.chain! };
         return { code: d.verdict };
       }
-      case 'counter': case 'log':
+      case 'counter':
         return 'next';
-      case 'limit': {
-        // nft_limit_pkts: a bucket of `burst` packets' worth of nanoseconds, full at the first
-        // packet, refilled by the namespace's clock; a packet costs unit / rate. Under the rate the
-        // rule goes on (`over`: it stops), over the rate it stops (`over`: it goes on).
-        const unitNs = BigInt(LIMIT_UNIT_SECONDS[s.unit]) * 1_000_000_000n;
-        const cost = unitNs / BigInt(s.rate);
-        const cap = cost * BigInt(s.burst);
-        const now = BigInt(Math.round(p.now * 1e6)) * 1000n;
-        let bucket = this.buckets.get(s);
-        if (bucket === undefined) {
-          bucket = newBucket(cap, now);
-          this.buckets.set(s, bucket);
-        }
-        const under = takeToken(bucket, cost, cap, now);
-        return under !== s.over ? 'next' : 'break';
-      }
+      case 'log':
+        // nft_log: the packet is logged (here: a trace event) and the rule goes on.
+        applyTarget(EXT.LOG, undefined, p, host, tr, namedSite(site, 'log'));
+        return 'next';
+      case 'limit':
+        return this.limit(s, s, p) ? 'next' : 'break';
+      case 'quota':
+        return this.quota(s, s.bytes, s.over, p) ? 'next' : 'break';
+      case 'objref':
+        return this.objref(s, table, p, host);
       case 'notrack': {
         const v = applyTarget(EXT.NOTRACK, undefined, p, host, tr, site);
         return v === XT_CONTINUE ? 'next' : { code: 'drop' };
@@ -259,24 +293,13 @@ export class NftEngine {
         applyTarget(EXT.REJECT, { rejectWith: code }, p, host, tr, site);
         return { code: 'drop' };
       }
-      case 'mangle': {
-        let v: bigint | null;
-        if (s.value.kind === 'value') v = s.value.value;
-        else if (s.value.kind === 'map') {
-          const key = this.readParts(s.value.key, p, host);
-          const e = key === null ? undefined : this.lookup(s.value.mappings, undefined, s.value.key, key, p);
-          v = e?.data?.kind === 'value' ? e.data.value : null;
-        } else v = this.read(s.value, p, host);
-        if (v === null) return 'break';
-        const n = Number(v & 0xffffffffn);
-        if (s.target.kind === 'meta') p.mark = n >>> 0;
-        else if (s.target.key === 'mark') {
-          if (p.ctEntry >= 0) p.ctTable!.mark[p.ctEntry] = n >>> 0;
-        } else if (s.target.key === 'zone') {
-          applyTarget(EXT.CT, { notrack: false, zone: n }, p, host, tr, site);
-        }
-        return 'next';
+      case 'queue': {
+        const num = s.num === undefined ? 0 : s.num.kind === 'value' ? Number(s.num.value) : s.num.kind === 'range' ? Number(s.num.low.value) : 0;
+        const total = s.num?.kind === 'range' ? Number(s.num.high.value - s.num.low.value) + 1 : 1;
+        const v = applyTarget(EXT.NFQUEUE, { queue: num, total, bypass: s.flags.includes('bypass'), cpuFanout: s.flags.includes('fanout') }, p, host, tr, namedSite(site, 'queue'));
+        return v === NF_ACCEPT ? { code: 'accept' } : { code: 'drop' };
       }
+      case 'mangle': return this.mangle(s, table, p, host, tr, site);
       case 'nat': return this.nat(s, p, host, tr, site);
       case 'tproxy': {
         const fam: Family = s.family === 'ip6' ? 6 : s.family === 'ip' ? 4 : p.family;
@@ -287,13 +310,149 @@ export class NftEngine {
         p.assignedSocket = sock;
         return 'next';
       }
+      case 'dup':
+        // nf_dup: a copy goes to another address; the packet itself goes on unchanged.
+        return 'next';
+      case 'flow':
+        // A flowtable offloads forwarded connections after their first packets; connections to
+        // and from this namespace are never offloaded (flow add only runs at the forward hook).
+        return 'next';
+      case 'dynset': {
+        // nft_dynset on a set (not a map, no per-element statements): the key is put in, renewed
+        // or taken out; lookups of the set then see it until it expires.
+        if (s.data !== undefined || s.stateful.length > 0) {
+          return unsupported(`${s.op} @${s.set} statements with map data or per-element statements are not evaluated (${printNftStatementKind(s)})`);
+        }
+        const set = table.sets.find((x) => x.name === s.set);
+        const parts = this.readParts(s.key, p, host);
+        if (set === undefined || parts === null) return 'break';
+        let held = this.dynamicSets.get(set);
+        if (held === undefined) {
+          held = new Map();
+          this.dynamicSets.set(set, held);
+        }
+        const k = parts.join(' ');
+        const now = p.now;
+        if (s.op === 'delete') {
+          held.delete(k);
+          return 'next';
+        }
+        const timeout = s.timeout ?? set.timeout;
+        const until = timeout === undefined ? Infinity : now + timeout / 1000;
+        const old = held.get(k);
+        // `add` leaves a live element as it is; `update` also renews its timeout.
+        if (s.op === 'update' || old === undefined || old <= now) held.set(k, until);
+        return 'next';
+      }
+      case 'fwd': case 'synproxy': case 'connlimit':
+        return unsupported(`${s.kind === 'connlimit' ? 'ct count' : s.kind} statements are not evaluated (${printNftStatementKind(s)})`);
     }
+  }
+
+  /** `limit rate …` (one bucket per statement, or per named object). */
+  protected limit(key: object, l: { rate: number; unit: 'second' | 'minute' | 'hour' | 'day' | 'week'; burst: number; over: boolean; bytes?: unknown }, p: PacketState): boolean {
+    // nft_limit_pkts: a bucket of `burst` packets' worth of nanoseconds, full at the first
+    // packet, refilled by the namespace's clock; a packet costs unit / rate. Under the rate the
+    // rule goes on (`over`: it stops), over the rate it stops (`over`: it goes on).
+    if (l.bytes) return unsupported('byte-rate limits are not evaluated');
+    const unitNs = BigInt(LIMIT_UNIT_SECONDS[l.unit]) * 1_000_000_000n;
+    const cost = unitNs / BigInt(l.rate);
+    const cap = cost * BigInt(l.burst || 1);
+    const now = BigInt(Math.round(p.now * 1e6)) * 1000n;
+    let bucket = this.buckets.get(key);
+    if (bucket === undefined) {
+      bucket = newBucket(cap, now);
+      this.buckets.set(key, bucket);
+    }
+    const under = takeToken(bucket, cost, cap, now);
+    return under !== l.over;
+  }
+
+  /** `quota [over] N bytes` (nft_quota): bytes counted per statement or named object. */
+  protected quota(key: object, bytes: bigint, over: boolean, p: PacketState, used = 0n): boolean {
+    const consumed = (this.quotas.get(key) ?? used) + BigInt(p.length);
+    this.quotas.set(key, consumed);
+    const exceeded = consumed > bytes;
+    return exceeded === over;
+  }
+
+  private objref(s: Extract<NftStatement, { kind: 'objref' }>, table: NftTable, p: PacketState, host: NftHost): 'next' | 'break' | Verdict {
+    let name = s.name;
+    if (s.map) {
+      const key = this.readParts(s.map.key, p, host);
+      const e = key === null ? undefined : this.lookup(s.map.mappings, table, s.map.key, key, p);
+      if (e === undefined || e.data?.kind !== 'value') return 'break';
+      name = e.data.text;
+    }
+    const obj = (table.objects ?? []).find((o) => o.name === name && o.type === s.objType);
+    if (obj === undefined) return 'break';
+    switch (obj.type) {
+      case 'counter': case 'secmark': case 'ct timeout': case 'ct expectation':
+        return 'next';
+      case 'ct helper':
+        // The helper is attached to the connection; a TCP connection to a listener does not
+        // depend on it (helpers only open expectations for related flows).
+        return 'next';
+      case 'quota': return this.quota(obj, obj.bytes, obj.over, p, obj.used) ? 'next' : 'break';
+      case 'limit': return this.limit(obj, obj, p) ? 'next' : 'break';
+      case 'synproxy': return unsupported('synproxy is not evaluated');
+    }
+  }
+
+  private mangle(s: Extract<NftStatement, { kind: 'mangle' }>, table: NftTable, p: PacketState, host: NftHost, tr: TraceRecorder | null, site: TargetSite): 'next' | 'break' | Verdict {
+    const t = s.target;
+    if (t.kind === 'tcpopt' || (t.kind === 'meta' && (t.key === 'nftrace' || t.key === 'priority' || t.key === 'secmark'))
+      || (t.kind === 'ct' && (t.key === 'event' || t.key === 'label' || t.key === 'secmark'))) {
+      // No effect on where the packet goes: the MSS clamp, trace flag, tc priority, secmark,
+      // conntrack event mask and labels.
+      return 'next';
+    }
+    let v: bigint | null;
+    if (s.value.kind === 'value') v = s.value.value;
+    else if (s.value.kind === 'map') {
+      const key = this.readParts(s.value.key, p, host);
+      const e = key === null ? undefined : this.lookup(s.value.mappings, table, s.value.key, key, p);
+      v = e?.data?.kind === 'value' ? e.data.value : null;
+    } else if (s.value.kind === 'concat-value' || s.value.kind === 'concat') return unsupported('setting a concatenation is not evaluated');
+    else v = this.read(s.value, p, host);
+    if (v === null) return 'break';
+    const n = Number(v & 0xffffffffn);
+    if (t.kind === 'meta') {
+      if (t.key === 'mark') p.mark = n >>> 0;
+      else return unsupported(`meta ${t.key} set is not evaluated`);
+      return 'next';
+    }
+    if (t.kind === 'ct') {
+      if (t.key === 'mark') {
+        if (p.ctEntry >= 0) p.ctTable!.mark[p.ctEntry] = n >>> 0;
+      } else if (t.key === 'zone') {
+        applyTarget(EXT.CT, { notrack: false, zone: n }, p, host, tr, site);
+      } else return unsupported(`ct ${t.key} set is not evaluated`);
+      return 'next';
+    }
+    if (t.kind === 'payload' && (t.protocol === 'ip' || t.protocol === 'ip6') && (p.family === 4) === (t.protocol === 'ip')) {
+      switch (t.field) {
+        case 'ttl': case 'hoplimit':
+          applyTarget(EXT.TTL, { mode: 'set', value: n }, p, host, tr, namedSite(site, t.protocol === 'ip' ? 'ttl' : 'hoplimit'));
+          return 'next';
+        case 'dscp':
+          applyTarget(EXT.DSCP, { dscp: n }, p, host, tr, namedSite(site, 'dscp'));
+          return 'next';
+        case 'ecn':
+          p.tos = ((p.tos & 0xfc) | (n & 3)) & 0xff;
+          return 'next';
+        default:
+          break;
+      }
+    }
+    return unsupported(`${printSelectorKind(t)} set is not evaluated (only marks, ct zone, ttl, dscp and ecn are rewritten)`);
   }
 
   private nat(s: Extract<NftStatement, { kind: 'nat' }>, p: PacketState, host: NftHost, tr: TraceRecorder | null, site: TargetSite): 'next' | 'break' | Verdict {
     if (s.family && (s.family === 'ip' ? 4 : 6) !== p.family) return 'break';
+    if (s.prefix || s.interval) return unsupported('prefix and interval NAT maps are not evaluated');
     const c = natConstants(s);
-    const ports = c.ports;
+    let ports = c.ports;
     let v: number;
     switch (s.type) {
       case 'redirect':
@@ -309,12 +468,25 @@ export class NftEngine {
           if (s.addr.kind === 'map') {
             const key = this.readParts(s.addr.key, p, host);
             const e = key === null ? undefined : this.lookup(s.addr.mappings, undefined, s.addr.key, key, p);
-            if (!e || e.data?.kind !== 'value') return 'break';
-            a = e.data;
+            if (!e) return 'break';
+            if (s.concat && e.data?.kind === 'concat-value') {
+              const [ad, pt] = e.data.items as [NftValue | NftRange | NftPrefix, NftValue | NftRange | NftPrefix];
+              a = ad;
+              const lo = pt.kind === 'value' ? pt.value : pt.kind === 'range' ? pt.low.value : pt.value.value;
+              const hi = pt.kind === 'value' ? pt.value : pt.kind === 'range' ? pt.high.value : pt.value.value;
+              ports = { min: Number(lo), max: Number(hi) };
+            } else if (e.data?.kind === 'value') a = e.data;
+            else return 'break';
           } else a = s.addr;
           const first = a.kind === 'value' ? a : a.kind === 'range' ? a.low : a.value;
           if ((first.type === 'ipv6_addr' ? 6 : 4) !== p.family) return 'break';
           addr = valueWords(first.value, p.family);
+        }
+        if (s.port?.kind === 'map') {
+          const key = this.readParts(s.port.key, p, host);
+          const e = key === null ? undefined : this.lookup(s.port.mappings, undefined, s.port.key, key, p);
+          if (!e || e.data?.kind !== 'value') return 'break';
+          ports = { min: Number(e.data.value), max: Number(e.data.value) };
         }
         const manip = s.type === 'dnat' ? NF_NAT_MANIP_DST : NF_NAT_MANIP_SRC;
         v = host.natSetup(p, manip, addr, ports ?? null, s.type === 'dnat' ? 'DNAT' : 'SNAT', tr);
@@ -338,17 +510,26 @@ export class NftEngine {
             case 'saddr': return addrValue(p.src, p.family);
             case 'daddr': return addrValue(p.dst, p.family);
             case 'protocol': case 'nexthdr': return BigInt(p.proto);
-            case 'ttl': case 'hoplimit': return 64n;
+            case 'ttl': case 'hoplimit': return BigInt(p.ttl);
             case 'length': return BigInt(p.length);
-            default: return 0n;
+            case 'version': return proto === 'ip' ? 4n : 6n;
+            case 'hdrlength': return 5n;
+            case 'dscp': return BigInt(p.tos >> 2);
+            case 'ecn': return BigInt(p.tos & 3);
+            default: return unsupported(`${proto} ${sel.field} is not read by the engine`);
           }
         }
         if (proto === 'th') {
           if (!PORT_PROTOCOLS.has(p.proto) || p.fragment) return null;
-        } else {
+        } else if (TRANSPORT[proto] !== undefined) {
           if (p.proto !== TRANSPORT[proto] || p.fragment) return null;
           if (proto === 'icmp' && p.family !== 4) return null;
           if (proto === 'icmpv6' && p.family !== 6) return null;
+        } else {
+          // Headers a TCP or UDP connection of this namespace never carries (ether, vlan, arp,
+          // igmp, ah, esp, …): the packet has no such header.
+          if (proto === 'ether' || proto === 'vlan' || proto === 'arp') return unsupported(`${proto} headers are not simulated`);
+          return null;
         }
         switch (sel.field) {
           case 'sport': return BigInt(p.sport);
@@ -356,7 +537,7 @@ export class NftEngine {
           case 'flags': return BigInt(p.tcpFlags);
           case 'type': return BigInt(p.icmpType);
           case 'code': return BigInt(p.icmpCode);
-          default: return 0n;
+          default: return unsupported(`${proto} ${sel.field} is not read by the engine`);
         }
       }
       case 'meta':
@@ -364,13 +545,22 @@ export class NftEngine {
           case 'mark': return BigInt(p.mark >>> 0);
           case 'l4proto': return BigInt(p.proto);
           case 'nfproto': return p.family === 4 ? 2n : 10n;
-          case 'iif': return p.inIface === null ? null : p.inIface === 'lo' ? 1n : BigInt(p.inIndex);
-          case 'oif': return p.outIface === null ? null : p.outIface === 'lo' ? 1n : BigInt(p.outIndex);
+          case 'protocol': return p.family === 4 ? 0x0800n : 0x86ddn;
+          // nft_meta_store_ifindex / _ifname: no device reads as index 0 and the empty name.
+          case 'iif': return p.inIface === null ? 0n : p.inIface === 'lo' ? 1n : BigInt(p.inIndex);
+          case 'oif': return p.outIface === null ? 0n : p.outIface === 'lo' ? 1n : BigInt(p.outIndex);
+          case 'iifname': return p.inIface === null ? 0n : ifnameKey(p.inIface);
+          case 'oifname': return p.outIface === null ? 0n : ifnameKey(p.outIface);
+          case 'iiftype': return p.inIface === null ? null : p.inIface === 'lo' ? 772n : 1n;
+          case 'oiftype': return p.outIface === null ? null : p.outIface === 'lo' ? 772n : 1n;
+          case 'iifgroup': return p.inIface === null ? null : 0n;
+          case 'oifgroup': return p.outIface === null ? null : 0n;
           case 'skuid': return p.socket === null ? null : BigInt(p.socket.uid);
           case 'skgid': return p.socket === null ? null : BigInt(p.socket.gid);
           case 'pkttype': return 0n;
           case 'length': return BigInt(p.length);
-          default: return null;
+          case 'nftrace': return 0n;
+          default: return unsupported(`meta ${sel.key} is not read by the engine`);
         }
       case 'ct': {
         if (sel.key === 'state') return BigInt(ctStateBits(p));
@@ -390,7 +580,8 @@ export class NftEngine {
           }
           case 'proto-src': return BigInt(sel.direction === 'reply' ? (ct as unknown as { replySport: number }).replySport : ct.origSport);
           case 'proto-dst': return BigInt(sel.direction === 'reply' ? (ct as unknown as { replyDport: number }).replyDport : ct.origDport);
-          default: return null;
+          case 'helper': return 0n;
+          default: return unsupported(`ct ${sel.key} is not read by the engine`);
         }
       }
       case 'fib': {
@@ -408,6 +599,7 @@ export class NftEngine {
       case 'socket': {
         // nft_socket_eval: the packet's socket, else a lookup as for an arriving packet; no
         // socket (or a key a request or TIME_WAIT socket lacks) breaks the rule.
+        if (sel.key === 'cgroupv2') return unsupported('socket cgroupv2 is not read by the engine');
         const sk = p.socketLookup();
         if (sk === null) return null;
         if (sel.key === 'transparent') return sk.transparent ? 1n : 0n;
@@ -428,9 +620,56 @@ export class NftEngine {
         const v = this.read(sel.operand, p, host);
         return v === null ? null : (v & sel.mask) ^ sel.xor;
       }
+      case 'shift': {
+        const v = this.read(sel.operand, p, host);
+        if (v === null) return null;
+        return sel.op === '<<' ? (v << BigInt(sel.by)) & allOnes(sel.bits) : v >> BigInt(sel.by);
+      }
+      case 'exthdr':
+        // A TCP or UDP packet of this namespace carries no IPv6 extension headers.
+        if (p.family !== 6) return sel.field === undefined ? 0n : null;
+        return sel.field === undefined ? 0n : null;
+      case 'tcpopt':
+        return unsupported(`tcp option ${sel.option} is not read by the engine`);
+      case 'rt':
+        return unsupported(`rt ${sel.key} is not read by the engine`);
+      case 'hash': {
+        if (sel.mode === 'jhash' && sel.seed !== undefined && sel.expr) {
+          // nft_jhash_eval: jhash over the key's registers (each part padded to 4 bytes),
+          // scaled into [0, mod) by reciprocal_scale, plus the offset.
+          const bytes = this.keyBytes(sel.expr, p, host);
+          if (bytes === null) return null;
+          const h = jhash(bytes, sel.seed >>> 0);
+          return BigInt(Number((BigInt(h) * BigInt(sel.modulus)) >> 32n) + sel.offset);
+        }
+        // Without a seed the kernel draws one at random when the rule is loaded (and symhash
+        // hashes the flow with a per-boot key): which value a flow gets is a draw.
+        for (let i = 0; i < sel.modulus - 1; i++) if (host.random(1 / (sel.modulus - i))) return BigInt(i + sel.offset);
+        return BigInt(sel.modulus - 1 + sel.offset);
+      }
+      case 'rawpayload': case 'osf': case 'ipsec':
+        return unsupported(`${sel.kind} expressions are not read by the engine`);
       case 'concat':
         return null;
     }
+  }
+
+  /** A key's bytes as the kernel's registers hold them: each part big-endian (host order for host types), padded to 4 bytes. */
+  private keyBytes(sel: NftSelector, p: PacketState, host: NftHost): number[] | null {
+    const items = sel.kind === 'concat' ? sel.items : [sel];
+    const out: number[] = [];
+    for (const i of items) {
+      const v = this.read(i, p, host);
+      if (v === null) return null;
+      const st = selectorType(i);
+      const n = Math.ceil(st.bits / 8);
+      const be: number[] = [];
+      for (let k = n - 1; k >= 0; k--) be.push(Number((v >> BigInt(8 * k)) & 0xffn));
+      const bytes = st.host ? be.reverse() : be;
+      out.push(...bytes);
+      while (out.length % 4 !== 0) out.push(0);
+    }
+    return out;
   }
 
   protected readParts(sel: NftSelector, p: PacketState, host: NftHost): bigint[] | null {
@@ -450,9 +689,20 @@ export class NftEngine {
   protected lookup(m: NftAnonSet | NftSetRef, table: NftTable | undefined, sel: NftSelector, key: bigint | bigint[], p: PacketState): NftElement | undefined {
     void p;
     const keys = Array.isArray(key) ? key : [key];
-    const elements = m.kind === 'set' ? m.elements : (table?.sets.find((s: NftSet) => s.name === m.name)?.elements ?? this.findSet(m.name)?.elements ?? []);
+    const named = m.kind === 'setref' ? table?.sets.find((s: NftSet) => s.name === m.name) ?? this.findSet(m.name) : undefined;
+    const elements = m.kind === 'set' ? m.elements : (named?.elements ?? []);
     void sel;
-    return elements.find((e) => e.key.length === keys.length && e.key.every((k, i) => inPart(k, keys[i]!)));
+    const found = elements.find((e) => e.key.length === keys.length && e.key.every((k, i) => inPart(k, keys[i]!)));
+    if (found !== undefined || named === undefined) return found;
+    return this.dynamicHas(named, keys, p.now) ? DYNAMIC_ELEMENT : undefined;
+  }
+
+  /** Whether a key was put in a named set from the packet path and has not expired. */
+  protected dynamicHas(set: NftSet, keys: readonly (bigint | number)[], now: number): boolean {
+    const held = this.dynamicSets.get(set);
+    if (held === undefined) return false;
+    const until = held.get(keys.join(' '));
+    return until !== undefined && until > now;
   }
 
   protected findSet(name: string): NftSet | undefined {
@@ -464,16 +714,6 @@ export class NftEngine {
   }
 
   private match(s: Extract<NftStatement, { kind: 'match' }>, table: NftTable, p: PacketState, host: NftHost): boolean {
-    if (s.left.kind === 'meta' && (s.left.key === 'iifname' || s.left.key === 'oifname')) {
-      const name = s.left.key === 'iifname' ? p.inIface : p.outIface;
-      const r = s.right;
-      let hit: boolean;
-      if (r.kind === 'value') hit = ifaceMatch(r.text ?? '', name);
-      else if (r.kind === 'set') hit = r.elements.some((e) => e.key[0]?.kind === 'value' && ifaceMatch(e.key[0].text ?? '', name));
-      else if (r.kind === 'setref') hit = (table.sets.find((x) => x.name === r.name)?.elements ?? []).some((e) => e.key[0]?.kind === 'value' && ifaceMatch(e.key[0].text ?? '', name));
-      else hit = false;
-      return s.op === '!=' ? !hit : hit;
-    }
     const parts = this.readParts(s.left, p, host);
     if (parts === null) return false;
     const right = s.right;
@@ -488,7 +728,7 @@ export class NftEngine {
       return s.op === '!=' ? !hit : hit;
     }
     const v = parts[0]!;
-    if (right.kind === 'value' && st && BITMASK_TYPES.has(st.type) && (s.op === 'implicit' || s.op === '!=')) {
+    if (right.kind === 'value' && st && s.left.kind !== 'bitwise' && BITMASK_TYPES.has(st.type) && (s.op === 'implicit' || s.op === '!=')) {
       // Flags: `ct state established,related` is (state & flags) != 0.
       const hit = (v & right.value) !== 0n;
       return s.op === '!=' ? !hit : hit;
@@ -539,6 +779,99 @@ function namedSite(site: TargetSite, name: string): TargetSite {
     m.set(name, s);
   }
   return s;
+}
+
+function rol32(x: number, k: number): number {
+  return ((x << k) | (x >>> (32 - k))) >>> 0;
+}
+
+/** Bob Jenkins' lookup3 hash as the kernel's `jhash()` computes it (words read little-endian). */
+function jhash(key: readonly number[], initval: number): number {
+  let length = key.length;
+  let a = (0xdeadbeef + length + initval) >>> 0;
+  let b = a;
+  let c = a;
+  const word = (o: number): number => ((key[o]! | (key[o + 1]! << 8) | (key[o + 2]! << 16) | (key[o + 3]! << 24)) >>> 0);
+  const mix = (): void => {
+    a = (a - c) >>> 0; a = (a ^ rol32(c, 4)) >>> 0; c = (c + b) >>> 0;
+    b = (b - a) >>> 0; b = (b ^ rol32(a, 6)) >>> 0; a = (a + c) >>> 0;
+    c = (c - b) >>> 0; c = (c ^ rol32(b, 8)) >>> 0; b = (b + a) >>> 0;
+    a = (a - c) >>> 0; a = (a ^ rol32(c, 16)) >>> 0; c = (c + b) >>> 0;
+    b = (b - a) >>> 0; b = (b ^ rol32(a, 19)) >>> 0; a = (a + c) >>> 0;
+    c = (c - b) >>> 0; c = (c ^ rol32(b, 4)) >>> 0; b = (b + a) >>> 0;
+  };
+  const final = (): void => {
+    c = (c ^ b) >>> 0; c = (c - rol32(b, 14)) >>> 0;
+    a = (a ^ c) >>> 0; a = (a - rol32(c, 11)) >>> 0;
+    b = (b ^ a) >>> 0; b = (b - rol32(a, 25)) >>> 0;
+    c = (c ^ b) >>> 0; c = (c - rol32(b, 16)) >>> 0;
+    a = (a ^ c) >>> 0; a = (a - rol32(c, 4)) >>> 0;
+    b = (b ^ a) >>> 0; b = (b - rol32(a, 14)) >>> 0;
+    c = (c ^ b) >>> 0; c = (c - rol32(b, 24)) >>> 0;
+  };
+  let o = 0;
+  while (length > 12) {
+    a = (a + word(o)) >>> 0;
+    b = (b + word(o + 4)) >>> 0;
+    c = (c + word(o + 8)) >>> 0;
+    mix();
+    length -= 12;
+    o += 12;
+  }
+  if (length === 0) return c;
+  const k = (i: number): number => key[o + i] ?? 0;
+  // The tail: bytes 8-11 into c, 4-7 into b, 0-3 into a (the kernel's fall-through switch).
+  for (let i = length - 1; i >= 0; i--) {
+    const v = (k(i) << (8 * (i % 4))) >>> 0;
+    if (i >= 8) c = (c + v) >>> 0;
+    else if (i >= 4) b = (b + v) >>> 0;
+    else a = (a + v) >>> 0;
+  }
+  final();
+  return c;
+}
+
+/** An expression or statement the engine does not evaluate: a named refusal, never a guess. */
+function unsupported(what: string): never {
+  throw new NetfilterSimError([diagnostic('UNSUPPORTED', `nft: ${what}`)]);
+}
+
+function printSelectorKind(sel: NftSelector): string {
+  switch (sel.kind) {
+    case 'payload': return `${sel.protocol} ${sel.field}`;
+    case 'meta': return `meta ${sel.key}`;
+    case 'ct': return `ct ${sel.key}`;
+    case 'exthdr': return `${sel.header} ${sel.field ?? ''}`.trim();
+    case 'tcpopt': return `tcp option ${sel.option}`;
+    default: return sel.kind;
+  }
+}
+
+function printNftStatementKind(s: NftStatement): string {
+  return s.kind;
+}
+
+/** Whether a selector reads conntrack (a `ct` expression anywhere in it). */
+function selectorUsesConntrack(sel: NftSelector): boolean {
+  switch (sel.kind) {
+    case 'ct': return true;
+    case 'bitwise': case 'shift': return selectorUsesConntrack(sel.operand);
+    case 'concat': return sel.items.some(selectorUsesConntrack);
+    default: return false;
+  }
+}
+
+/** Whether a statement needs conntrack: it reads or sets `ct` state, or makes a NAT binding. */
+function statementUsesConntrack(s: NftStatement): boolean {
+  switch (s.kind) {
+    case 'match': return selectorUsesConntrack(s.left);
+    case 'vmap': return selectorUsesConntrack(s.key);
+    case 'nat': case 'notrack': return true;
+    case 'mangle': return s.target.kind === 'ct' || (s.value.kind === 'map' ? selectorUsesConntrack(s.value.key) : s.value.kind !== 'value' && s.value.kind !== 'concat-value' && selectorUsesConntrack(s.value));
+    case 'objref': return s.objType === 'ct helper' || s.objType === 'ct timeout' || s.objType === 'ct expectation';
+    case 'connlimit': return true;
+    default: return false;
+  }
 }
 
 /** Whether a value lies in an element's key part. @internal */

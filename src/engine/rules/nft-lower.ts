@@ -19,7 +19,7 @@ import { NF_ACCEPT, NF_DROP } from './targets.js';
 import type { TargetSite } from './targets.js';
 import type { PacketState } from '../state/packet-state.js';
 import type { TraceRecorder } from '../trace/events.js';
-import { HOOK_NAME, NFT_JUMP_STACK_SIZE, NftEngine, PORT_PROTOCOLS, TRANSPORT, addrValue, ctStateBits, ifaceMatch } from './nft-interpret.js';
+import { HOOK_NAME, NFT_JUMP_STACK_SIZE, NftEngine, PORT_PROTOCOLS, TRANSPORT, addrValue, ctStateBits, ifnameKey } from './nft-interpret.js';
 import type { NftHookEntry, NftHost, Verdict } from './nft-interpret.js';
 
 /** A selector's value: a number when it is below 2^32, a bigint above (so equal values compare equal). */
@@ -310,7 +310,7 @@ export class LoweredNftEngine extends NftEngine {
           },
         };
       }
-      case 'counter': case 'log': return { kind: 'skip' };
+      case 'counter': return { kind: 'skip' };
       default: return { kind: 'effect', statement: s };
     }
   }
@@ -327,28 +327,6 @@ export class LoweredNftEngine extends NftEngine {
 
   protected lowerMatch(s: Extract<NftStatement, { kind: 'match' }>, table: NftTable): (p: PacketState, host: NftHost) => boolean {
     const neg = s.op === '!=';
-    if (s.left.kind === 'meta' && (s.left.key === 'iifname' || s.left.key === 'oifname')) {
-      const inbound = s.left.key === 'iifname';
-      const r = s.right;
-      let patterns: string[];
-      if (r.kind === 'value') patterns = [r.text ?? ''];
-      else if (r.kind === 'set' || r.kind === 'setref') {
-        // The reference looks a named set of names up in the rule's own table only.
-        const elements = r.kind === 'set' ? r.elements : (table.sets.find((x) => x.name === r.name)?.elements ?? []);
-        patterns = elements.flatMap((e) => (e.key[0]?.kind === 'value' ? [e.key[0].text ?? ''] : []));
-      } else return () => neg;
-      const exact = new Set(patterns.filter((x) => !x.endsWith('*')));
-      const prefixes = patterns.filter((x) => x.endsWith('*'));
-      return (p) => {
-        const name = inbound ? p.inIface : p.outIface;
-        let hit = false;
-        if (name !== null) {
-          hit = exact.has(name);
-          for (let i = 0; !hit && i < prefixes.length; i++) hit = ifaceMatch(prefixes[i]!, name);
-        }
-        return neg ? !hit : hit;
-      };
-    }
     const readers = this.lowerParts(s.left);
     const right = s.right;
     const one = readers.length === 1 ? readers[0]! : null;
@@ -375,6 +353,14 @@ export class LoweredNftEngine extends NftEngine {
     if (right.kind === 'set' || right.kind === 'setref') {
       const index = buildIndex(this.elements(right, table), readers.length);
       const parts: Val[] = new Array<Val>(readers.length);
+      const named = right.kind === 'setref' ? table.sets.find((x) => x.name === right.name) ?? this.findSet(right.name) : undefined;
+      if (named !== undefined && this.fedFromPacketPath(named)) {
+        return (p, host) => {
+          if (!readAll(p, host, parts)) return false;
+          const hit = index.find(parts) !== undefined || this.dynamicHas(named, parts, p.now);
+          return neg ? !hit : hit;
+        };
+      }
       return (p, host) => {
         if (!readAll(p, host, parts)) return false;
         const hit = index.find(parts) !== undefined;
@@ -402,7 +388,7 @@ export class LoweredNftEngine extends NftEngine {
       };
     }
     const st = s.left.kind === 'concat' ? undefined : selectorType(s.left);
-    if (right.kind === 'value' && st && BITMASK_TYPES.has(st.type) && (s.op === 'implicit' || s.op === '!=')) {
+    if (right.kind === 'value' && st && s.left.kind !== 'bitwise' && BITMASK_TYPES.has(st.type) && (s.op === 'implicit' || s.op === '!=')) {
       const flags = canon(right.value);
       return (p, host) => {
         const v = one(p, host);
@@ -462,6 +448,8 @@ export class LoweredNftEngine extends NftEngine {
           case 'mark': return (p) => p.mark >>> 0;
           case 'l4proto': return (p) => p.proto;
           case 'nfproto': return (p) => (p.family === 4 ? 2 : 10);
+          case 'iifname': return (p) => (p.inIface === null ? 0 : ifnameKey(p.inIface));
+          case 'oifname': return (p) => (p.outIface === null ? 0 : ifnameKey(p.outIface));
           case 'skuid': return (p) => (p.socket === null ? null : canon(BigInt(p.socket.uid)));
           case 'skgid': return (p) => (p.socket === null ? null : canon(BigInt(p.socket.gid)));
           default: return generic;

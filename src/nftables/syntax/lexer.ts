@@ -20,6 +20,28 @@ const WORD = /[A-Za-z0-9_./:\-*$@[\]%+]/;
 const PUNCT2 = new Set(['==', '!=', '<=', '>=', '<<', '>>']);
 const PUNCT1 = new Set(['{', '}', '(', ')', ',', ';', '=', '<', '>', '&', '|', '^', '!']);
 
+/**
+ * A word as nft's scanner would cut it at colons: the scanner reads addresses (`fd00::1`,
+ * `aa:bb:cc:dd:ee:ff`) and `N:M` whole, but a colon before a name (`25:accept`, `:tcp`) or at
+ * the end of a word (`::dddd:`) is a token of its own.
+ */
+function pushWord(tokens: NftToken[], word: string, start: number, span: (a: number, b: number) => Span): void {
+  const colon = word.lastIndexOf(':');
+  if (colon >= 0 && !word.startsWith('[')) {
+    const head = word.slice(0, colon);
+    const tail = word.slice(colon + 1);
+    const named = /^[A-Za-z_]/.test(tail) && /[g-zG-Z_\-]/.test(tail);
+    const trailing = tail === '' && head !== '' && !head.endsWith(':') && !/^[0-9.]+$/.test(head);
+    if ((named && !head.includes('$')) || trailing) {
+      if (head !== '') pushWord(tokens, head, start, span);
+      tokens.push({ kind: 'word', text: ':', span: span(start + colon, start + colon + 1) });
+      if (tail !== '') tokens.push({ kind: 'word', text: tail, span: span(start + colon + 1, start + word.length) });
+      return;
+    }
+  }
+  tokens.push({ kind: 'word', text: word, span: span(start, start + word.length) });
+}
+
 /** Splits nft input into tokens; an unterminated string is a diagnostic. */
 export function tokenizeNft(text: string): { tokens: NftToken[]; diagnostics: Diagnostic[] } {
   const tokens: NftToken[] = [];
@@ -75,10 +97,18 @@ export function tokenizeNft(text: string): { tokens: NftToken[]; diagnostics: Di
       i++;
       continue;
     }
+    if (c === '@') {
+      // `@name`: the scanner reads an identifier after `@` (so `@map:80` is `@map` then `:80`).
+      const start = i;
+      i++;
+      while (i < text.length && /[A-Za-z0-9_./\-]/.test(text[i]!)) i++;
+      tokens.push({ kind: 'word', text: text.slice(start, i), span: span(start, i) });
+      continue;
+    }
     if (WORD.test(c)) {
       const start = i;
       while (i < text.length && WORD.test(text[i]!)) i++;
-      tokens.push({ kind: 'word', text: text.slice(start, i), span: span(start, i) });
+      pushWord(tokens, text.slice(start, i), start, span);
       continue;
     }
     diagnostics.push(diagnostic('UNEXPECTED_TOKEN', `syntax error, unexpected character "${c}"`, span(i, i + 1), c));

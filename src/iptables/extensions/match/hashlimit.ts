@@ -14,6 +14,7 @@
  * @module
  */
 import { diagnostic, fail } from '../../../model/errors.js';
+import { utf8Length } from '../../../model/limits.js';
 import type { MatchExtension, OptionOccurrence } from '../types.js';
 import { newBucket, takeToken, toUnits, type Bucket } from '../bucket.js';
 import { argOf, badValue, checkProcName, exclusive, parseUint32, requireOption, strtoul, strtoulPrefix, unknownOption } from '../values.js';
@@ -232,7 +233,7 @@ export const hashlimit: MatchExtension<HashlimitOptions> = {
         case 'hashlimit-name':
           name = argOf(o);
           if (name.length === 0) badValue(o, 'hashlimit: --hashlimit-name must not be empty');
-          if (Buffer.byteLength(name) > 255) badValue(o, 'hashlimit: --hashlimit-name is too long (255 characters at most)');
+          if (utf8Length(name) > 255) badValue(o, 'hashlimit: --hashlimit-name is too long (255 characters at most)');
           break;
         case 'hashlimit-rate-match': rateMatch = true; break;
         case 'hashlimit-rate-interval': {

@@ -37,6 +37,7 @@ export const nfacct: MatchExtension<NfacctOptions> = {
     return { name };
   },
   save(o) {
+    // libxt_nfacct prints " --nfacct-name " and then xtables_save_string, which starts with its own space.
     return `--nfacct-name  ${saveString(o.name)}`;
   },
   lower() {

@@ -6,6 +6,7 @@
  * @module
  */
 import { diagnostic, type Diagnostic } from '../../../model/errors.js';
+import { utf8Length } from '../../../model/limits.js';
 import type { TargetExtension } from '../types.js';
 import { argOf, badValue, parseUint32, requireOption, unknownOption } from '../values.js';
 
@@ -40,7 +41,7 @@ export const IDLETIMER: TargetExtension<IdletimerOptions> = {
       if (o.name === 'timeout') r.timeout = parseUint32(o, 'IDLETIMER');
       else if (o.name === 'label') {
         r.label = argOf(o);
-        if (Buffer.byteLength(r.label) >= LABEL_MAX) badValue(o, `IDLETIMER: --label is too long (at most ${LABEL_MAX - 1} characters)`);
+        if (utf8Length(r.label) >= LABEL_MAX) badValue(o, `IDLETIMER: --label is too long (at most ${LABEL_MAX - 1} characters)`);
       } else if (o.name === 'alarm') r.alarm = true;
       else unknownOption('IDLETIMER', o);
     }
