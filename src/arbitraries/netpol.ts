@@ -319,6 +319,7 @@ function snapshotOf(r: Resolved): fc.Arbitrary<Snapshot> {
  * ```
  */
 export function networkPolicyCase(constraints?: NetworkPolicySnapshotConstraints & { readonly maxProbes?: number }): fc.Arbitrary<{ readonly snapshot: Snapshot; readonly probes: readonly NetworkPolicyProbe[] }> {
+  checkKnownKeys('networkPolicyCase', constraints, [...KEYS, 'maxProbes']);
   const { maxProbes, ...rest } = constraints ?? {};
   const probesMax = checkInt('networkPolicyCase', 'maxProbes', maxProbes, 1, 1000, 8);
   const r = resolve('networkPolicyCase', { ...rest, minPods: Math.max(2, rest.minPods ?? 2) });

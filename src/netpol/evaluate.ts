@@ -29,6 +29,7 @@
  * @module
  */
 import { NetfilterSimError, diagnostic } from '../model/errors.js';
+import { expectArgument, expectFields, expectOneOf } from '../model/guard.js';
 import type { ContainerPort, K8sNamespace, K8sPod, K8sProtocol } from '../model/kubernetes.js';
 import type { Family } from '../model/types.js';
 import { cidrHolds, formatK8sAddress, parseK8sAddress, parseK8sCidr } from './cidr.js';
@@ -227,6 +228,19 @@ function compileRules(rules: ReturnType<typeof defaultNetworkPolicy>['ingressRul
   }));
 }
 
+function checkOptions(options: NetpolOptions): void {
+  expectArgument(options, 'object', 'options');
+  expectOneOf(options.fromOwnNode, ['allow', 'policy'], 'options.fromOwnNode', true);
+  expectOneOf(options.hostNetwork, ['node', 'pod'], 'options.hostNetwork', true);
+  expectOneOf(options.invalid, ['throw', 'skip'], 'options.invalid', true);
+  expectArgument(options.strictCidr, ['boolean', 'undefined'], 'options.strictCidr');
+  expectArgument(options.nodeAddresses, ['object', 'undefined'], 'options.nodeAddresses');
+  for (const [node, list] of Object.entries(options.nodeAddresses ?? {})) {
+    expectArgument(list, 'array', `options.nodeAddresses.${node}`);
+    for (const [i, a] of (list as readonly unknown[]).entries()) expectArgument(a, 'string', `options.nodeAddresses.${node}[${i}]`);
+  }
+}
+
 /**
  * The policies, pods and namespaces of a snapshot, prepared once for many connections.
  *
@@ -251,6 +265,7 @@ export class NetworkPolicyEvaluator {
   private readonly selection = new Map<string, { ingress: CompiledPolicy[]; egress: CompiledPolicy[] }>();
 
   constructor(snapshot: NetpolSnapshot, options: NetpolOptions = {}) {
+    checkOptions(options);
     this.options = options;
     const shaped = wellShaped(snapshot);
     const warnings: string[] = [...shaped.warnings];
@@ -537,6 +552,7 @@ export function evaluateNetworkPolicy(snapshot: NetpolSnapshot, connection: Netp
  * ```
  */
 export function describeVerdict(v: NetpolVerdict): string {
+  expectFields(v, { allowed: 'boolean', egress: 'object', ingress: 'object', from: 'object', to: 'object', port: 'integer', protocol: 'string' }, 'verdict');
   const who = (e: NetpolEndpoint): string => (e.pod !== null ? `${e.pod} (${e.address})` : e.kind === 'node' ? `node ${e.node} (${e.address})` : e.address);
   const on = `${v.protocol} ${v.port}`;
   const block = (d: DirectionVerdict): string => {

@@ -14,6 +14,7 @@
  * @module
  */
 import { NetfilterSimError, diagnostic } from '../model/errors.js';
+import { expectArgument } from '../model/guard.js';
 import type { Diagnostic } from '../model/errors.js';
 import type {
   K8sNetworkPolicy, K8sProtocol, LabelSelector, NetworkPolicyEgressRule, NetworkPolicyIngressRule,
@@ -78,6 +79,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 /** The `namespace/name` a policy is known by in messages. */
 export function policyKey(policy: unknown): string {
+  if (!isObject(policy)) return '<no namespace>/<unnamed>';
   const meta = isObject(policy) && isObject(policy['metadata']) ? policy['metadata'] : {};
   const ns = typeof meta['namespace'] === 'string' ? meta['namespace'] : '<no namespace>';
   const name = typeof meta['name'] === 'string' ? meta['name'] : '<unnamed>';
@@ -307,6 +309,8 @@ function validateRules(c: Collector, rules: unknown, path: string, peersKey: 'fr
  * ```
  */
 export function validateNetworkPolicy(policy: unknown, options: ValidateOptions = {}): NetpolFieldError[] {
+  expectArgument(options, 'object', 'options');
+  expectArgument(options.strictCidr, ['boolean', 'undefined'], 'options.strictCidr');
   const c = new Collector(policyKey(policy));
   const strict = options.strictCidr ?? true;
   if (!isObject(policy)) {
@@ -345,6 +349,7 @@ export function validateNetworkPolicy(policy: unknown, options: ValidateOptions 
 
 /** The field errors as diagnostics (`INVALID_NETWORK_POLICY`), each naming the policy and the field. */
 export function fieldErrorDiagnostics(errors: readonly NetpolFieldError[]): Diagnostic[] {
+  expectArgument(errors, 'array', 'errors');
   return errors.map((e) => diagnostic('INVALID_NETWORK_POLICY', `NetworkPolicy ${e.policy} is invalid: ${e.message}`));
 }
 
@@ -406,6 +411,8 @@ function defaultRules(rules: readonly (NetworkPolicyIngressRule | NetworkPolicyE
  * that passed {@link validateNetworkPolicy}.
  */
 export function defaultNetworkPolicy(policy: K8sNetworkPolicy): DefaultedPolicy {
+  // What the API server did not accept has no defaults: refuse it as it would (any CIDR reading).
+  expectValidNetworkPolicy(policy, { strictCidr: false });
   const spec = policy.spec;
   const types = spec.policyTypes ?? [];
   const egressRules = spec.egress ?? [];

@@ -33,10 +33,12 @@ describe('hostile snapshots', () => {
   test.prop([hostile], { numRuns: 400 })('the evaluator and both compilers answer with a typed error or warnings, never a crash', ({ where, value }) => {
     const base = snapshot(['x/a', 'x/b'], [policy('x', 'p', {}, { ingress: [] })]);
     const s = { ...base, [where]: [...(base[where] as unknown[]), value] } as typeof base;
+    // A policy the API server accepts may allow x/a → x/b (seed 1510354143 found one: ingress: [{}]).
+    const validPolicy = where === 'networkPolicies' && validateNetworkPolicy(value).length === 0;
     const r = answer(() => {
       const ev = new NetworkPolicyEvaluator(s);
-      // A policy that was read isolates x/b: never a silent allow.
-      expect(ev.evaluate({ from: 'x/a', to: 'x/b', port: 80 }).allowed).toBe(false);
+      // Otherwise the policy that was read still isolates x/b: never a silent allow.
+      if (!validPolicy) expect(ev.evaluate({ from: 'x/a', to: 'x/b', port: 80 }).allowed).toBe(false);
     });
     expect(['ok', 'INVALID_NETWORK_POLICY']).toContain(r);
     expect(['ok', 'INVALID_NETWORK_POLICY']).toContain(answer(() => compileNetworkPolicy(s, 'node-1', { implementation: 'kube-router' })));

@@ -25,6 +25,8 @@
  *
  * @module
  */
+import { NetfilterSimError, diagnostic } from '../../model/errors.js';
+import { expectArgument } from '../../model/guard.js';
 import type { Snapshot } from '../../model/kubernetes.js';
 import { parseNftRulesetOrThrow, printNftRuleset } from '../../nftables/index.js';
 import { compileSelector, selectorMatches } from '../../netpol/index.js';
@@ -75,6 +77,22 @@ const isV4 = (ip: string): boolean => !ip.includes(':');
  * ```
  */
 export function compileKubeNetworkPolicies(snapshot: Pick<Snapshot, 'namespaces' | 'pods' | 'networkPolicies'>, node: string, options: KubeNetworkPoliciesOptions = {}): { readonly nft: string; readonly warnings: readonly string[] } {
+  expectArgument(node, 'string', 'node');
+  expectArgument(options, 'object', 'options');
+  const bad = (what: string, why: string): never => {
+    throw new NetfilterSimError(diagnostic('BAD_CONFIG', `options.${what} ${why}`));
+  };
+  if (options.queueId !== undefined && (!Number.isInteger(options.queueId) || options.queueId < 0 || options.queueId > 65535)) bad('queueId', 'must be a queue number (0-65535)');
+  if (options.ctLabelAccept !== undefined && (!Number.isInteger(options.ctLabelAccept) || options.ctLabelAccept < 1 || options.ctLabelAccept > 127)) bad('ctLabelAccept', 'must be a conntrack label (1-127)');
+  if (options.tableName !== undefined && (typeof options.tableName !== 'string' || !/^[A-Za-z][A-Za-z0-9_-]{0,62}$/.test(options.tableName))) bad('tableName', 'must be an nft table name');
+  expectArgument(options.failOpen, ['boolean', 'undefined'], 'options.failOpen');
+  expectArgument(options.netfilterBug1766Fix, ['boolean', 'undefined'], 'options.netfilterBug1766Fix');
+  expectArgument(options.verdicts, ['array', 'undefined'], 'options.verdicts');
+  for (const [i, v] of (options.verdicts ?? []).entries()) {
+    const ok = typeof v === 'object' && v !== null && typeof v.src === 'string' && typeof v.dst === 'string' && /^[0-9a-fA-F:.]+$/.test(v.src) && /^[0-9a-fA-F:.]+$/.test(v.dst)
+      && ['TCP', 'UDP', 'SCTP'].includes(v.protocol) && Number.isInteger(v.port) && v.port >= 1 && v.port <= 65535 && typeof v.accept === 'boolean';
+    if (!ok) bad(`verdicts[${i}]`, 'must be { src, dst (addresses), protocol (TCP, UDP, SCTP), port, accept }');
+  }
   const view = clusterView(snapshot, options);
   const queueId = options.queueId ?? 98;
   const failOpen = options.failOpen ?? true;

@@ -30,6 +30,7 @@
  * @module
  */
 import { NetfilterSimError, diagnostic } from '../../model/errors.js';
+import { expectArgument } from '../../model/guard.js';
 import type { Snapshot } from '../../model/kubernetes.js';
 import type { Family } from '../../model/types.js';
 import { parseIptablesSave } from '../../iptables/syntax/save.js';
@@ -456,6 +457,16 @@ function validateNodePortRange(text: string): string {
  * ```
  */
 export function compileKubeRouter(snapshot: Pick<Snapshot, 'namespaces' | 'pods' | 'networkPolicies'>, node: string, options: KubeRouterOptions = {}): KubeRouterRules {
+  expectArgument(node, 'string', 'node');
+  expectArgument(options, 'object', 'options');
+  expectArgument(options.syncVersion, ['string', 'undefined'], 'options.syncVersion');
+  expectArgument(options.serviceNodePortRange, ['string', 'undefined'], 'options.serviceNodePortRange');
+  expectArgument(options.serviceClusterIpRange, ['array', 'undefined'], 'options.serviceClusterIpRange');
+  for (const [i, r] of (options.serviceClusterIpRange ?? []).entries()) {
+    if (typeof r !== 'string' || !/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(r)) throw new NetfilterSimError(diagnostic('BAD_CONFIG', `options.serviceClusterIpRange[${i}] must be a CIDR (e.g. 10.96.0.0/12), not ${JSON.stringify(String(r))}`));
+  }
+  expectArgument(options.families, ['array', 'undefined'], 'options.families');
+  for (const f of options.families ?? []) if (f !== 4 && f !== 6) throw new NetfilterSimError(diagnostic('BAD_CONFIG', `options.families may hold 4 and 6, not ${JSON.stringify(String(f))}`));
   const version = options.syncVersion ?? '0';
   const families = options.families ?? [4];
   const ranges = options.serviceClusterIpRange ?? ['10.96.0.0/12'];
