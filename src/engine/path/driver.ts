@@ -44,6 +44,19 @@ const MAX_PACKET_RECORDS = 16;
 const MAX_BRANCHES = 4096;
 const PARSE_CACHE_SIZE = 4096;
 
+/**
+ * Parsed `IP:PORT` texts and addresses of recent calls, in every namespace (probes repeat their
+ * destinations; a parse depends on the text alone, and nothing writes to what it gives).
+ */
+const ENDPOINTS = new Map<string, Endpoint>();
+const ADDRESSES = new Map<string, { family: Family; addr: number[] } | null>();
+/**
+ * IPv4 addresses and owners shared by the sockets that have them, in every namespace (read-only
+ * everywhere): an open connection costs its sockets, not copies of their addresses.
+ */
+const ADDR_INTERN = new Map<number, readonly number[]>();
+const OWNER_INTERN = new Map<number, Map<number, SocketView>>();
+
 /** What a namespace's packet path is made of, built from its options (see `Netns`). */
 export interface PathParts {
   readonly routing: Routing;
@@ -128,26 +141,22 @@ export class ConnectionDriver {
     return n;
   }
 
-  /** Parsed `IP:PORT` texts of recent calls (probes repeat their destinations). */
-  private readonly endpoints = new Map<string, Endpoint>();
-  private readonly addresses = new Map<string, { family: Family; addr: number[] } | null>();
-
   private endpoint(text: string): Endpoint {
-    let e = this.endpoints.get(text);
+    let e = ENDPOINTS.get(text);
     if (e === undefined) {
       e = parseEndpoint(text, true);
-      if (this.endpoints.size >= PARSE_CACHE_SIZE) this.endpoints.clear();
-      this.endpoints.set(text, e);
+      if (ENDPOINTS.size >= PARSE_CACHE_SIZE) ENDPOINTS.clear();
+      ENDPOINTS.set(text, e);
     }
     return e;
   }
 
   private address(text: string): { family: Family; addr: number[] } | null {
-    let a = this.addresses.get(text);
+    let a = ADDRESSES.get(text);
     if (a === undefined) {
       a = parseAnyAddress(text);
-      if (this.addresses.size >= PARSE_CACHE_SIZE) this.addresses.clear();
-      this.addresses.set(text, a);
+      if (ADDRESSES.size >= PARSE_CACHE_SIZE) ADDRESSES.clear();
+      ADDRESSES.set(text, a);
     }
     return a;
   }
@@ -419,7 +428,7 @@ export class ConnectionDriver {
       }
       const mark = (spec.mark ?? 0) >>> 0;
       const key = tr === null && spec.sport === undefined && this.cacheUsable() ? localKey(spec, proto, mark, this.closing) : null;
-      const t = key === null ? undefined : this.cache!.outcomes.get(key);
+      const t = key === null ? undefined : this.cache!.recording(key);
       let route: RouteResult;
       let srcAddr: number[] | readonly number[];
       let to: readonly number[];
@@ -510,7 +519,7 @@ export class ConnectionDriver {
       const dev = this.routing.byName.get(devName);
       if (!dev) bad('BAD_PROBE', `no interface "${devName}"`);
       const key = tr === null && spec.sport === undefined && this.cacheUsable() ? remoteKey(spec, proto, devName, this.closing) : null;
-      const t = key === null ? undefined : this.cache!.outcomes.get(key);
+      const t = key === null ? undefined : this.cache!.recording(key);
       const sport = spec.sport ?? this.ports.nextRemote(this.kernel, proto, family, s.addr, dst.addr, dst.port);
       if (sport < 0) return this.noPort(family, s.addr, dst, label, tr);
       if (t !== undefined) {
@@ -809,19 +818,15 @@ export class ConnectionDriver {
     return lost === null ? '; closed (client in TIME_WAIT)' : `; the close did not complete: ${lost}`;
   }
 
-  /** IPv4 addresses and owners shared by the sockets that have them (read-only everywhere). */
-  private readonly addrIntern = new Map<number, readonly number[]>();
-  private readonly ownerIntern = new Map<number, Map<number, SocketView>>();
-
   /** One shared array per IPv4 address (IPv6 addresses are copied). */
   private interned(family: Family, addr: readonly number[]): readonly number[] {
     if (family !== 4) return addr.slice();
     const w = addr[0]!;
-    let a = this.addrIntern.get(w);
+    let a = ADDR_INTERN.get(w);
     if (a === undefined) {
-      if (this.addrIntern.size >= 65536) this.addrIntern.clear();
+      if (ADDR_INTERN.size >= 65536) ADDR_INTERN.clear();
       a = [w];
-      this.addrIntern.set(w, a);
+      ADDR_INTERN.set(w, a);
     }
     return a;
   }
@@ -829,11 +834,11 @@ export class ConnectionDriver {
   /** One shared owner per uid and gid without supplementary groups. */
   private ownerOf(o: SocketView): SocketView {
     if (o.groups.length !== 0) return o;
-    let byGid = this.ownerIntern.get(o.uid);
+    let byGid = OWNER_INTERN.get(o.uid);
     if (byGid === undefined) {
-      if (this.ownerIntern.size >= 4096) this.ownerIntern.clear();
+      if (OWNER_INTERN.size >= 4096) OWNER_INTERN.clear();
       byGid = new Map();
-      this.ownerIntern.set(o.uid, byGid);
+      OWNER_INTERN.set(o.uid, byGid);
     }
     let v = byGid.get(o.gid);
     if (v === undefined) {
