@@ -35,9 +35,9 @@ import type { CallOptions, ConnectResult, ConnectSpec, NetnsOptions } from './ap
 import { ConnectionDriver } from './driver.js';
 import { OutcomeCache } from './capture.js';
 import { LOCAL_PORT_RANGE, SourcePorts } from './ports.js';
-import { DEFAULT_INTERFACES, gatewayFor, listenersOf, loadNft, loadRules, needsConntrack } from './setup.js';
+import { DEFAULT_INTERFACES, gatewayFor, loadNft, loadRules, needsConntrack } from './setup.js';
 import { bad } from './helpers.js';
-import { keptRules, loweredProgram, readRules, routingFor } from './shared.js';
+import { keptRules, listenersOf, loweredProgram, readRules, routingFor } from './shared.js';
 import type { SharedRules } from './shared.js';
 
 export type { CallOptions, ConnectResult, ConnectSpec, ConnectStep, ListenerSpec, LocalConnectSpec, NetnsOptions, RemoteConnectSpec } from './api.js';

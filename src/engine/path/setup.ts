@@ -26,7 +26,6 @@ import type { InterfaceSpec } from '../state/routing.js';
 import { expectArgument, expectFields } from '../../model/guard.js';
 import type { ListenerSpec } from './api.js';
 import { bad } from './helpers.js';
-import { pushAll } from '../../model/limits.js';
 
 /** Matches whose `checkentry` calls `nf_ct_netns_get`. */
 const CONNTRACK_MATCHES: ReadonlySet<string> = new Set(['conntrack', 'state', 'connmark', 'connbytes', 'connlimit', 'connlabel', 'helper', 'cluster']);
@@ -118,26 +117,6 @@ export function parseListener(l: number | string | ListenerSpec): SocketRecord[]
     for (const proto of protos) {
       out.push({ family: b.family, proto, local: b.addr, localPort: spec.port, remote: null, remotePort: 0, owner, transparent: spec.transparent ?? false, mark: 0, listener: null, state: SOCKET_FULL });
     }
-  }
-  return out;
-}
-
-/** Listener lists by their options, kept for the namespaces given the same (at most 1,024). */
-const LISTENERS = new Map<string, readonly SocketRecord[]>();
-
-/**
- * The listening sockets of a namespace's `listen` option. Namespaces given the same list (of
- * ports, texts and plain specs) share one list of records: nothing writes to a listener's record.
- */
-export function listenersOf(listen: readonly (number | string | ListenerSpec)[]): readonly SocketRecord[] {
-  const key = JSON.stringify(listen);
-  let out = LISTENERS.get(key);
-  if (out === undefined) {
-    const list: SocketRecord[] = [];
-    for (const l of listen) pushAll(list, parseListener(l));
-    out = list;
-    if (LISTENERS.size >= 1024) LISTENERS.clear();
-    LISTENERS.set(key, out);
   }
   return out;
 }

@@ -30,8 +30,15 @@ import { lowerRuleset } from '../rules/iptables-lower.js';
 import type { LoweredRuleset } from '../rules/iptables-lower.js';
 import type { LowerEnvironment } from '../../iptables/extensions/types.js';
 import { loadRules, needsConntrack } from './setup.js';
-import { Routing } from '../state/routing.js';
+import { Routing, parseAnyAddress } from '../state/routing.js';
 import type { RoutingConfig } from '../state/routing.js';
+import type { SocketView } from '../../model/packet.js';
+import type { SocketRecord } from '../state/packet-state.js';
+import { pushAll } from '../../model/limits.js';
+import { parseEndpoint } from './probe.js';
+import type { Endpoint } from './probe.js';
+import type { ListenerSpec } from './api.js';
+import { parseListener } from './setup.js';
 
 /** Rule texts kept at most; a new one past this drops the oldest. */
 export const MAX_SHARED_RULE_SETS = 256;
@@ -150,6 +157,95 @@ export function readRules(text: string, family: Family, registry: ExtensionRegis
   return read;
 }
 
+/** Listener lists by their options, kept for the namespaces given the same (at most 1,024). */
+const LISTENERS = new Map<string, readonly SocketRecord[]>();
+
+/**
+ * The listening sockets of a namespace's `listen` option. Namespaces given the same list (of
+ * ports, texts and plain specs) share one list of records: nothing writes to a listener's record.
+ */
+export function listenersOf(listen: readonly (number | string | ListenerSpec)[]): readonly SocketRecord[] {
+  const key = JSON.stringify(listen);
+  let out = LISTENERS.get(key);
+  if (out === undefined) {
+    const list: SocketRecord[] = [];
+    for (const l of listen) pushAll(list, parseListener(l));
+    out = list;
+    if (LISTENERS.size >= 1024) LISTENERS.clear();
+    LISTENERS.set(key, out);
+  }
+  return out;
+}
+
+/** Texts kept parsed at most (endpoints, addresses); past that they all go. */
+const PARSE_CACHE_SIZE = 4096;
+
+/**
+ * Parsed `IP:PORT` texts and addresses of recent calls, in every namespace (probes repeat their
+ * destinations; a parse depends on the text alone, and nothing writes to what it gives).
+ */
+const endpoints = new Map<string, Endpoint>();
+const addresses = new Map<string, { family: Family; addr: number[] } | null>();
+
+/** `IP:PORT` or `[V6]:PORT` parsed (see {@link parseEndpoint}); never written to. */
+export function parsedEndpoint(text: string): Endpoint {
+  let e = endpoints.get(text);
+  if (e === undefined) {
+    e = parseEndpoint(text, true);
+    if (endpoints.size >= PARSE_CACHE_SIZE) endpoints.clear();
+    endpoints.set(text, e);
+  }
+  return e;
+}
+
+/** An address of either family parsed, or null; never written to. */
+export function parsedAddress(text: string): { family: Family; addr: number[] } | null {
+  let a = addresses.get(text);
+  if (a === undefined) {
+    a = parseAnyAddress(text);
+    if (addresses.size >= PARSE_CACHE_SIZE) addresses.clear();
+    addresses.set(text, a);
+  }
+  return a;
+}
+
+/**
+ * IPv4 addresses and owners shared by the sockets that have them, in every namespace (read-only
+ * everywhere): an open connection costs its sockets, not copies of their addresses.
+ */
+const addrIntern = new Map<number, readonly number[]>();
+const ownerIntern = new Map<number, Map<number, SocketView>>();
+
+/** One shared array per IPv4 address (IPv6 addresses are copied). */
+export function internedAddress(family: Family, addr: readonly number[]): readonly number[] {
+  if (family !== 4) return addr.slice();
+  const w = addr[0]!;
+  let a = addrIntern.get(w);
+  if (a === undefined) {
+    if (addrIntern.size >= 65536) addrIntern.clear();
+    a = [w];
+    addrIntern.set(w, a);
+  }
+  return a;
+}
+
+/** One shared owner per uid and gid without supplementary groups. */
+export function internedOwner(o: SocketView): SocketView {
+  if (o.groups.length !== 0) return o;
+  let byGid = ownerIntern.get(o.uid);
+  if (byGid === undefined) {
+    if (ownerIntern.size >= 4096) ownerIntern.clear();
+    byGid = new Map();
+    ownerIntern.set(o.uid, byGid);
+  }
+  let v = byGid.get(o.gid);
+  if (v === undefined) {
+    v = o;
+    byGid.set(o.gid, v);
+  }
+  return v;
+}
+
 /** Routing tables kept by their configuration, at most; past that the oldest goes. */
 export const MAX_SHARED_ROUTINGS = 256;
 
@@ -172,10 +268,15 @@ export function routingFor(config: RoutingConfig): Routing {
   return r;
 }
 
-/** Forgets every kept reading and routing (tests compare namespaces built with and without them). @internal */
+/** Forgets everything kept (tests compare namespaces built with and without it). @internal */
 export function forgetShared(): void {
   kept.clear();
   routings.clear();
+  LISTENERS.clear();
+  endpoints.clear();
+  addresses.clear();
+  addrIntern.clear();
+  ownerIntern.clear();
 }
 
 /** Freezes a reading all the way down (plain objects and arrays; the model holds nothing else). */
