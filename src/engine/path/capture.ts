@@ -60,10 +60,10 @@ export function remoteKey(spec: RemoteConnectSpec, proto: number, dev: string, c
 
 /** A namespace's recordings, and what it has made of them. */
 export class OutcomeCache {
-  /** Probe → what its last connection did (see {@link NetnsOptions.outcomeCache}). */
-  readonly outcomes = new Map<string, OutcomeTemplate>();
-  /** Probes connected once, without a recording yet. */
-  private readonly seen = new Set<string>();
+  /** Probe → what its last connection did (see {@link NetnsOptions.outcomeCache}); made at the first recording. */
+  private outcomes: Map<string, OutcomeTemplate> | null = null;
+  /** Probes connected once, without a recording yet (made at the first). */
+  private seen: Set<string> | null = null;
   /** The connection being recorded for the cache, while its packets run. */
   capture: Capture | null = null;
   /** Connections the cache recorded, and replayed, since it last judged itself. */
@@ -73,6 +73,11 @@ export class OutcomeCache {
   private resting = 0;
   /** Connections replayed so far. */
   replays = 0;
+
+  /** What the probe's last connection did, if it was recorded. */
+  recording(key: string): OutcomeTemplate | undefined {
+    return this.outcomes === null ? undefined : this.outcomes.get(key);
+  }
 
   /**
    * Whether this untraced call may use the cache. Every {@link CACHE_JUDGE_AFTER} recordings the
@@ -89,7 +94,7 @@ export class OutcomeCache {
       if (this.replayed * 8 < this.recorded) {
         // The recordings were seldom replayed: they go, and the cache rests.
         this.resting = CACHE_REST;
-        this.outcomes.clear();
+        this.outcomes?.clear();
       }
       this.recorded = 0;
       this.replayed = 0;
@@ -103,7 +108,7 @@ export class OutcomeCache {
    * connection, so that probes seen once (every connection to another address) cost no recording.
    */
   seenBefore(key: string): boolean {
-    const seen = this.seen;
+    const seen = (this.seen ??= new Set());
     if (seen.has(key)) return true;
     if (seen.size >= MAX_SEEN_PROBES) seen.clear();
     seen.add(key);
@@ -117,7 +122,7 @@ export class OutcomeCache {
   begin(kernel: Kernel, ports: SourcePorts, key: string, family: Family, proto: number, src: readonly number[], sport: number, dst: readonly number[], dport: number, route: RouteResult | null, owner: SocketView | null, mark: number, transparent: boolean, dev: string | null): void {
     const ct = kernel.conntrack;
     if (ct.count >= ct.max || ct.lookup(0, proto, src, sport, dst, dport) >= 0) return;
-    const log: CounterLog = { rules: [], chains: [] };
+    const log: CounterLog = { counts: [], slots: [] };
     this.recorded++;
     this.capture = {
       key, family, proto, src, sport, dst, dport, route, owner, mark, transparent, dev, log,
@@ -188,11 +193,12 @@ export class OutcomeCache {
     }
     const port = String(sport);
     if (r.port === sport || r.reason.includes(port) || r.address?.includes(port) || r.originalDestination?.includes(port) || r.error?.includes(port)) return;
-    if (this.outcomes.size >= MAX_OUTCOME_TEMPLATES) this.outcomes.clear();
-    this.outcomes.set(c.key, {
+    const outcomes = (this.outcomes ??= new Map());
+    if (outcomes.size >= MAX_OUTCOME_TEMPLATES) outcomes.clear();
+    outcomes.set(c.key, {
       family, proto, src, dst, dport, route: c.route, owner: c.owner, mark: c.mark, transparent: c.transparent, dev: c.dev,
       clientKept, clientState, clientTimeWait: tw === 1, serverAddr, serverPort, accepted, entry, ct: kept,
-      rules: c.log.rules, chains: c.log.chains,
+      counts: c.log.counts, slots: c.log.slots,
       outcome: r.outcome, address: r.address, port: r.port, originalDestination: r.originalDestination, source: sourced ? endpoint : null, reason: r.reason, error: r.error,
     });
   }
@@ -233,10 +239,9 @@ export class OutcomeCache {
         owner: a.owner, transparent: a.transparent, mark: a.mark, listener: a.listener, state: a.state >= 0 ? now + a.state : a.state,
       });
     }
-    const rules = t.rules;
-    for (let i = 0; i < rules.length; i++) rules[i]!.packets++;
-    const chains = t.chains;
-    for (let i = 0; i < chains.length; i++) chains[i]!.policyPackets++;
+    const counts = t.counts;
+    const slots = t.slots;
+    for (let i = 0; i < counts.length; i++) counts[i]![slots[i]!]!++;
     const r: { -readonly [K in keyof ConnectResult]: ConnectResult[K] } = {
       outcome: t.outcome,
       address: t.address,

@@ -17,9 +17,7 @@ import { Kernel } from './kernel.js';
 import type { PathResult } from './kernel.js';
 import { PacketState, SOCKET_FULL, SOCKET_HALF_OPEN } from '../state/packet-state.js';
 import type { PacketHost, SocketRecord } from '../state/packet-state.js';
-import { parseEndpoint } from './probe.js';
 import type { Endpoint, PacketSpec } from './probe.js';
-import { parseAnyAddress } from '../state/routing.js';
 import type { RouteResult, Routing } from '../state/routing.js';
 import { TraceRecorder } from '../trace/events.js';
 import type { ConnectResult, ConnectSpec } from './api.js';
@@ -27,6 +25,7 @@ import type { Capture, OutcomeCache } from './capture.js';
 import { localKey, remoteKey } from './capture.js';
 import { REMOTE_FIRST, TCP_TIMEWAIT_LEN } from './ports.js';
 import type { SourcePorts } from './ports.js';
+import { internedAddress, internedOwner, parsedAddress, parsedEndpoint } from './shared.js';
 import { KERNEL_SOCKET, bad, describe, flagNames, icmpError, isIcmpError, isV4Mapped, mulberry32, origDst, packetLength, protoName, stepsOf } from './helpers.js';
 
 /** Where the exchange's second end lives. */
@@ -42,7 +41,7 @@ type ClientEnd =
 /** Packet records a namespace keeps for reuse (a connection with its close sends six packets; answers add a few). */
 const MAX_PACKET_RECORDS = 16;
 const MAX_BRANCHES = 4096;
-const PARSE_CACHE_SIZE = 4096;
+
 
 /** What a namespace's packet path is made of, built from its options (see `Netns`). */
 export interface PathParts {
@@ -126,30 +125,6 @@ export class ConnectionDriver {
       if (inside) n++;
     }
     return n;
-  }
-
-  /** Parsed `IP:PORT` texts of recent calls (probes repeat their destinations). */
-  private readonly endpoints = new Map<string, Endpoint>();
-  private readonly addresses = new Map<string, { family: Family; addr: number[] } | null>();
-
-  private endpoint(text: string): Endpoint {
-    let e = this.endpoints.get(text);
-    if (e === undefined) {
-      e = parseEndpoint(text, true);
-      if (this.endpoints.size >= PARSE_CACHE_SIZE) this.endpoints.clear();
-      this.endpoints.set(text, e);
-    }
-    return e;
-  }
-
-  private address(text: string): { family: Family; addr: number[] } | null {
-    let a = this.addresses.get(text);
-    if (a === undefined) {
-      a = parseAnyAddress(text);
-      if (this.addresses.size >= PARSE_CACHE_SIZE) this.addresses.clear();
-      this.addresses.set(text, a);
-    }
-    return a;
   }
 
   private statisticRandom(probability: number): boolean {
@@ -397,7 +372,7 @@ export class ConnectionDriver {
     this.beginPackets();
     const proto = spec.proto === 'udp' ? PROTO.UDP : spec.proto === undefined || spec.proto === 'tcp' ? PROTO.TCP : bad('BAD_PROBE', `unknown protocol "${String(spec.proto)}"`);
     // The cached words are shared: nothing below writes to dst.addr or src.addr.
-    let dst = this.endpoint(spec.dst);
+    let dst = parsedEndpoint(spec.dst);
     // A local connection reads its destination at once (connect()'s own checks, then its route).
     if (spec.from === 'local') this.routing.observer?.addr(dst.addr);
     // tcp_v6_connect / __ip6_datagram_connect: a local IPv6 socket (not IPV6_V6ONLY) connecting
@@ -413,13 +388,13 @@ export class ConnectionDriver {
       if (spec.gid !== undefined && (!Number.isInteger(spec.gid) || spec.gid < 0 || spec.gid > 0xffffffff)) bad('BAD_PROBE', `bad gid "${spec.gid}" (a gid is from 0 to 4294967295)`);
       let src: number[] | null = null;
       if (spec.src !== undefined) {
-        const a = this.address(spec.src);
+        const a = parsedAddress(spec.src);
         if (!a || a.family !== family) bad('BAD_PROBE', `bad source address "${spec.src}"`);
         src = a.addr.slice();
       }
       const mark = (spec.mark ?? 0) >>> 0;
       const key = tr === null && spec.sport === undefined && this.cacheUsable() ? localKey(spec, proto, mark, this.closing) : null;
-      const t = key === null ? undefined : this.cache!.outcomes.get(key);
+      const t = key === null ? undefined : this.cache!.recording(key);
       let route: RouteResult;
       let srcAddr: number[] | readonly number[];
       let to: readonly number[];
@@ -484,13 +459,13 @@ export class ConnectionDriver {
         // bind() to an address the host does not own succeeds only on an IP_TRANSPARENT socket (a
         // transparent proxy keeping its client's address): such a socket is one.
         transparent = src !== null && !this.routing.isLocalAddress(family, src);
-        sharedOwner = this.ownerOf({ uid: spec.uid, gid: spec.gid ?? spec.uid, groups: spec.groups ?? [] });
-        if (key !== null && this.cache!.seenBefore(key)) this.cache!.begin(this.kernel, this.ports, key, family, proto, this.interned(family, srcAddr), sport, this.interned(family, to), dst.port, route, sharedOwner, mark, transparent, null);
+        sharedOwner = internedOwner({ uid: spec.uid, gid: spec.gid ?? spec.uid, groups: spec.groups ?? [] });
+        if (key !== null && this.cache!.seenBefore(key)) this.cache!.begin(this.kernel, this.ports, key, family, proto, internedAddress(family, srcAddr), sport, internedAddress(family, to), dst.port, route, sharedOwner, mark, transparent, null);
       }
       // Every field is given, in one order, so that all sockets share one shape; addresses and
       // owners are shared between sockets, never written to.
       const sock: SocketRecord = {
-        family, proto, local: this.interned(family, srcAddr), localPort: sport, remote: this.interned(family, to), remotePort: dst.port,
+        family, proto, local: internedAddress(family, srcAddr), localPort: sport, remote: internedAddress(family, to), remotePort: dst.port,
         owner: sharedOwner, transparent, mark, listener: null, state: SOCKET_FULL,
       };
       this.kernel.sockets.addConnection(sock);
@@ -504,19 +479,19 @@ export class ConnectionDriver {
       this.startPacket(tr, 0, label, p, 'local', null);
       first = this.kernel.sendLocal(p, tr);
     } else {
-      const s = this.address(spec.src);
+      const s = parsedAddress(spec.src);
       if (!s || s.family !== family) bad('BAD_PROBE', `bad source address "${spec.src}"`);
       const devName = spec.iface ?? this.defaultIface(family, s.addr);
       const dev = this.routing.byName.get(devName);
       if (!dev) bad('BAD_PROBE', `no interface "${devName}"`);
       const key = tr === null && spec.sport === undefined && this.cacheUsable() ? remoteKey(spec, proto, devName, this.closing) : null;
-      const t = key === null ? undefined : this.cache!.outcomes.get(key);
+      const t = key === null ? undefined : this.cache!.recording(key);
       const sport = spec.sport ?? this.ports.nextRemote(this.kernel, proto, family, s.addr, dst.addr, dst.port);
       if (sport < 0) return this.noPort(family, s.addr, dst, label, tr);
       if (t !== undefined) {
         const again = this.cache!.replay(t, sport, this.kernel, this.ports);
         if (again !== null) return again;
-      } else if (key !== null && this.cache!.seenBefore(key)) this.cache!.begin(this.kernel, this.ports, key, family, proto, this.interned(family, s.addr), sport, this.interned(family, dst.addr), dst.port, null, null, 0, false, dev.name);
+      } else if (key !== null && this.cache!.seenBefore(key)) this.cache!.begin(this.kernel, this.ports, key, family, proto, internedAddress(family, s.addr), sport, internedAddress(family, dst.addr), dst.port, null, null, 0, false, dev.name);
       client = { kind: 'remote', dev: dev.name, family, addr: s.addr, port: sport, dstAddr: dst.addr, dstPort: dst.port };
       const p = this.packet(family, proto, s.addr, sport, dst.addr, dst.port, flags);
       this.startPacket(tr, 0, label, p, 'remote', dev.name);
@@ -683,7 +658,7 @@ export class ConnectionDriver {
         const l = first.socket;
         if (l.remote !== null) return this.result('dropped', syn.dst, syn.dport, family, null, 'the SYN reached an established connection', tr);
         const req: SocketRecord = {
-          family, proto: PROTO.TCP, local: this.interned(family, syn.dst), localPort: syn.dport, remote: this.interned(family, syn.src), remotePort: syn.sport,
+          family, proto: PROTO.TCP, local: internedAddress(family, syn.dst), localPort: syn.dport, remote: internedAddress(family, syn.src), remotePort: syn.sport,
           owner: l.owner, transparent: l.transparent, mark: 0, listener: l, state: SOCKET_HALF_OPEN,
         };
         this.kernel.sockets.addConnection(req);
@@ -807,40 +782,6 @@ export class ConnectionDriver {
       }
     }
     return lost === null ? '; closed (client in TIME_WAIT)' : `; the close did not complete: ${lost}`;
-  }
-
-  /** IPv4 addresses and owners shared by the sockets that have them (read-only everywhere). */
-  private readonly addrIntern = new Map<number, readonly number[]>();
-  private readonly ownerIntern = new Map<number, Map<number, SocketView>>();
-
-  /** One shared array per IPv4 address (IPv6 addresses are copied). */
-  private interned(family: Family, addr: readonly number[]): readonly number[] {
-    if (family !== 4) return addr.slice();
-    const w = addr[0]!;
-    let a = this.addrIntern.get(w);
-    if (a === undefined) {
-      if (this.addrIntern.size >= 65536) this.addrIntern.clear();
-      a = [w];
-      this.addrIntern.set(w, a);
-    }
-    return a;
-  }
-
-  /** One shared owner per uid and gid without supplementary groups. */
-  private ownerOf(o: SocketView): SocketView {
-    if (o.groups.length !== 0) return o;
-    let byGid = this.ownerIntern.get(o.uid);
-    if (byGid === undefined) {
-      if (this.ownerIntern.size >= 4096) this.ownerIntern.clear();
-      byGid = new Map();
-      this.ownerIntern.set(o.uid, byGid);
-    }
-    let v = byGid.get(o.gid);
-    if (v === undefined) {
-      v = o;
-      byGid.set(o.gid, v);
-    }
-    return v;
   }
 
   /**

@@ -29,7 +29,6 @@ import { NF_ACCEPT, NF_DROP } from '../rules/targets.js';
 import type { TargetHost } from '../rules/targets.js';
 import type { RuntimeIpset, RuntimeRateEstimator } from '../../iptables/extensions/types.js';
 import type { RouteEvent, TraceRecorder } from '../trace/events.js';
-import { pushAll } from '../../model/limits.js';
 
 /** The nft nat chains of a hook when the namespace has none (no array is made per packet). */
 const NO_NFT_NAT: readonly NftHookEntry[] = [];
@@ -90,17 +89,22 @@ function sameWords(a: readonly number[], b: readonly number[]): boolean {
  * The socket table: listeners, and connections in an open-addressing hash on their 4-tuple
  * (`inet_hashinfo.ehash`). @internal
  */
+const NO_LISTENERS: readonly SocketRecord[] = Object.freeze([]);
+const NO_SLOTS: (SocketRecord | null)[] = [null];
+
 export class SocketTable {
   /** Set by `explore` only: told of the address and port each listener lookup reads. */
   observer: NamespaceObserver | null = null;
-  readonly listeners: SocketRecord[] = [];
-  private slots: (SocketRecord | null)[] = new Array<SocketRecord | null>(64).fill(null);
-  private mask = 63;
+  /** The listening sockets, never changed (namespaces with the same listeners share them). */
+  listeners: readonly SocketRecord[] = NO_LISTENERS;
+  /** The hash of a table without connections yet: one empty slot, never written. */
+  private slots: (SocketRecord | null)[] = NO_SLOTS;
+  private mask = 0;
   private count = 0;
 
   /** Adds a connection, replacing one with the same 4-tuple. */
   addConnection(s: SocketRecord): void {
-    if ((this.count + 1) * 2 > this.slots.length) this.resize(this.slots.length * 2);
+    if ((this.count + 1) * 2 > this.slots.length) this.resize(this.slots.length < 64 ? 64 : this.slots.length * 2);
     this.put(s);
   }
 
@@ -213,28 +217,31 @@ export class SocketTable {
 
   /** Forgets every connection, keeping the listeners. */
   clearConnections(): void {
-    this.slots.fill(null);
+    if (this.count !== 0) this.slots.fill(null);
     this.count = 0;
   }
 
   clone(): SocketTable {
     const t = new SocketTable();
     t.observer = this.observer;
-    pushAll(t.listeners, this.listeners);
-    t.slots = this.slots.slice();
+    t.listeners = this.listeners;
+    t.slots = this.slots === NO_SLOTS ? NO_SLOTS : this.slots.slice();
     t.mask = this.mask;
     t.count = this.count;
     return t;
   }
 }
 
+const NO_IPSETS: ReadonlyMap<string, RuntimeIpset> = new Map();
+const NO_RATE_ESTIMATORS: ReadonlyMap<string, RuntimeRateEstimator> = new Map();
+
 /** The per-namespace state and packet path. @internal */
 export class Kernel implements TargetHost {
   forwarding: boolean;
   /** The namespace's ipsets (the `set` match reads them, `SET` changes them). */
-  ipsets: ReadonlyMap<string, RuntimeIpset> = new Map();
+  ipsets: ReadonlyMap<string, RuntimeIpset> = NO_IPSETS;
   /** The namespace's rate estimators (`RATEEST` feeds them, `rateest` reads them). */
-  rateEstimators: ReadonlyMap<string, RuntimeRateEstimator> = new Map();
+  rateEstimators: ReadonlyMap<string, RuntimeRateEstimator> = NO_RATE_ESTIMATORS;
   private readonly scratchSrc = [0, 0, 0, 0];
   private readonly scratchDst = [0, 0, 0, 0];
 

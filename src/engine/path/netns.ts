@@ -25,7 +25,7 @@ import { parsePacketSpec } from './probe.js';
 import type { PacketSpec } from './probe.js';
 import { defaultRegistry } from '../rules/registry.js';
 import { Routing, parseAnyAddress } from '../state/routing.js';
-import type { InterfaceSpec } from '../state/routing.js';
+import type { InterfaceSpec, RoutingConfig } from '../state/routing.js';
 import { TraceRecorder } from '../trace/events.js';
 import type { TraceSink } from '../trace/events.js';
 import { MAX_CONNTRACK_MAX, pushAll } from '../../model/limits.js';
@@ -35,8 +35,10 @@ import type { CallOptions, ConnectResult, ConnectSpec, NetnsOptions } from './ap
 import { ConnectionDriver } from './driver.js';
 import { OutcomeCache } from './capture.js';
 import { LOCAL_PORT_RANGE, SourcePorts } from './ports.js';
-import { DEFAULT_INTERFACES, gatewayFor, loadNft, loadRules, needsConntrack, parseListener } from './setup.js';
+import { DEFAULT_INTERFACES, gatewayFor, loadNft, loadRules, needsConntrack } from './setup.js';
 import { bad } from './helpers.js';
+import { keptRules, listenersOf, loweredProgram, readRules, routingFor } from './shared.js';
+import type { SharedRules } from './shared.js';
 
 export type { CallOptions, ConnectResult, ConnectSpec, ConnectStep, ListenerSpec, LocalConnectSpec, NetnsOptions, RemoteConnectSpec } from './api.js';
 export { flagNames, stepsOf } from './helpers.js';
@@ -101,17 +103,23 @@ export class Netns {
     const nftInputs: (string | NftRuleset)[] = options.nft === undefined ? [] : Array.isArray(options.nft) ? [...(options.nft as readonly (string | NftRuleset)[])] : [options.nft as string | NftRuleset];
     let rules4 = options.rules;
     let rules6 = options.rules6;
-    if (typeof rules4 === 'string' && detectRulesSyntax(rules4) === 'nft') {
+    const lenient = options.lenient ?? false;
+    // A text a namespace has read before is iptables text; only a new one is looked at.
+    if (typeof rules4 === 'string' && keptRules(rules4, 4, registry, options.check, lenient) === undefined && detectRulesSyntax(rules4) === 'nft') {
       nftInputs.unshift(rules4);
       rules4 = undefined;
     }
-    if (typeof rules6 === 'string' && detectRulesSyntax(rules6) === 'nft') {
+    if (typeof rules6 === 'string' && keptRules(rules6, 6, registry, options.check, lenient) === undefined && detectRulesSyntax(rules6) === 'nft') {
       nftInputs.push(rules6);
       rules6 = undefined;
     }
+    const read4 = typeof rules4 === 'string' ? readRules(rules4, 4, registry, options.check, lenient) : null;
+    const read6 = typeof rules6 === 'string' ? readRules(rules6, 6, registry, options.check, lenient) : null;
     const warnings: Diagnostic[] = [];
-    this.ruleset4 = loadRules(rules4, 4, registry, options.check, options.lenient ?? false, warnings);
-    this.ruleset6 = loadRules(rules6, 6, registry, options.check, options.lenient ?? false, warnings);
+    this.ruleset4 = read4 !== null ? read4.ruleset : loadRules(rules4, 4, registry, options.check, lenient, warnings);
+    if (read4 !== null) pushAll(warnings, read4.warnings);
+    this.ruleset6 = read6 !== null ? read6.ruleset : loadRules(rules6, 6, registry, options.check, lenient, warnings);
+    if (read6 !== null) pushAll(warnings, read6.warnings);
     this.warnings = warnings;
     const ifaces: InterfaceSpec[] = options.interfaces === undefined
       ? [...DEFAULT_INTERFACES]
@@ -133,13 +141,14 @@ export class Netns {
         }
       }
     }
-    const routing = new Routing({
+    const config: RoutingConfig = {
       interfaces: ifaces,
       gateways,
       routes: options.routes ?? [],
       rules: options.ipRules ?? [],
       routeLocalnet: options.routeLocalnet ?? false,
-    });
+    };
+    const routing = options.observe === undefined ? routingFor(config) : new Routing(config);
     const peers = new Map<string, readonly number[]>();
     for (const [addr, ports] of Object.entries(options.peers ?? {})) {
       const a = parseAnyAddress(addr);
@@ -147,19 +156,23 @@ export class Netns {
       peers.set(addressText(a.addr, a.family), ports);
     }
     const sockets = new SocketTable();
-    routing.observer = options.observe ?? null;
-    sockets.observer = options.observe ?? null;
-    for (const l of options.listen ?? []) pushAll(sockets.listeners, parseListener(l));
+    if (options.observe !== undefined) {
+      routing.observer = options.observe;
+      sockets.observer = options.observe;
+    }
+    if (options.listen !== undefined && options.listen.length > 0) sockets.listeners = listenersOf(options.listen);
     const names = routing.ifaces.map((i) => i.name);
     const ipsets = ipsetTable(typeof options.ipsets === 'string' ? parseIpsetSave(options.ipsets) : (options.ipsets ?? []));
     checkIpsetReferences(this.ruleset4, ipsets);
     checkIpsetReferences(this.ruleset6, ipsets);
     const rateEstimators = rateEstimatorTable([this.ruleset4, this.ruleset6], options.clock ?? 0);
     const env = { ipsets, rateEstimators };
-    const evaluator = (rs: Ruleset): TableEvaluator =>
+    const evaluator = (rs: Ruleset, read: SharedRules | null): TableEvaluator =>
       options.evaluator === 'reference'
         ? new ReferenceInterpreter(rs, registry, env)
-        : new LoweredEvaluator(options.instrument ? options.instrument(lowerRuleset(rs, names, registry, env)) : lowerRuleset(rs, names, registry, env));
+        : new LoweredEvaluator(
+          options.instrument ? options.instrument(lowerRuleset(rs, names, registry, env)) : read !== null ? loweredProgram(read, names, registry, env) : lowerRuleset(rs, names, registry, env),
+        );
     const range = options.localPortRange ?? LOCAL_PORT_RANGE;
     if (!Array.isArray(range) || range.length !== 2 || !range.every((n) => Number.isInteger(n) && n >= 1 && n <= 65535) || range[0]! > range[1]!) {
       bad('BAD_CONFIG', `localPortRange (ip_local_port_range) must be two ports [low, high] with low <= high, not ${JSON.stringify(range)}`);
@@ -173,12 +186,12 @@ export class Netns {
       }
       ct.max = options.conntrackMax;
     }
-    const kernel = new Kernel(routing, ct, sockets, evaluator(this.ruleset4), evaluator(this.ruleset6), options.ipForward ?? false);
+    const kernel = new Kernel(routing, ct, sockets, evaluator(this.ruleset4, read4), evaluator(this.ruleset6, read6), options.ipForward ?? false);
     kernel.now = clock;
     kernel.ipsets = ipsets;
     kernel.rateEstimators = rateEstimators;
-    kernel.ctEnabled4 = options.conntrack ?? needsConntrack(this.ruleset4);
-    kernel.ctEnabled6 = options.conntrack ?? needsConntrack(this.ruleset6);
+    kernel.ctEnabled4 = options.conntrack ?? (read4 !== null ? read4.needsConntrack : needsConntrack(this.ruleset4));
+    kernel.ctEnabled6 = options.conntrack ?? (read6 !== null ? read6.needsConntrack : needsConntrack(this.ruleset6));
     if (this.nftRuleset.tables.length > 0) {
       const nft = options.evaluator === 'reference' ? new NftEngine(this.nftRuleset) : options.instrumentNft ? options.instrumentNft(this.nftRuleset) : new LoweredNftEngine(this.nftRuleset);
       kernel.nft = nft;
@@ -193,7 +206,7 @@ export class Netns {
         : options.evaluator === 'reference' ? 'the reference evaluator'
           : options.instrument !== undefined || options.instrumentNft !== undefined || options.observe !== undefined ? 'an instrumented namespace'
             : this.nftRuleset.tables.length > 0 ? 'native nft rules'
-              : outcomeCacheRefusal([this.ruleset4, this.ruleset6]);
+              : (read4 !== null ? read4.cacheRefusal : outcomeCacheRefusal([this.ruleset4])) ?? (read6 !== null ? read6.cacheRefusal : outcomeCacheRefusal([this.ruleset6]));
     this.routing = routing;
     const seed = options.seed ?? 1;
     this.driver = new ConnectionDriver({ routing, kernel, peers, seed, ports: new SourcePorts(seed, range), clock, cache: this.outcomeCacheOff === null ? new OutcomeCache() : null });
@@ -210,6 +223,15 @@ export class Netns {
    */
   counters(family: Family = 4): RuleCounter[] {
     return (family === 4 ? this.kernel.ev4 : this.kernel.ev6).counters();
+  }
+
+  /**
+   * Packets counted in counter slot `slot` of the family's lowered program (a rule's or a
+   * policy's, see `LoweredRule.id`); 0 with the reference evaluator. @internal
+   */
+  counterAt(family: Family, slot: number): number {
+    const ev = family === 4 ? this.kernel.ev4 : this.kernel.ev6;
+    return ev instanceof LoweredEvaluator ? (ev.counts[slot] ?? 0) : 0;
   }
 
   /** The virtual clock, in seconds since the epoch. */

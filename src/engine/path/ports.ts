@@ -25,10 +25,13 @@ export const TCP_TIMEWAIT_LEN = 60;
 /** Where a remote client's source ports start (its own stack picks them; ours counts up). */
 export const REMOTE_FIRST = 40000;
 
+/** The perturbation table of a namespace that has picked no port yet (never written). */
+const NO_PERTURB = new Uint32Array(0);
+
 /** The source ports of one namespace (see the module's comment). */
 export class SourcePorts {
-  /** `table_perturb` of `__inet_hash_connect`. */
-  perturb = new Uint32Array(PERTURB_SIZE);
+  /** `table_perturb` of `__inet_hash_connect` (made at the first port picked). */
+  perturb: Uint32Array = NO_PERTURB;
   /** The secret of the source-port hash (`secure_ipv4_port_ephemeral`'s key), from the seed. */
   private readonly secret: number;
   readonly low: number;
@@ -65,6 +68,7 @@ export class SourcePorts {
     const h1 = fmix32(h);
     const h2 = fmix32(h1 ^ 0x85ebca6b);
     const index = h1 & (PERTURB_SIZE - 1);
+    if (this.perturb.length === 0) this.perturb = new Uint32Array(PERTURB_SIZE);
     let offset = ((this.perturb[index]! + h2) >>> 0) % remaining;
     // The first pass tries ports of low's parity (bind() prefers the other one).
     if (remaining > 1) offset &= ~1;

@@ -324,6 +324,13 @@ function routeFamily(r: RouteSpec): Family {
   return r.dst.includes(':') ? 6 : 4;
 }
 
+/** The rules every namespace starts with (`ip rule`: local, main, default), per family; shared, never written. */
+const DEFAULT_RULES: readonly PolicyRule[] = ([4, 6] as const).flatMap((fam) => [
+  { family: fam, priority: 0, fwmark: null, mask: 0, table: RT_TABLE.LOCAL },
+  { family: fam, priority: 32766, fwmark: null, mask: 0, table: RT_TABLE.MAIN },
+  { family: fam, priority: 32767, fwmark: null, mask: 0, table: RT_TABLE.DEFAULT },
+]);
+
 /** Interfaces, routing tables and policy rules, with the lookups the packet path needs. */
 export class Routing {
   /** Set by `explore` only. @internal */
@@ -367,11 +374,7 @@ export class Routing {
     for (const iface of this.ifaces) this.addConnected(iface);
     for (const gw of config.gateways) this.addDefault(gw);
     for (const r of config.routes) this.addRoute(r);
-    for (const fam of [4, 6] as const) {
-      this.rules.push({ family: fam, priority: 0, fwmark: null, mask: 0, table: RT_TABLE.LOCAL });
-      this.rules.push({ family: fam, priority: 32766, fwmark: null, mask: 0, table: RT_TABLE.MAIN });
-      this.rules.push({ family: fam, priority: 32767, fwmark: null, mask: 0, table: RT_TABLE.DEFAULT });
-    }
+    for (const r of DEFAULT_RULES) this.rules.push(r);
     let next = 32765;
     for (const r of config.rules) {
       const priority = r.priority ?? next--;
@@ -536,19 +539,20 @@ export class Routing {
    * Answers of {@link fibLookup} for IPv4 without a mark, and of the local table for IPv4, by
    * destination. Routes do not change after construction, so the answers do not either.
    */
-  private readonly fib4 = new Map<number, { route: Route; table: number } | null>();
-  private readonly local4 = new Map<number, Route | null>();
+  private fib4: Map<number, { route: Route; table: number } | null> | null = null;
+  private local4: Map<number, Route | null> | null = null;
 
   /** `fib_lookup`: walks the policy rules in priority order. */
   fibLookup(family: Family, dst: readonly number[], mark: number): { route: Route; table: number } | null {
     this.observer?.addr(dst);
     if (family !== 4 || mark !== 0) return this.fibWalk(family, dst, mark);
     const key = dst[0]!;
-    let hit = this.fib4.get(key);
+    const fib4 = (this.fib4 ??= new Map());
+    let hit = fib4.get(key);
     if (hit === undefined) {
       hit = this.fibWalk(family, dst, mark);
-      if (this.fib4.size >= ROUTE_CACHE_SIZE) this.fib4.clear();
-      this.fib4.set(key, hit);
+      if (fib4.size >= ROUTE_CACHE_SIZE) fib4.clear();
+      fib4.set(key, hit);
     }
     return hit;
   }
@@ -557,11 +561,12 @@ export class Routing {
   private localRoute(family: Family, addr: readonly number[]): Route | null {
     if (family !== 4) return this.lookupTable(RT_TABLE.LOCAL, family, addr);
     const key = addr[0]!;
-    let r = this.local4.get(key);
+    const local4 = (this.local4 ??= new Map());
+    let r = local4.get(key);
     if (r === undefined) {
       r = this.lookupTable(RT_TABLE.LOCAL, family, addr);
-      if (this.local4.size >= ROUTE_CACHE_SIZE) this.local4.clear();
-      this.local4.set(key, r);
+      if (local4.size >= ROUTE_CACHE_SIZE) local4.clear();
+      local4.set(key, r);
     }
     return r;
   }
@@ -664,25 +669,27 @@ export class Routing {
       // arrays of its own, since the answer can hold the source or the destination it was given.
       const key = dst[0]!;
       if (src === null) {
-        let r = this.out4.get(key);
+        const out4 = (this.out4 ??= new Map());
+        let r = out4.get(key);
         if (r === undefined) {
           r = this.routeOutputOf(4, [key], 0, null);
-          if (this.out4.size >= ROUTE_CACHE_SIZE) this.out4.clear();
-          this.out4.set(key, r);
+          if (out4.size >= ROUTE_CACHE_SIZE) out4.clear();
+          out4.set(key, r);
         }
         return r;
       }
       const from = src[0]!;
-      let bySrc = this.out4src.get(key);
+      const out4src = (this.out4src ??= new Map());
+      let bySrc = out4src.get(key);
       let r = bySrc?.get(from);
       if (r === undefined) {
         r = this.routeOutputOf(4, [key], 0, [from]);
         if (this.out4srcSize >= ROUTE_CACHE_SIZE) {
-          this.out4src.clear();
+          out4src.clear();
           this.out4srcSize = 0;
           bySrc = undefined;
         }
-        if (bySrc === undefined) this.out4src.set(key, (bySrc = new Map()));
+        if (bySrc === undefined) out4src.set(key, (bySrc = new Map()));
         bySrc.set(from, r);
         this.out4srcSize++;
       }
@@ -692,12 +699,13 @@ export class Routing {
   }
 
   /** The answer of {@link routeInput} for a local destination, by the table its route is in. */
-  private readonly localIn = new Map<number, RouteResult & { reason: string | null; martian: boolean }>();
+  private localIn: Map<number, RouteResult & { reason: string | null; martian: boolean }> | null = null;
 
+  // The caches of a namespace are made at their first answer: many namespaces make few connections.
   /** Answers of {@link routeOutput} for IPv4 without a mark: by destination, without a source. */
-  private readonly out4 = new Map<number, RouteResult>();
+  private out4: Map<number, RouteResult> | null = null;
   /** The same with a source: by destination, then source. */
-  private readonly out4src = new Map<number, Map<number, RouteResult>>();
+  private out4src: Map<number, Map<number, RouteResult>> | null = null;
   private out4srcSize = 0;
 
   private routeOutputOf(family: Family, dst: readonly number[], mark: number, src: readonly number[] | null): RouteResult {
@@ -787,8 +795,9 @@ export class Routing {
       if (bad !== null) return none('unreachable', bad, true);
     }
     if (route.type === 'local') {
-      let r = this.localIn.get(table);
-      if (r === undefined) this.localIn.set(table, (r = { type: 'local', dev: this.lo, via: null, src: null, table, reason: null, martian: false }));
+      const localIn = (this.localIn ??= new Map());
+      let r = localIn.get(table);
+      if (r === undefined) localIn.set(table, (r = { type: 'local', dev: this.lo, via: null, src: null, table, reason: null, martian: false }));
       return r;
     }
     if (route.type === 'broadcast') return { type: 'local', dev: this.lo, via: null, src: null, table, reason: 'broadcast', martian: false };
