@@ -49,6 +49,7 @@ import { outcomeCacheRefusal } from './outcome-cache.js';
 import type { OutcomeTemplate, ProbeFields, SocketTemplate } from './outcome-cache.js';
 import type { RouteResult } from '../state/routing.js';
 import { expectArgument, expectFields } from '../../model/guard.js';
+import { NetnsExchange } from './exchange.js';
 
 /** A listening socket. */
 export interface ListenerSpec {
@@ -596,6 +597,20 @@ export class Netns {
             : this.nftRuleset.tables.length > 0 ? 'native nft rules'
               : outcomeCacheRefusal([this.ruleset4, this.ruleset6]);
     this.outcomes = this.outcomeCacheOff === null ? new Map() : null;
+  }
+
+  private exchanger: NetnsExchange | null = null;
+
+  /**
+   * The namespace's packet path, for a driver that joins namespaces (the cluster): packets in
+   * and out by interface, sockets, answers (see `exchange.ts`). @internal
+   */
+  exchange(): NetnsExchange {
+    return (this.exchanger ??= new NetnsExchange({
+      kernel: () => this.kernel,
+      host: this.host,
+      ephemeral: (proto, family, src, dst, dport) => this.ephemeral(proto, family, src, dst, dport),
+    }));
   }
 
   /** The conntrack table, compact. */

@@ -81,6 +81,12 @@ export class PacketState implements PacketView {
   declare ttl: number;
   /** IPv4 TOS / IPv6 traffic class. */
   declare tos: number;
+  /**
+   * The bridge ports a bridged packet entered by and leaves by (`physdev`, br_netfilter's
+   * `nf_bridge->physindev`/`physoutdev`); null when it did not cross a bridge port.
+   */
+  declare physIn: string | null;
+  declare physOut: string | null;
   declare socket: SocketView | null;
   declare ct: ConntrackViewImpl | null;
 
@@ -159,6 +165,8 @@ export class PacketState implements PacketView {
     this.mark = 0;
     this.ttl = 64;
     this.tos = 0;
+    this.physIn = null;
+    this.physOut = null;
     this.socket = null;
     this.ct = null;
     this.ctEntry = -1;
