@@ -237,6 +237,9 @@ export class Cluster {
     if (bridge) {
       interfaces.push({ name: 'cni0', addresses: node.bridge.map((b, i) => `${b.text}/${node.cidrs[i]!.prefix}`) });
     } else {
+      // Calico's shape: the node's own pod CIDR is a blackhole, so that an address of it no pod
+      // holds is dropped here instead of going back to the gateway, which routes it here again.
+      for (const c of node.cidrs) routes.push({ dst: c.text, type: 'blackhole' });
       for (const p of node.pods) {
         if (p.hostNetwork) continue;
         interfaces.push({ name: p.veth, addresses: p.addresses.some((a) => a.family === 6) ? ['fe80::1/64'] : [] });
@@ -440,11 +443,15 @@ export class Cluster {
   }
 
   /** Whether an answer (RST, ICMP error, SYN-ACK) ended at the client's socket or its namespace. */
-  private reachedClient(end: End, client: Place, s: SocketRecord, tcp: boolean): boolean {
+  private reachedClient(end: End, client: Place, s: SocketRecord): boolean {
     if (end.kind === 'socket' && end.socket === s) return true;
     if ((end.kind === 'refused' || end.kind === 'socket') && end.place === client) {
       const p = end.p;
-      return sameWords(p.dst, s.local!) && (!tcp || p.proto !== PROTO.TCP || p.dport === s.localPort);
+      if (p.proto === PROTO.TCP) return sameWords(p.dst, s.local!) && p.dport === s.localPort;
+      // An ICMP error reaches the socket its carried packet names (tcp_v4_err, __udp4_lib_err:
+      // the socket is looked up by that packet's addresses and ports).
+      const inner = p.inner;
+      return inner !== null && inner.proto === s.proto && sameWords(inner.src, s.local!) && inner.sport === s.localPort && sameWords(inner.dst, s.remote!) && inner.dport === s.remotePort;
     }
     return false;
   }
@@ -454,7 +461,7 @@ export class Cluster {
     const a = end.place.ex.answerTo(end.p, end.reject!);
     if (a === null) return false;
     const e = this.fabric.sendFrom(end.place, a, index, a.proto === PROTO.TCP ? 'RST' : 'ICMP', false);
-    return this.reachedClient(e, client, s, true);
+    return this.reachedClient(e, client, s);
   }
 
   /** How a packet of the exchange failed to arrive, as a result. */
@@ -507,7 +514,7 @@ export class Cluster {
         case 'refused': {
           const e2 = fabric.sendFrom(end.place, end.place.ex.resetFor(end.p), 1, 'RST', false);
           const at = `${formatEndpoint(end.p.dst, end.p.dport, end.p.family)} in ${end.place.name}`;
-          if (this.reachedClient(e2, client, c, true)) return refused(`no listener at ${at}: connection reset`, null);
+          if (this.reachedClient(e2, client, c)) return refused(`no listener at ${at}: connection reset`, null);
           return this.failure(e2, `no listener at ${at}; the RST`, client, c, false, 1);
         }
         case 'dropped':
@@ -521,7 +528,7 @@ export class Cluster {
         case 'world': {
           // The world accepts: its SYN-ACK comes in through the router.
           const p = end.p;
-          const w = { family: p.family, proto: PROTO.TCP, src: p.dst.slice(), sport: p.dport, dst: p.src.slice(), dport: p.sport, tcpFlags: TCP_FLAGS.SYN | TCP_FLAGS.ACK, icmpType: -1, icmpCode: -1, ttl: 64, tos: 0, length: p.family === 4 ? 60 : 80 };
+          const w = { family: p.family, proto: PROTO.TCP, src: p.dst.slice(), sport: p.dport, dst: p.src.slice(), dport: p.sport, tcpFlags: TCP_FLAGS.SYN | TCP_FLAGS.ACK, icmpType: -1, icmpCode: -1, ttl: 64, tos: 0, length: p.family === 4 ? 60 : 80, inner: null };
           const e2 = fabric.fromWorld(w, 1, 'SYN-ACK', false);
           if (!(e2.kind === 'socket' && e2.socket === c)) return this.failure(e2, 'the SYN-ACK from outside', client, c, false, 1);
           const e3 = fabric.sendFrom(client, client.ex.fromSocket(c, TCP_FLAGS.ACK), 2, 'ACK', false);
@@ -556,7 +563,7 @@ export class Cluster {
         case 'refused': {
           const at = `${formatEndpoint(end.p.dst, end.p.dport, end.p.family)} in ${end.place.name}`;
           const a = end.place.ex.answerTo(end.p, end.p.family === 4 ? 'icmp-port-unreachable' : 'icmp6-port-unreachable');
-          if (a !== null && this.reachedClient(fabric.sendFrom(end.place, a, 1, 'ICMP', false), client, c, false)) return refused(`no socket at ${at}: ICMP port unreachable`, null);
+          if (a !== null && this.reachedClient(fabric.sendFrom(end.place, a, 1, 'ICMP', false), client, c)) return refused(`no socket at ${at}: ICMP port unreachable`, null);
           return dropped(`no socket at ${at}; the ICMP port unreachable did not reach the client`, null);
         }
         case 'dropped':

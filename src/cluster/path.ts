@@ -199,7 +199,11 @@ export class Fabric {
       }
       if (r.kind === 'local') return { kind: 'socket', place, socket: r.socket, p: r.p };
       if (r.kind === 'refused') return { kind: 'refused', place, p: r.p };
-      if (r.kind === 'dropped') return { kind: 'dropped', place, p: r.p, reason: r.reason, reject: r.reject, policy: null };
+      if (r.kind === 'dropped') {
+        // ip_forward: a packet whose TTL runs out is answered with ICMP time exceeded.
+        const expired = r.reject === null && /^(TTL|hop limit) exceeded in transit/.test(r.reason);
+        return { kind: 'dropped', place, p: r.p, reason: r.reason, reject: expired ? 'time-exceeded' : r.reject, policy: null };
+      }
       const a = this.arrival(place, r.dev, r.p);
       v.out = a.out;
       if (a.kind === 'world') return { kind: 'world', place, p: r.p };

@@ -14,9 +14,9 @@ import type { SocketView } from '../../model/packet.js';
 import type { Family } from '../../model/types.js';
 import { addressText, formatEndpoint } from '../../model/address.js';
 import { PROTO } from '../state/constants.js';
-import { IP_CT_DIR_ORIGINAL, T_DPORT, T_DST } from '../state/conntrack.js';
+import { IP_CT_DIR_ORIGINAL, T_DPORT, T_DST, T_SPORT, T_SRC } from '../state/conntrack.js';
 import { PacketState, SOCKET_FULL, SOCKET_HALF_OPEN } from '../state/packet-state.js';
-import type { PacketHost, SocketRecord } from '../state/packet-state.js';
+import type { InnerPacket, PacketHost, SocketRecord } from '../state/packet-state.js';
 import type { Iface, RouteResult } from '../state/routing.js';
 import type { TraceRecorder } from '../trace/events.js';
 import type { BridgeDecision, Kernel, PathResult } from './kernel.js';
@@ -44,6 +44,8 @@ export interface WirePacket {
   readonly ttl: number;
   readonly tos: number;
   readonly length: number;
+  /** The packet an ICMP error carries; null for others. */
+  readonly inner: InnerPacket | null;
 }
 
 /** What opening a client socket gave: the socket and its first packet, or the system call's error. @internal */
@@ -66,6 +68,8 @@ function isIcmpError(p: PacketState): boolean {
 
 /** ICMP type and code of a REJECT answer (`--reject-with`), as `Netns` sends them. */
 function icmpError(family: Family, kind: string): [number, number] {
+  // ip_forward / ip6_forward: ICMP time exceeded (ICMPv6 type 3), code 0 (in transit).
+  if (kind === 'time-exceeded') return family === 4 ? [11, 0] : [3, 0];
   if (family === 4) {
     const codes: Record<string, number> = {
       'icmp-net-unreachable': 0, 'icmp-host-unreachable': 1, 'icmp-proto-unreachable': 2, 'icmp-port-unreachable': 3,
@@ -110,11 +114,23 @@ export class NetnsExchange {
     return this.kernel.routing.byName.get(name) ?? null;
   }
 
-  /** What of a packet crosses a link. */
+  /**
+   * What of a packet crosses a link. An ICMP error related to a connection this namespace tracks
+   * leaves with the packet it carries translated back as NAT translates it
+   * (`nf_nat_icmp_reply_translation`): the connection's tuple of the other direction, as that
+   * packet looked where it came from.
+   */
   wire(p: PacketState): WirePacket {
+    let inner = p.inner;
+    if (inner !== null && p.ctEntry >= 0 && p.ctState === CT_STATE.RELATED) {
+      const t = p.ctTable!;
+      const e = p.ctEntry;
+      const d = 1 - p.ctDir;
+      inner = { proto: t.proto[e]!, src: t.readAddr(e, d, T_SRC, []), sport: t.port(e, d, T_SPORT), dst: t.readAddr(e, d, T_DST, []), dport: t.port(e, d, T_DPORT) };
+    }
     return {
       family: p.family, proto: p.proto, src: p.src.slice(), sport: p.sport, dst: p.dst.slice(), dport: p.dport,
-      tcpFlags: p.tcpFlags, icmpType: p.icmpType, icmpCode: p.icmpCode, ttl: p.ttl, tos: p.tos, length: p.length,
+      tcpFlags: p.tcpFlags, icmpType: p.icmpType, icmpCode: p.icmpCode, ttl: p.ttl, tos: p.tos, length: p.length, inner,
     };
   }
 
@@ -134,6 +150,7 @@ export class NetnsExchange {
     p.ttl = w.ttl;
     p.tos = w.tos;
     p.length = w.length;
+    p.inner = w.inner;
     return p;
   }
 
@@ -255,6 +272,7 @@ export class NetnsExchange {
       a.icmpType = type;
       a.icmpCode = code;
       a.socket = KERNEL_SOCKET;
+      a.inner = { proto: orig.proto, src: orig.src.slice(), sport: orig.sport, dst: orig.dst.slice(), dport: orig.dport };
     }
     if (orig.ctEntry >= 0) a.setConntrack(orig.ctTable!, orig.ctEntry, 1 - orig.ctDir, CT_STATE.RELATED);
     else if (orig.untracked || orig.ctState === CT_STATE.UNTRACKED) a.ctAttachedNone = true;

@@ -524,8 +524,20 @@ export class Kernel implements TargetHost {
       }
     }
     if (icmpError) {
-      // icmp_error_message / icmpv6_error_message: an error about no connection of the table is
-      // INVALID; it never starts one.
+      // icmp_error_message / icmpv6_error_message: the error is about one of the table's
+      // connections when the inverse of the packet it carries is one of its tuples: RELATED, in
+      // that tuple's direction.
+      const inner = p.inner;
+      if (inner !== null) {
+        const r = table.lookup(p.zone, inner.proto, inner.dst, inner.dport, inner.src, inner.sport);
+        if (r >= 0) {
+          const e = r >> 1;
+          p.setConntrack(table, e, r & 1, CT_STATE.RELATED);
+          if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'found', state: 'RELATED', direction: (r & 1) === 0 ? 'ORIGINAL' : 'REPLY', zone: table.zone[e]!, id: table.id[e]!, reason: 'an ICMP error about this connection' });
+          return true;
+        }
+      }
+      // An error about no connection of the table is INVALID; it never starts one.
       p.setConntrack(table, -1, IP_CT_DIR_ORIGINAL, CT_STATE.INVALID);
       if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'invalid', state: 'INVALID', direction: null, zone: p.zone, id: null });
       return true;

@@ -54,6 +54,18 @@ export const SOCKET_FULL = -1;
 /** {@link SocketRecord.state} of a request socket (the SYN-ACK is out, the ACK not in). @internal */
 export const SOCKET_HALF_OPEN = -2;
 
+/**
+ * The packet an ICMP error carries (its first bytes: addresses and ports), which conntrack reads
+ * to find the connection the error is about (`icmp_error_message`). @internal
+ */
+export interface InnerPacket {
+  readonly proto: number;
+  readonly src: readonly number[];
+  readonly sport: number;
+  readonly dst: readonly number[];
+  readonly dport: number;
+}
+
 /** The packet state the engine threads through the hooks. @internal */
 export class PacketState implements PacketView {
   // The fields are declared, not initialised: the constructor and reset() set every one through
@@ -87,6 +99,11 @@ export class PacketState implements PacketView {
    */
   declare physIn: string | null;
   declare physOut: string | null;
+  /**
+   * The packet an ICMP error carries, when a driver that joins namespaces gave it one; null
+   * otherwise (an error made and judged in one namespace is attached to its connection directly).
+   */
+  declare inner: InnerPacket | null;
   declare socket: SocketView | null;
   declare ct: ConntrackViewImpl | null;
 
@@ -167,6 +184,7 @@ export class PacketState implements PacketView {
     this.tos = 0;
     this.physIn = null;
     this.physOut = null;
+    this.inner = null;
     this.socket = null;
     this.ct = null;
     this.ctEntry = -1;
