@@ -71,3 +71,19 @@ export {
   type NftParseResult, type NftParseOptions, type NftCheckOptions, type RulesSyntax,
 } from './nftables/index.js';
 export type * from './nftables/model.js';
+export { Cluster } from './cluster/cluster.js';
+export type {
+  ClusterOptions, ClusterConnectSpec, ClusterConnectResult, ClusterHop, ClusterStep, ClusterTraceEvent, ReachOptions, ReachResult, ReachWhy,
+} from './cluster/cluster.js';
+export {
+  readSnapshot, objectName, MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_FILES, MAX_SNAPSHOT_OBJECTS, MAX_SNAPSHOT_NODES, MAX_PODS_PER_NODE, type SnapshotSource,
+} from './cluster/snapshot.js';
+export { renderClusterTrace, renderClusterOutcome, renderReach } from './cluster/render.js';
+export type { Topology, PlannedNode, PlannedPod, PlannedOutside, PlannedListener } from './cluster/topology.js';
+export type { IpAddress, IpCidr } from './cluster/addresses.js';
+export type {
+  KubeProxyMode, NetpolImplementation, CniMode, PolicyVerdict, PolicyCheck, PolicyEnforcer, PolicyEnforcerFactory, KubeProxyCompiler, CniRulesCompiler,
+} from './cluster/components.js';
+export type {
+  Snapshot, K8sObject, K8sNamespace, K8sNode, K8sPod, K8sService, K8sEndpointSlice, K8sNetworkPolicy, K8sContainer, K8sProtocol, ObjectMeta, LabelSelector,
+} from './model/kubernetes.js';

@@ -9,7 +9,7 @@
 import type { K8sPod, K8sService, Snapshot } from '../model/kubernetes.js';
 import { NetfilterSimError, diagnostic } from '../model/errors.js';
 import type { ErrorCode } from '../model/errors.js';
-import { expectArgument, expectOneOf } from '../model/guard.js';
+import { expectArgument, expectFields, expectOneOf } from '../model/guard.js';
 import { TCP_FLAGS } from '../model/packet.js';
 import type { SocketView } from '../model/packet.js';
 import type { Family } from '../model/types.js';
@@ -186,8 +186,8 @@ export class Cluster {
     expectArgument(options.hairpin, ['boolean', 'undefined'], 'options.hairpin');
     expectArgument(options.nodeRules, ['object', 'undefined'], 'options.nodeRules');
     const snap = options.snapshot;
-    this.snapshot = typeof snap === 'string' || Array.isArray(snap) ? readSnapshot(snap as string | readonly SnapshotSource[]) : (snap as Snapshot);
-    expectArgument(this.snapshot.pods, 'array', 'options.snapshot.pods');
+    expectArgument(snap, ['string', 'array', 'object'], 'options.snapshot');
+    this.snapshot = typeof snap === 'string' || Array.isArray(snap) ? readSnapshot(snap as string | readonly SnapshotSource[]) : rereadSnapshot(snap as Snapshot);
     this.kubeProxy = options.kubeProxy ?? 'iptables';
     this.netpol = options.netpol ?? 'reference';
     const cni = options.cni ?? 'bridge';
@@ -660,6 +660,18 @@ function refused(reason: string, policy: PolicyVerdict | null): Result {
 
 function dropped(reason: string, policy: PolicyVerdict | null): Result {
   return { outcome: 'dropped', address: null, port: null, originalDestination: null, source: null, reason, policy };
+}
+
+/**
+ * A snapshot given as data is read again through the reader (as JSON), so that an object built by
+ * hand meets the same checks and defaults as one read from text; its warnings are kept.
+ */
+function rereadSnapshot(s: Snapshot): Snapshot {
+  expectFields(s, { namespaces: 'array', nodes: 'array', pods: 'array', services: 'array', endpointSlices: 'array', networkPolicies: 'array', warnings: 'array' }, 'options.snapshot');
+  const items = [...s.namespaces, ...s.nodes, ...s.pods, ...s.services, ...s.endpointSlices, ...s.networkPolicies];
+  const again = readSnapshot([{ name: '<snapshot object>', text: JSON.stringify({ kind: 'List', items }) }]);
+  const warnings = [...s.warnings.filter((w): w is string => typeof w === 'string'), ...again.warnings.filter((w) => !s.warnings.includes(w))];
+  return { ...again, warnings };
 }
 
 function unreachable(x: never): never {

@@ -9,7 +9,7 @@ import { createColors } from 'picocolors';
 import type { TraceEvent } from '../engine/trace/events.js';
 import { renderTraceText, renderTraceTree } from '../trace/render.js';
 import type { RenderOptions, TraceFormat } from '../trace/render.js';
-import { expectArgument, expectFields } from '../model/guard.js';
+import { expectArgument, expectFields, expectObjects, expectOneOf, expectStrings } from '../model/guard.js';
 import type { ClusterConnectResult, ClusterTraceEvent, ReachResult } from './cluster.js';
 
 /** One namespace's share of the trace: a packet's stay there. */
@@ -54,9 +54,11 @@ function header(s: Stay, c: ReturnType<typeof createColors>): string {
 export function renderClusterOutcome(r: ClusterConnectResult, options?: RenderOptions): string {
   expectArgument(r, 'object', 'result');
   expectFields(r, { outcome: 'string', reason: 'string' }, 'result');
+  expectOneOf(r.outcome, ['local', 'remote', 'refused', 'dropped'], 'result.outcome');
   const c = createColors(options?.color ?? false);
-  const at = r.address === null ? '' : r.address.includes(':') ? `[${r.address}]:${r.port}` : `${r.address}:${r.port}`;
-  const policy = r.policy === null ? '' : `; NetworkPolicy ${r.policy.namespace}/${r.policy.name} (${r.policy.direction}${r.policy.rule === null ? ', nothing allows' : `, rule ${r.policy.rule}`})`;
+  const at = typeof r.address !== 'string' ? '' : r.address.includes(':') ? `[${r.address}]:${r.port}` : `${r.address}:${r.port}`;
+  const p = typeof r.policy === 'object' && r.policy !== null ? r.policy : null;
+  const policy = p === null ? '' : `; NetworkPolicy ${p.namespace}/${p.name} (${p.direction}${p.rule === null ? ', nothing allows' : `, rule ${p.rule}`})`;
   switch (r.outcome) {
     case 'local':
       return c.green(`${r.reason} at ${at}`) + `; the app sees the connection from ${r.source ?? '?'}${r.originalDestination !== null ? `, SO_ORIGINAL_DST ${r.originalDestination}` : ''}\n`;
@@ -144,6 +146,9 @@ function renderFlow(trace: readonly ClusterTraceEvent[], dot: boolean): string {
  */
 export function renderClusterTrace(trace: readonly ClusterTraceEvent[], format: TraceFormat, options?: RenderOptions): string {
   expectArgument(trace, 'array', 'trace');
+  expectObjects(trace, 'trace');
+  expectOneOf(format, ['text', 'tree', 'json', 'mermaid', 'dot'], 'format');
+  expectArgument(options, ['object', 'undefined'], 'options');
   const c = createColors(options?.color ?? false);
   switch (format) {
     case 'json':
@@ -174,11 +179,18 @@ export function renderClusterTrace(trace: readonly ClusterTraceEvent[], format: 
  */
 export function renderReach(r: ReachResult): string {
   expectArgument(r, 'object', 'result');
+  expectFields(r, { port: 'integer', protocol: 'string', to: 'string', pods: 'array', allowed: 'array', why: 'object' }, 'result');
+  expectStrings(r.pods, 'result.pods');
+  r.pods.forEach((_, i) => {
+    expectArgument(r.allowed[i], 'array', `result.allowed[${i}]`);
+    if (r.allowed[i]!.length !== r.pods.length) expectArgument(undefined, 'array', `result.allowed[${i}] (one cell per pod)`);
+  });
   const lines = [['-', ...r.pods].join('\t')];
   r.pods.forEach((from, i) => lines.push([from, ...r.pods.map((_, j) => (r.allowed[i]![j] ? '.' : 'X'))].join('\t')));
   const why = Object.entries(r.why);
   if (why.length > 0) {
     lines.push('', `blocked (${r.protocol} ${r.port}, to the ${r.to === 'pod' ? "pod's address" : 'Service'}):`);
+    for (const [cell, w] of why) expectFields(w, { outcome: 'string', reason: 'string' }, `result.why[${JSON.stringify(cell)}]`);
     for (const [cell, w] of why) lines.push(`  ${cell}: ${w.policy !== null ? `NetworkPolicy ${w.policy} (${w.direction}${w.rule === null ? ', nothing allows' : `, rule ${w.rule}`}): ` : ''}${w.outcome}: ${w.reason}`);
   }
   return lines.join('\n') + '\n';

@@ -13,7 +13,7 @@ import type {
 } from '../model/kubernetes.js';
 import { NetfilterSimError, diagnostic } from '../model/errors.js';
 import type { ErrorCode } from '../model/errors.js';
-import { expectArgument } from '../model/guard.js';
+import { expectArgument, expectFields } from '../model/guard.js';
 import { MAX_INPUT_BYTES, utf8Length } from '../model/limits.js';
 import { readManifests } from '../compile/pod.js';
 import { cidrHolds, cidrsOverlap, parseIp, parseIpCidr } from './addresses.js';
@@ -187,6 +187,11 @@ function shifted(e: unknown, file: string, line: number): never {
 function readSource(src: SnapshotSource, out: RawObject[], count: { n: number }): void {
   const text = src.text.startsWith('\ufeff') ? src.text.slice(1) : src.text;
   const push = (value: unknown, origin: Origin): void => {
+    // A typed list (`PodList`, as the API serves it) holds its objects like a `List`.
+    if (isObj(value) && typeof value['kind'] === 'string' && value['kind'].endsWith('List') && Array.isArray(value['items'])) {
+      value['items'].forEach((v: unknown, i: number) => push(v, { file: origin.file, line: null, index: origin.index ?? i }));
+      return;
+    }
     if (++count.n > MAX_SNAPSHOT_OBJECTS) {
       fail('LIMIT_EXCEEDED', `the snapshot holds more than ${MAX_SNAPSHOT_OBJECTS} objects, the most netfilter-sim reads in one snapshot (at ${originText(origin)})`);
     }
@@ -649,14 +654,19 @@ function readNamespace(f: Fields, o: Obj): K8sNamespace {
 
 /** `ns/name` of a namespaced object, `name` of a cluster-scoped one. */
 export function objectName(o: { readonly metadata: ObjectMeta }): string {
+  expectArgument(o, 'object', 'object');
+  expectFields(o, { metadata: 'object' }, 'object');
   return o.metadata.namespace !== undefined ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
 }
 
 function nameOf(value: unknown): string {
   if (!isObj(value) || !isObj(value['metadata'])) return '(no metadata)';
   const m = value['metadata'];
-  const name = typeof m['name'] === 'string' ? m['name'] : '(no name)';
-  return typeof m['namespace'] === 'string' ? `${m['namespace']}/${name}` : name;
+  const name = typeof m['name'] === 'string' && m['name'] !== '' ? m['name'] : '(no name)';
+  // Namespaced kinds without a namespace are in `default`, as the API puts them.
+  const namespaced = value['kind'] !== 'Node' && value['kind'] !== 'Namespace';
+  const ns = typeof m['namespace'] === 'string' && m['namespace'] !== '' ? m['namespace'] : namespaced && (KINDS as readonly unknown[]).includes(value['kind']) ? 'default' : null;
+  return ns !== null ? `${ns}/${name}` : name;
 }
 
 /**
