@@ -198,8 +198,9 @@ export class Cluster {
       if (!this.topology.nodes.some((n) => n.name === name)) fail('BAD_CONFIG', `node rules for "${name}", which is not a node of the cluster (nodes: ${this.topology.nodes.map((n) => n.name).join(', ') || 'none'})`);
     }
     this.enforcer = policyEnforcer(this.snapshot, this.netpol);
-    if (COMPONENTS.cniNodeRules === null && this.snapshot.pods.some((p) => [...p.spec.containers, ...(p.spec.initContainers ?? [])].some((c) => c.ports?.some((x) => x.hostPort !== undefined)))) {
-      warnings.push('the CNI plugins\' node rules (portmap) are not compiled in this build: hostPorts are not reachable unless --node-rules gives them');
+    const hostPortsWithoutRules = this.snapshot.pods.filter((p) => !Object.hasOwn(nodeRules, p.spec.nodeName!) && [...p.spec.containers, ...(p.spec.initContainers ?? [])].some((c) => c.ports?.some((x) => x.hostPort !== undefined)));
+    if (COMPONENTS.cniNodeRules === null && hostPortsWithoutRules.length > 0) {
+      warnings.push(`the CNI plugins' node rules (portmap) are not compiled in this build: the hostPorts of ${hostPortsWithoutRules.map((p) => objectName(p)).join(', ')} are not reachable unless --node-rules gives their nodes' rules`);
     }
     this.fabric = new Fabric(cni === 'bridge', this.topology.hairpin);
     this.fabric.enforcer = this.enforcer;
@@ -624,8 +625,8 @@ export class Cluster {
     const family = from.addresses.some((a) => a.family === 4) && dest.addresses.some((a) => a.family === 4) ? 4 : 6;
     const addr = dest.addresses.find((a) => a.family === family);
     if (addr === undefined) return { ok: false, why: { policy: null, direction: null, rule: null, outcome: 'refused', reason: 'the pods share no address family' } };
-    const r = this.connect({ from: from.key, to: endpointText(addr.text, port), proto, family }, { trace: false });
-    const ok = r.outcome === 'local' && r.hops[r.hops.length - 1]?.namespace === dest.place;
+    const r = this.connect({ from: from.key, to: endpointText(addr.text, port), proto, family }, { trace: true });
+    const ok = r.outcome === 'local' && deliveredIn(r) === dest.place;
     return ok ? { ok } : { ok, why: whyOf(r, dest) };
   }
 
@@ -638,17 +639,17 @@ export class Cluster {
       .map((s) => ({ s, p: (s.spec.ports ?? []).find((p) => (p.protocol ?? 'TCP') === k8s && resolveTarget(p.targetPort ?? p.port, dest.pod, k8s) === port) }))
       .find((x) => x.p !== undefined && (x.s.spec.clusterIPs ?? []).some((ip) => ip !== 'None'));
     if (svc === undefined) return { ok: false, why: { policy: null, direction: null, rule: null, outcome: 'none', reason: `no Service selects ${dest.key} with a port to ${port}/${k8s}` } };
-    let last: ClusterConnectResult | null = null;
+    // The Service picks its endpoint at random: connections are made until one goes to this pod
+    // (the address its node translated the ClusterIP to), whatever then became of it.
+    const mine = new Set(dest.addresses.map((a) => a.text));
     for (let i = 0; i < SERVICE_TRIES; i++) {
-      const r = this.connect({ from: from.key, to: `${svc.s.metadata.namespace}/svc/${svc.s.metadata.name}`, port: svc.p!.port, proto }, { trace: false });
-      last = r;
-      if (r.outcome !== 'local') break;
-      if (r.hops[r.hops.length - 1]?.namespace === dest.place) return { ok: true };
+      const r = this.connect({ from: from.key, to: `${svc.s.metadata.namespace}/svc/${svc.s.metadata.name}`, port: svc.p!.port, proto }, { trace: true });
+      const chosen = chosenEndpoint(r);
+      if (chosen === null) return { ok: false, why: whyOf(r, dest) };
+      if (!mine.has(chosen)) continue;
+      return r.outcome === 'local' && deliveredIn(r) === dest.place ? { ok: true } : { ok: false, why: whyOf(r, dest) };
     }
-    if (last !== null && last.outcome === 'local') {
-      return { ok: false, why: { policy: null, direction: null, rule: null, outcome: 'other endpoint', reason: `Service ${objectName(svc.s)} sent ${SERVICE_TRIES} connections to other endpoints, none to this pod` } };
-    }
-    return { ok: false, why: whyOf(last!, dest) };
+    return { ok: false, why: { policy: null, direction: null, rule: null, outcome: 'other endpoint', reason: `Service ${objectName(svc.s)} sent ${SERVICE_TRIES} connections to other endpoints, none to this pod` } };
   }
 }
 
@@ -693,9 +694,25 @@ function resolveTarget(target: number | string, pod: K8sPod, proto: string): num
   return null;
 }
 
+/** The address a node's DNAT sent the connection's first packet to, or null when none did. */
+function chosenEndpoint(r: ClusterConnectResult): string | null {
+  for (const e of r.trace ?? []) {
+    if (e.type === 'nat' && e.packet === 0 && e.manip === 'DST' && e.action !== 'apply' && e.action !== 'skipped' && e.action !== 'null-binding') {
+      return e.to.startsWith('[') ? e.to.slice(1, e.to.indexOf(']')) : e.to.slice(0, e.to.lastIndexOf(':'));
+    }
+  }
+  return null;
+}
+
+/** The namespace whose socket took the connection's first packet. */
+function deliveredIn(r: ClusterConnectResult): string | null {
+  for (const e of r.trace ?? []) if (e.type === 'socket' && e.packet === 0 && e.result === 'delivered') return e.namespace;
+  return null;
+}
+
 function whyOf(r: ClusterConnectResult, dest: PlannedPod): ReachWhy {
   const p = r.policy;
-  const reason = r.outcome === 'local' ? `accepted in ${r.hops[r.hops.length - 1]?.namespace ?? '?'}, not in ${dest.place}` : r.reason;
+  const reason = r.outcome === 'local' ? `accepted in ${deliveredIn(r) ?? '?'}, not in ${dest.place}` : r.reason;
   return { policy: p === null ? null : `${p.namespace}/${p.name}`, direction: p?.direction ?? null, rule: p?.rule ?? null, outcome: r.outcome, reason };
 }
 
