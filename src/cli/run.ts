@@ -27,7 +27,7 @@ const COMMANDS: Record<string, { run: Command; summary: string }> = {
   explore: { run: runExplore, summary: 'every connection, not samples: the exact classes of probes that share one outcome' },
   compile: { run: runCompile, summary: 'print the rules a mesh component writes (linkerd, istio, …)' },
   mesh: { run: runMesh, summary: 'a connection between two meshed pods, end to end: verdict, hops, diagnosis' },
-  cluster: { run: runCluster, summary: "a cluster's snapshot on the path: a connection across nodes and pods, reachability, node rules" },
+  cluster: { run: runCluster, summary: "a cluster's nodes and pods on the path: connections, reachability, node rules" },
   demo: { run: runDemo, summary: 'a Linkerd client and server on built-in defaults, traced and explained' },
   version: { run: (args, io) => runVersion(args, io, VERSION), summary: 'print the version (--json: with the modelled iptables and Node.js)' },
   completion: { run: (args, io) => runCompletion(args, io, () => commandTree(commandList(), helpOf)), summary: 'print a shell completion script: bash, zsh or fish' },
