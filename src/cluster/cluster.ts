@@ -205,6 +205,7 @@ export class Cluster {
     this.fabric = new Fabric(cni === 'bridge', this.topology.hairpin);
     this.fabric.enforcer = this.enforcer;
     const seed = options.seed ?? 1;
+    const read = new Map<string, NodeRuleSets>();
     for (const node of this.topology.nodes) {
       const given = Object.hasOwn(nodeRules, node.name) ? nodeRules[node.name]! : undefined;
       const texts: { text: string; where: string }[] = [];
@@ -217,7 +218,7 @@ export class Cluster {
         if (COMPONENTS.cniNodeRules !== null) texts.push({ text: COMPONENTS.cniNodeRules(this.snapshot, node.name, { cni }), where: `the CNI's node rules on ${node.name}` });
         for (const t of this.enforcer?.nodeRules?.(node.name) ?? []) texts.push({ text: t, where: `the ${this.netpol} NetworkPolicy rules on ${node.name}` });
       }
-      const sets = loadNodeRules(texts.flatMap(splitDumps));
+      const sets = loadNodeRules(texts.flatMap(splitDumps), read);
       this.nodeRuleSets.set(node.name, sets);
       this.addNode(node, sets, seed);
     }
@@ -310,6 +311,11 @@ export class Cluster {
   /** The namespaces of the cluster, by name (`pod/ns/name`, `node/NAME`, `outside`). */
   namespace(name: string): Netns | null {
     return this.fabric.places.get(name)?.netns ?? null;
+  }
+
+  /** Forgets every connection of every namespace (`conntrack -F` and the sockets of connections everywhere). */
+  flushConntrack(): void {
+    for (const p of this.fabric.places.values()) p.netns.flushConntrack();
   }
 
   /** The rules a node holds, as `iptables-save` (both families) and `nft list ruleset` would print them. */
