@@ -51,6 +51,12 @@ export interface ClusterOptions {
   readonly nodeRules?: Readonly<Record<string, string | readonly string[]>>;
   /** Seed of the random choices of every namespace (`statistic`, `numgen`; default 1). */
   readonly seed?: number;
+  /**
+   * What a pod's own namespace holds besides its containers' listeners, by `ns/name`: the rules a
+   * mesh's init container or CNI plugin wrote there (iptables-save or nft text, loaded in order)
+   * and more listeners (a proxy's, with its uid). A hostNetwork pod has no namespace of its own.
+   */
+  readonly podRules?: Readonly<Record<string, { readonly rules?: readonly string[]; readonly listen?: readonly ListenerSpec[] }>>;
 }
 
 /** A connection to simulate. */
@@ -223,9 +229,15 @@ export class Cluster {
       this.addNode(node, sets, seed);
     }
     this.addOutside(seed);
+    const podRules = options.podRules ?? {};
+    expectArgument(podRules, 'object', 'options.podRules');
+    for (const key of Object.keys(podRules)) {
+      const p = this.topology.pods.find((x) => x.key === key);
+      if (p === undefined || p.hostNetwork) fail('BAD_CONFIG', `pod rules for "${key}", which is not a pod with a namespace of its own in the cluster${this.topology.leftOut.has(key) ? ` (${this.topology.leftOut.get(key)!})` : ''}`);
+    }
     for (const p of this.topology.pods) {
       this.podByKey.set(p.key, p);
-      if (!p.hostNetwork) this.addPod(p, seed);
+      if (!p.hostNetwork) this.addPod(p, seed, Object.hasOwn(podRules, p.key) ? podRules[p.key]! : undefined);
     }
     this.warnings = warnings;
   }
@@ -286,7 +298,7 @@ export class Cluster {
     this.fabric.add({ name: 'outside', kind: 'outside', netns, ex: netns.exchange(), node: null, pod: null }, this.topology.outside.eth0.map((a) => a.slice(0, a.indexOf('/'))));
   }
 
-  private addPod(pod: PlannedPod, seed: number): void {
+  private addPod(pod: PlannedPod, seed: number, extra?: { readonly rules?: readonly string[]; readonly listen?: readonly ListenerSpec[] }): void {
     const node = this.topology.nodes.find((n) => n.name === pod.node)!;
     const bridge = this.topology.cni === 'bridge';
     const routes: RouteSpec[] = [];
@@ -302,7 +314,18 @@ export class Cluster {
       if (pod.addresses.some((a) => a.family === 6)) routes.push({ dst: 'default', via: 'fe80::1', dev: 'eth0' });
     }
     const listen: ListenerSpec[] = pod.listeners.filter((l) => l.proto !== 'sctp').map((l) => ({ port: l.port, proto: l.proto as 'tcp' | 'udp' }));
-    const netns = new Netns({ interfaces: [{ name: 'eth0', addresses }], gateway, routes, listen, seed });
+    if (extra?.listen !== undefined) {
+      expectArgument(extra.listen, 'array', `options.podRules["${pod.key}"].listen`);
+      listen.push(...extra.listen);
+    }
+    const texts = (extra?.rules ?? []).map((text, i) => ({ text, where: `pod ${pod.key}'s rules (${i + 1})` }));
+    const sets = loadNodeRules(texts.flatMap(splitDumps));
+    const netns = new Netns({
+      interfaces: [{ name: 'eth0', addresses }], gateway, routes, listen, seed,
+      ...(sets.rules4 !== null ? { rules: sets.rules4 } : {}),
+      ...(sets.rules6 !== null ? { rules6: sets.rules6 } : {}),
+      ...(sets.nft.length > 0 ? { nft: sets.nft } : {}),
+    });
     this.fabric.add({ name: pod.place, kind: 'pod', netns, ex: netns.exchange(), node: null, pod }, []);
   }
 

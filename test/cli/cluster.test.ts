@@ -47,6 +47,13 @@ describe('cluster connect', () => {
     expect((await cli([...args, '-o', 'dot'])).out).toMatch(/^digraph cluster \{/);
   });
 
+  it('--pod-rules puts rules in a pod\'s own namespace', async () => {
+    const files = { ...FILES, 'redis.rules': '*nat\n:PREROUTING ACCEPT [0:0]\n-A PREROUTING -p tcp --dport 6379 -j REDIRECT --to-ports 6379\nCOMMIT\n' };
+    const r = await cli(['cluster', 'connect', ...BASE, '--pod-rules', 'db/redis-0=redis.rules', '--from', 'shop/client', '--to', '10.96.5.9:6379', '--json'], files);
+    expect(JSON.parse(r.out)).toMatchObject({ outcome: 'local', address: '10.244.2.9', port: 6379, originalDestination: '10.244.2.9:6379' });
+    expect(await cli(['cluster', 'connect', ...BASE, '--pod-rules', 'redis.rules', '--from', 'a/b', '--to', 'x/y'], files)).toMatchObject({ code: 2, err: expect.stringContaining('--pod-rules needs NS/POD=FILE') });
+  });
+
   it('reads a directory of snapshot files', async () => {
     const files = { 'dump/nodes.yaml': SNAPSHOT, 'dump/notes.txt': 'ignored', 'kp.rules': KUBE_PROXY };
     const r = await cli(['cluster', 'connect', '--snapshot', 'dump', '--kube-proxy', 'none', '--netpol', 'none', '--from', 'shop/client', '--to', 'shop/web-1', '--port', '80', '--json'], files);

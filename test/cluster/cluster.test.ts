@@ -155,6 +155,30 @@ describe('Cluster.connect: the namespaces a connection crosses', () => {
   });
 });
 
+describe('Cluster: rules inside pods (a mesh\'s, for instance)', () => {
+  const outbound = '*nat\n:OUTPUT ACCEPT [0:0]\n-A OUTPUT -p tcp -m owner ! --uid-owner 1337 -j REDIRECT --to-ports 15001\nCOMMIT\n';
+  const inbound = '*nat\n:PREROUTING ACCEPT [0:0]\n-A PREROUTING -p tcp -j REDIRECT --to-ports 15006\nCOMMIT\n';
+
+  it('a pod\'s OUTPUT REDIRECT keeps the connection in the pod; SO_ORIGINAL_DST is where the app was going', () => {
+    const c = cluster({ podRules: { 'shop/client': { rules: [outbound], listen: [{ port: 15001, proto: 'tcp', uid: 1337 }] } } });
+    const r = c.connect({ from: 'shop/client', to: 'db/redis-0', port: 6379 });
+    expect(r).toMatchObject({ outcome: 'local', address: '127.0.0.1', port: 15001, originalDestination: '10.244.2.9:6379' });
+    expect(r.hops.map((h) => h.namespace)).toEqual(['pod/shop/client']);
+    expect(r.steps.find((s) => s.target === 'REDIRECT')).toMatchObject({ namespace: 'pod/shop/client', hook: 'OUTPUT' });
+  });
+
+  it('a server pod\'s PREROUTING REDIRECT: the node forwards to the app\'s port, the pod sends it to its proxy\'s', () => {
+    const c = cluster({ podRules: { 'db/redis-0': { rules: [inbound], listen: [{ port: 15006, proto: 'tcp' }] } } });
+    const r = c.connect({ from: 'shop/web-2', to: '10.96.5.9:6379' });
+    expect(r).toMatchObject({ outcome: 'local', address: '10.244.2.9', port: 15006, originalDestination: '10.244.2.9:6379' });
+    expect(r.source).toMatch(/^10\.244\.2\.7:\d+$/);
+  });
+
+  it('rules for a pod that has no namespace of its own are an error', () => {
+    expect(error(() => cluster({ podRules: { 'shop/nope': { rules: [inbound] } } })).message).toBe('pod rules for "shop/nope", which is not a pod with a namespace of its own in the cluster');
+  });
+});
+
 describe('Cluster: the NetworkPolicy seam', () => {
   afterEach(() => {
     delete COMPONENTS.netpol.reference;

@@ -24,6 +24,7 @@ const COMMON_OPTIONS = {
   cni: { type: 'string' },
   hairpin: { type: 'boolean' },
   'node-rules': { type: 'string', multiple: true },
+  'pod-rules': { type: 'string', multiple: true },
   seed: { type: 'string' },
   json: { type: 'boolean' },
   format: { type: 'string' },
@@ -44,6 +45,8 @@ const CLUSTER_FLAGS = `Cluster:
                           Service; off by default, as the bridge plugin leaves it)
   --node-rules NODE=FILE  a node's real rules (iptables-save, ip6tables-save or nft list ruleset
                           output), instead of what would be compiled for it; repeatable
+  --pod-rules NS/POD=FILE the rules in a pod's own namespace (a mesh's init container's, say), in
+                          the same forms; its containers' ports are its listeners; repeatable
   --seed N                seed of the random choices (statistic, numgen) of every namespace`;
 
 const CONNECT_HELP = `Usage: netfilter-sim cluster connect --snapshot PATH --from NS/POD[/CONTAINER] --to TARGET [options]
@@ -198,6 +201,12 @@ function buildCluster(values: Values, io: CliIO, command: string): Cluster {
     const node = spec.slice(0, eq);
     (nodeRules[node] ??= []).push(read(io, spec.slice(eq + 1)));
   }
+  const podRules: Record<string, { rules: string[] }> = Object.create(null) as Record<string, { rules: string[] }>;
+  for (const spec of list(values, 'pod-rules')) {
+    const eq = spec.indexOf('=');
+    if (eq <= 0 || eq === spec.length - 1 || !spec.slice(0, eq).includes('/')) throw new UsageError(`--pod-rules needs NS/POD=FILE, not "${spec}"`);
+    (podRules[spec.slice(0, eq)] ??= { rules: [] }).rules.push(read(io, spec.slice(eq + 1)));
+  }
   const seedText = str(values, 'seed');
   if (seedText !== undefined && !/^\d+$/.test(seedText)) throw new UsageError(`--seed needs a number, not "${seedText}"`);
   const kubeProxy = oneOf(values, 'kube-proxy', ['iptables', 'nftables', 'none'] as const);
@@ -210,6 +219,7 @@ function buildCluster(values: Values, io: CliIO, command: string): Cluster {
     ...(cni !== undefined ? { cni } : {}),
     ...(values['hairpin'] === true ? { hairpin: true } : {}),
     ...(Object.keys(nodeRules).length > 0 ? { nodeRules } : {}),
+    ...(Object.keys(podRules).length > 0 ? { podRules } : {}),
     ...(seedText !== undefined ? { seed: Number(seedText) } : {}),
   };
   const cluster = new Cluster(options);
