@@ -32,7 +32,6 @@ export { compileKubeProxy, kubeProxyNfacctNames, KUBE_PROXY_VERSIONS, KUBE_PROXY
 export type { KubeProxyOptions, KubeProxyVersion, KubeProxyMode, DetectLocalMode } from './compile/kube-proxy/index.js';
 export { compileCniNodeRules, podSandboxId } from './compile/cni/index.js';
 export type { CniNodeRulesOptions, PortmapOptions } from './compile/cni/index.js';
-export type { Snapshot, K8sObject, K8sNamespace, K8sNode, K8sPod, K8sService, K8sEndpointSlice, K8sNetworkPolicy } from './model/kubernetes.js';
 export { Netns, needsConntrack, parsePacketSpec, parseEndpoint } from './engine/index.js';
 export { NetnsPool, connectBatch } from './engine/batch/pool.js';
 export type { BatchOptions, PoolOptions } from './engine/batch/pool.js';
@@ -90,3 +89,19 @@ export {
   type CompileNetworkPolicyOptions, type CompiledNetworkPolicy, type NetworkPolicyImplementation, type KubeRouterOptions, type KubeRouterRules,
   type KubeNetworkPoliciesOptions, type QueueVerdict,
 } from './compile/netpol/index.js';
+export { Cluster } from './cluster/cluster.js';
+export type {
+  ClusterOptions, ClusterConnectSpec, ClusterConnectResult, ClusterHop, ClusterStep, ClusterTraceEvent, ReachOptions, ReachResult, ReachWhy,
+} from './cluster/cluster.js';
+export {
+  readSnapshot, objectName, MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_FILES, MAX_SNAPSHOT_OBJECTS, MAX_SNAPSHOT_NODES, MAX_PODS_PER_NODE, type SnapshotSource,
+} from './cluster/snapshot.js';
+export { renderClusterTrace, renderClusterOutcome, renderReach } from './cluster/render.js';
+export type { Topology, PlannedNode, PlannedPod, PlannedOutside, PlannedListener } from './cluster/topology.js';
+export type { IpAddress, IpCidr } from './cluster/addresses.js';
+export type {
+  KubeProxyMode as ClusterKubeProxyMode, NetpolImplementation, CniMode, PolicyVerdict, PolicyCheck, PolicyEnforcer, PolicyEnforcerFactory, KubeProxyCompiler, CniRulesCompiler,
+} from './cluster/components.js';
+export type {
+  Snapshot, K8sObject, K8sNamespace, K8sNode, K8sPod, K8sService, K8sEndpointSlice, K8sNetworkPolicy, K8sContainer, K8sProtocol, ObjectMeta, LabelSelector,
+} from './model/kubernetes.js';

@@ -70,6 +70,8 @@ export interface K8sContainer {
   readonly args?: readonly string[];
   readonly env?: readonly { readonly name: string; readonly value?: string }[];
   readonly securityContext?: { readonly runAsUser?: number; readonly runAsGroup?: number };
+  /** `Always` on an init container makes it a native sidecar, which keeps running (and listening). */
+  readonly restartPolicy?: string;
 }
 
 /** `v1.Pod`. */
@@ -81,6 +83,7 @@ export interface K8sPod {
     readonly hostNetwork?: boolean;
     readonly containers: readonly K8sContainer[];
     readonly initContainers?: readonly K8sContainer[];
+    readonly securityContext?: { readonly runAsUser?: number; readonly runAsGroup?: number };
   };
   readonly status?: {
     readonly podIP?: string;

@@ -41,7 +41,7 @@ export function describeEvent(e: TraceEvent, c: Colors = colors(undefined)): str
     }
     case 'route':
       if (e.result === 'local') return `${e.dst} is local${e.dev ? ` (dev ${e.dev})` : ''}`;
-      if (e.result === 'unicast' || e.result === 'forward') return `${e.result === 'forward' ? 'forward: ' : ''}${e.dst}${e.via ? ` via ${e.via}` : ''} dev ${e.dev}${e.table !== null && e.table !== 254 ? ` table ${e.table}` : ''}`;
+      if (e.result === 'unicast' || e.result === 'forward') return `${e.result === 'forward' ? 'forward: ' : ''}${e.dst}${e.via ? ` via ${e.via}` : ''} dev ${e.dev}${e.table !== null && e.table !== 254 ? ` table ${e.table}` : ''}${e.reason ? ` (${e.reason})` : ''}`;
       return c.red(`${e.dst}: ${e.reason ?? e.result}`);
     case 'reroute':
       return `${e.dst} ${e.result === 'local' ? 'dev lo (local)' : e.dev ? `${e.via ? `via ${e.via} ` : ''}dev ${e.dev}` : e.result}  (after ${e.table})`;

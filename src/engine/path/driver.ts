@@ -71,7 +71,8 @@ export class ConnectionDriver {
   private closing = false;
   /** Enumeration state of `statistic` draws (connectAll). */
   private branch: { script: boolean[]; pos: number; taken: boolean[]; free: boolean[]; p: number } | null = null;
-  private readonly host: PacketHost;
+  /** The host packets read their socket, clock and routes from. */
+  readonly host: PacketHost;
   /** Packet records, reused from one connection to the next (see {@link packet}). */
   private readonly packets: PacketState[] = [];
   private packetsUsed = 0;

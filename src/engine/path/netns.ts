@@ -37,6 +37,7 @@ import { OutcomeCache } from './capture.js';
 import { LOCAL_PORT_RANGE, SourcePorts } from './ports.js';
 import { DEFAULT_INTERFACES, gatewayFor, loadNft, loadRules, needsConntrack } from './setup.js';
 import { bad } from './helpers.js';
+import { NetnsExchange } from './exchange.js';
 import { keptRules, listenersOf, loweredProgram, readRules, routingFor } from './shared.js';
 import type { SharedRules } from './shared.js';
 
@@ -210,6 +211,21 @@ export class Netns {
     this.routing = routing;
     const seed = options.seed ?? 1;
     this.driver = new ConnectionDriver({ routing, kernel, peers, seed, ports: new SourcePorts(seed, range), clock, cache: this.outcomeCacheOff === null ? new OutcomeCache() : null });
+  }
+
+  private exchanger: NetnsExchange | null = null;
+
+  /**
+   * The namespace's packet path, for a driver that joins namespaces (the cluster): packets in
+   * and out by interface, sockets, answers (see `exchange.ts`). @internal
+   */
+  exchange(): NetnsExchange {
+    const d = this.driver;
+    return (this.exchanger ??= new NetnsExchange({
+      kernel: () => d.kernel,
+      host: d.host,
+      ephemeral: (proto, family, src, dst, dport) => d.ports.ephemeral(d.kernel, d.clock, proto, family, src, dst, dport),
+    }));
   }
 
   /** The conntrack table, compact. */
