@@ -7,7 +7,10 @@
 // 1 when B is faster). Run it both ways round: with two builds that differ little, the one given
 // first has measured up to 25 % faster than the other.
 //
-//   node --expose-gc bench/ab.js <checkout A> <checkout B> [--cache] [--json]
+// With --cpu, each round is timed by the process's CPU time rather than the wall clock (on a
+// machine shared with other work, the wall time includes waiting for a core).
+//
+//   node --expose-gc bench/ab.js <checkout A> <checkout B> [--cache] [--cpu] [--json]
 //   (each checkout built: npm run build; for an older commit, `git worktree add` it, link its
 //   node_modules to this one's and build it)
 import { join, resolve } from 'node:path';
@@ -18,9 +21,10 @@ import { mix } from './probes.js';
 const args = process.argv.slice(2);
 const JSON_OUT = args.includes('--json');
 const cache = args.includes('--cache');
+const cpu = args.includes('--cpu');
 const dirs = args.filter((a) => !a.startsWith('--'));
 if (dirs.length !== 2) {
-  process.stderr.write('usage: node --expose-gc bench/ab.js <checkout A> <checkout B> [--cache] [--json]\n');
+  process.stderr.write('usage: node --expose-gc bench/ab.js <checkout A> <checkout B> [--cache] [--cpu] [--json]\n');
   process.exit(2);
 }
 const builds = await Promise.all(dirs.map(async (d) => (await import(pathToFileURL(join(resolve(d), 'dist/index.js')).href)).Netns));
@@ -35,10 +39,10 @@ for (const [name, pod] of Object.entries(PODS)) {
   const nss = builds.map((Netns) => new Netns(podOptions(pod, { outcomeCache: cache })));
   const rounds = [[], []];
   for (let r = 0; r < ROUNDS; r++) {
-    for (const k of r % 2 === 0 ? [0, 1] : [1, 0]) rounds[k].push(timeMix(nss[k], probes, ROUND));
+    for (const k of r % 2 === 0 ? [0, 1] : [1, 0]) rounds[k].push(timeMix(nss[k], probes, ROUND, cpu));
   }
   const [a, b] = rounds.map(median);
   out[name] = { a: { min: Math.min(...rounds[0]), median: a }, b: { min: Math.min(...rounds[1]), median: b }, ratio: b / a, rounds };
-  say(`${pod.title}: A ${Math.min(...rounds[0]).toFixed(2)} / ${a.toFixed(2)} µs, B ${Math.min(...rounds[1]).toFixed(2)} / ${b.toFixed(2)} µs (fastest / median), B ÷ A ${(b / a).toFixed(3)}`);
+  say(`${pod.title}${cpu ? ' (cpu)' : ''}: A ${Math.min(...rounds[0]).toFixed(2)} / ${a.toFixed(2)} µs, B ${Math.min(...rounds[1]).toFixed(2)} / ${b.toFixed(2)} µs (fastest / median), B ÷ A ${(b / a).toFixed(3)}`);
 }
 if (JSON_OUT) process.stdout.write(`${JSON.stringify(out)}\n`);

@@ -149,10 +149,14 @@ class TupleMap {
 
 /**
  * One pod by hand. `output(uid, gid, lo, dst, dport)` and `prerouting(dport)` are the pod's nat
- * rules: the port a REDIRECT sends the connection to, or 0 to leave it.
+ * rules: the port a REDIRECT sends the connection to, or 0 to leave it. `pod` is eth0's address
+ * (default 10.0.0.2); `conntrack: false` is a pod whose rules need no conntrack, where an accepted
+ * socket has no `SO_ORIGINAL_DST`.
  */
 export class IdealPod {
-  constructor({ listen, output, prerouting }) {
+  constructor({ listen, output, prerouting, pod = POD, conntrack = true }) {
+    this.pod = pod;
+    this.tracked = conntrack;
     this.listening = new Set(listen);
     this.output = output;
     this.prerouting = prerouting;
@@ -200,11 +204,11 @@ export class IdealPod {
       this.nextRemote = sport === EPHEMERAL_HIGH ? EPHEMERAL_LOW : sport + 1;
       // PREROUTING's REDIRECT goes to the first address of the incoming interface.
       const to = this.prerouting(d.port);
-      return to === 0 ? this.deliver(src, sport, d, d.addr, d.port, spec.dst) : this.deliver(src, sport, d, POD, to, spec.dst);
+      return to === 0 ? this.deliver(src, sport, d, d.addr, d.port, spec.dst) : this.deliver(src, sport, d, this.pod, to, spec.dst);
     }
     const loopback = d.addr >>> 24 === 127;
-    const lo = loopback || d.addr === POD;
-    const src = loopback ? 0x7f000001 : POD;
+    const lo = loopback || d.addr === this.pod;
+    const src = loopback ? 0x7f000001 : this.pod;
     const sport = this.freePort(src, d.addr, d.port);
     this.sockets.set(src, sport, d.addr, d.port, { uid: spec.uid });
     // OUTPUT's REDIRECT goes to 127.0.0.1.
@@ -233,7 +237,7 @@ export class IdealPod {
     }
     this.sockets.set(to, port, src, sport, { remote: src, remotePort: sport });
     return {
-      outcome: 'local', address: text4(to), port, originalDestination: original,
+      outcome: 'local', address: text4(to), port, originalDestination: this.tracked ? original : null,
       source: `${text4(src)}:${sport}`, steps: [], reason: `accepted by the listener 0.0.0.0:${port}`,
     };
   }

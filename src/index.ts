@@ -13,6 +13,7 @@
  * @module netfilter-sim
  */
 export type * from './model/types.js';
+export type * from './model/kubernetes.js';
 export { BUILTIN_CHAINS, HOOK_NAMES, TABLE_NAMES } from './model/types.js';
 export { NetfilterSimError, type Diagnostic, type ErrorCode } from './model/errors.js';
 export { formatDiagnostic } from './model/diagnostic-text.js';
@@ -27,13 +28,18 @@ export * from './compile/linkerd/index.js';
 export { compileProxyInit as compileLinkerd } from './compile/linkerd/index.js';
 export { renderLinkerd, linkerdRulesets } from './compile/linkerd/output.js';
 export { readPod, readNamespace, readService, type Pod, type Namespace } from './compile/pod.js';
-export { Netns, needsConntrack, parsePacketSpec, parseEndpoint, NetnsPool, connectBatch } from './engine/index.js';
-export type { BatchOptions, PoolOptions } from './engine/index.js';
+export { compileKubeProxy, kubeProxyNfacctNames, KUBE_PROXY_VERSIONS, KUBE_PROXY_DEFAULT_VERSION } from './compile/kube-proxy/index.js';
+export type { KubeProxyOptions, KubeProxyVersion, KubeProxyMode, DetectLocalMode } from './compile/kube-proxy/index.js';
+export { compileCniNodeRules, podSandboxId } from './compile/cni/index.js';
+export type { CniNodeRulesOptions, PortmapOptions } from './compile/cni/index.js';
+export { Netns, needsConntrack, parsePacketSpec, parseEndpoint } from './engine/index.js';
+export { NetnsPool, connectBatch } from './engine/batch/pool.js';
+export type { BatchOptions, PoolOptions } from './engine/batch/pool.js';
 export type {
   NetnsOptions, ListenerSpec, ConnectSpec, LocalConnectSpec, RemoteConnectSpec, ConnectResult, ConnectStep, CallOptions,
   PacketSpec, Endpoint, InterfaceSpec, RouteSpec, RuleSpec, ConntrackSnapshot, ExtensionRegistry, RuleCounter, TraceEvent,
 } from './engine/index.js';
-export { check, reachableHooks, MAX_CHAIN_NAME_LENGTH, NFT_JUMP_STACK_SIZE, type CheckOptions } from './iptables/check/index.js';
+export { check, reachableHooks, MAX_CHAIN_NAME_LENGTH, NFT_JUMP_STACK_SIZE, type CheckOptions, type IpsetDeclaration } from './iptables/check/index.js';
 export {
   renderTrace, renderTraceText, renderTraceTree, renderTraceJson, renderTraceMermaid, renderTraceDot, renderOutcome,
   type RenderOptions, type TraceFormat,
@@ -71,3 +77,31 @@ export {
   type NftParseResult, type NftParseOptions, type NftCheckOptions, type RulesSyntax,
 } from './nftables/index.js';
 export type * from './nftables/model.js';
+export {
+  NetworkPolicyEvaluator, evaluateNetworkPolicy, describeVerdict, validateNetworkPolicy, expectValidNetworkPolicy, defaultNetworkPolicy,
+  NAMESPACE_NAME_LABEL,
+  type NetpolOptions, type NetpolConnection, type NetpolEndpointSpec, type NetpolEndpoint, type NetpolVerdict, type DirectionVerdict,
+  type DirectionReason, type PolicyDecision, type PolicyDirection, type NetpolFieldError, type FieldErrorType, type ValidateOptions,
+  type DefaultedPolicy, type DefaultedRule, type DefaultedPort,
+} from './netpol/index.js';
+export {
+  compileNetworkPolicy, compileKubeRouter, compileKubeNetworkPolicies,
+  type CompileNetworkPolicyOptions, type CompiledNetworkPolicy, type NetworkPolicyImplementation, type KubeRouterOptions, type KubeRouterRules,
+  type KubeNetworkPoliciesOptions, type QueueVerdict,
+} from './compile/netpol/index.js';
+export { Cluster } from './cluster/cluster.js';
+export type {
+  ClusterOptions, ClusterConnectSpec, ClusterConnectResult, ClusterHop, ClusterStep, ClusterTraceEvent, ReachOptions, ReachResult, ReachWhy,
+} from './cluster/cluster.js';
+export {
+  readSnapshot, objectName, MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_FILES, MAX_SNAPSHOT_OBJECTS, MAX_SNAPSHOT_NODES, MAX_PODS_PER_NODE, type SnapshotSource,
+} from './cluster/snapshot.js';
+export { renderClusterTrace, renderClusterOutcome, renderReach } from './cluster/render.js';
+export type { Topology, PlannedNode, PlannedPod, PlannedOutside, PlannedListener } from './cluster/topology.js';
+export type { IpAddress, IpCidr } from './cluster/addresses.js';
+export type {
+  KubeProxyMode as ClusterKubeProxyMode, NetpolImplementation, CniMode, PolicyVerdict, PolicyCheck, PolicyEnforcer, PolicyEnforcerFactory, KubeProxyCompiler, CniRulesCompiler,
+} from './cluster/components.js';
+export type {
+  Snapshot, K8sObject, K8sNamespace, K8sNode, K8sPod, K8sService, K8sEndpointSlice, K8sNetworkPolicy, K8sContainer, K8sProtocol, ObjectMeta, LabelSelector,
+} from './model/kubernetes.js';

@@ -26,3 +26,7 @@ export {
   linkerdConfig, istioConfig, pod,
   type LinkerdConfigConstraints, type IstioConfigConstraints, type PodConstraints, type PodManifest, type PodManifestContainer,
 } from './mesh.js';
+export {
+  networkPolicySnapshot, networkPolicyCase,
+  type NetworkPolicySnapshotConstraints, type NetworkPolicyProbe,
+} from './netpol.js';

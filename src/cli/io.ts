@@ -3,7 +3,7 @@
  * can run commands in-process.
  * @internal
  */
-import { closeSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readSync, readdirSync, statSync, writeSync } from 'node:fs';
 import { MAX_INPUT_BYTES } from '../model/limits.js';
 import { NetfilterSimError, type Diagnostic } from '../model/errors.js';
 import { formatDiagnostic } from '../model/diagnostic-text.js';
@@ -13,6 +13,8 @@ export interface CliIO {
   readonly stderr: (text: string) => void;
   /** Reads a file, or standard input for `-`. */
   readonly readFile: (path: string) => string;
+  /** The names in a directory (sorted), or null when the path is not a directory. */
+  readonly listDir?: (path: string) => string[] | null;
   /** Whether colours may be used: standard output is a terminal (or FORCE_COLOR is set), and NO_COLOR is not. */
   readonly color: boolean;
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -241,9 +243,21 @@ export function processIO(): CliIO {
     stdout: (t) => writeAll(1, t),
     stderr: (t) => void process.stderr.write(t),
     readFile: (p) => readInput(p, undefined, (m) => void process.stderr.write(`netfilter-sim: warning: ${m}\n`)),
+    listDir: diskDir,
     color: colorFromEnv(env, !!process.stdout.isTTY),
     env,
   };
+}
+
+/** The names in a directory of the file system, sorted; null when the path is not a directory. */
+function diskDir(path: string): string[] | null {
+  if (path === '-') return null;
+  try {
+    if (!statSync(path).isDirectory()) return null;
+    return readdirSync(path).sort();
+  } catch {
+    return null;
+  }
 }
 
 /** An I/O that records output, for tests. */
@@ -256,6 +270,12 @@ export function memoryIO(files: Record<string, string> = {}, stdin = ''): CliIO 
     readFile: (p: string) => {
       if (p in files) return files[p]!;
       return readInput(p, () => stdin);
+    },
+    listDir: (p: string) => {
+      // Files given in memory under `DIR/NAME` make DIR a directory; otherwise the disk decides.
+      const prefix = p.replace(/\/+$/, '') + '/';
+      const names = Object.keys(files).filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length)).filter((n) => n !== '' && !n.includes('/'));
+      return names.length > 0 ? names.sort() : diskDir(p);
     },
     color: false,
     env: {} as Record<string, string | undefined>,

@@ -30,7 +30,7 @@ const COMPILE: OutputFlags = {
   values: { save: ['--format', 'save'], restore: ['--format', 'restore'], commands: ['--format', 'commands'], json: ['--json'] },
 };
 
-/** Per command (`compile linkerd` for a compiler), its output flags. */
+/** Per command (`compile linkerd` for a compiler, `cluster connect` for a cluster command), its output flags. */
 const OUTPUTS: ReadonlyMap<string, OutputFlags> = new Map([
   ['fmt', { short: true, json: 'json', values: { json: ['--json'], text: [] } }],
   ['check', { short: true, json: 'json', values: { json: ['--json'], text: [] } }],
@@ -39,6 +39,9 @@ const OUTPUTS: ReadonlyMap<string, OutputFlags> = new Map([
   ['connect', { short: true, json: 'result', values: TRACE_VALUES }],
   ['trace', { short: true, json: 'result', values: TRACE_VALUES }],
   ['mesh', { short: true, json: 'json', values: { json: ['--json'], text: ['--format', 'text'], mermaid: ['--format', 'mermaid'], dot: ['--format', 'dot'] } }],
+  ['cluster connect', { short: true, json: 'result', values: TRACE_VALUES }],
+  ['cluster reach', { short: true, json: 'json', values: { json: ['--json'], text: [] } }],
+  ['cluster rules', { short: true, json: 'json', values: { save: ['--format', 'save'], nft: ['--format', 'nft'] } }],
   ['compile linkerd', COMPILE],
   ['compile linkerd-cni', COMPILE],
   ['compile istio', COMPILE],
@@ -47,7 +50,7 @@ const OUTPUTS: ReadonlyMap<string, OutputFlags> = new Map([
 
 /** The key of {@link OUTPUTS} for a command line: the command, and for `compile` its mesh. */
 function outputKey(command: string, args: readonly string[]): string {
-  return command === 'compile' && args[0] !== undefined ? `compile ${args[0]}` : command;
+  return (command === 'compile' || command === 'cluster') && args[0] !== undefined ? `${command} ${args[0]}` : command;
 }
 
 /** The command a usage error of {@link resolveOutputFlags} names (`compile linkerd` for a compiler). */

@@ -4,6 +4,7 @@
  */
 import { suggest } from '../iptables/syntax/command.js';
 import { runCheck } from './commands/check.js';
+import { runCluster } from './commands/cluster.js';
 import { runCompile } from './commands/compile.js';
 import { runConnect } from './commands/connect.js';
 import { runDemo } from './commands/demo.js';
@@ -11,6 +12,7 @@ import { runExplore } from './commands/explore.js';
 import { runTrace } from './commands/trace.js';
 import { runFmt } from './commands/fmt.js';
 import { runMesh } from './commands/mesh.js';
+import { runPlayground } from './commands/playground.js';
 import { commandTree, runCompletion } from './commands/completion.js';
 import { runVersion } from './commands/version.js';
 import { EXIT_USAGE, type CliIO, memoryIO, reportCliError } from './io.js';
@@ -26,6 +28,8 @@ const COMMANDS: Record<string, { run: Command; summary: string }> = {
   explore: { run: runExplore, summary: 'every connection, not samples: the exact classes of probes that share one outcome' },
   compile: { run: runCompile, summary: 'print the rules a mesh component writes (linkerd, istio, …)' },
   mesh: { run: runMesh, summary: 'a connection between two meshed pods, end to end: verdict, hops, diagnosis' },
+  cluster: { run: runCluster, summary: "a cluster's nodes and pods on the path: connections, reachability, node rules" },
+  playground: { run: runPlayground, summary: 'serve the playground: the simulator in a browser page, on 127.0.0.1' },
   demo: { run: runDemo, summary: 'a Linkerd client and server on built-in defaults, traced and explained' },
   version: { run: (args, io) => runVersion(args, io, VERSION), summary: 'print the version (--json: with the modelled iptables and Node.js)' },
   completion: { run: (args, io) => runCompletion(args, io, () => commandTree(commandList(), helpOf)), summary: 'print a shell completion script: bash, zsh or fish' },
@@ -72,7 +76,7 @@ export async function run(argv: string[], outer: CliIO): Promise<number> {
   // The flags the command's help lists (its help is written before the command's first await).
   const known = (): string[] => {
     const help = memoryIO();
-    if (name !== undefined && Object.hasOwn(COMMANDS, name)) void COMMANDS[name]!.run([...(name === 'compile' && given[0] !== undefined ? [given[0]] : []), '--help'], help);
+    if (name !== undefined && Object.hasOwn(COMMANDS, name)) void COMMANDS[name]!.run([...((name === 'compile' || name === 'cluster') && given[0] !== undefined ? [given[0]] : []), '--help'], help);
     return flagsOfHelp(help.out);
   };
   const io: CliIO = { ...outer, stderr: (t) => outer.stderr(escapeControl(suggestFlag(t, known))) };

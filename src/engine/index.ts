@@ -1,5 +1,7 @@
 /**
- * The engine: lowering, evaluation, the namespace model and the packet path.
+ * The engine: lowering, evaluation, the namespace model and the packet path. Browser-safe: the
+ * worker-thread batches (`batch/`, which need `node:worker_threads`) are exported by the package
+ * root from their own module, not from here.
  *
  * @module
  */
@@ -23,5 +25,3 @@ export type { RuleCounter } from './rules/iptables-evaluate.js';
 export type { TraceEvent } from './trace/events.js';
 export { HOOK_STEPS, NF_IP_PRI } from './state/constants.js';
 export { needsConntrack } from './path/netns.js';
-export { NetnsPool, connectBatch } from './batch/pool.js';
-export type { BatchOptions, PoolOptions } from './batch/pool.js';

@@ -21,7 +21,7 @@ import { addressText } from '../model/address.js';
 import { parseAnyAddress } from '../engine/state/routing.js';
 import type { Family, Ruleset } from '../model/types.js';
 import type { NftAnonSet, NftElement, NftPrefix, NftRange, NftRuleset, NftSetRef, NftTable, NftValue } from '../nftables/model.js';
-import type { LoweredChain, LoweredRuleset } from '../engine/rules/iptables-lower.js';
+import type { LoweredRuleset } from '../engine/rules/iptables-lower.js';
 import type { NatRange, PortRange } from '../iptables/extensions/target-options.js';
 import { FactRecorder, bigToWords, instrumentProgram, wordsToBig } from './instrument.js';
 import type { FieldKind } from './instrument.js';
@@ -452,12 +452,12 @@ export function explore(options: ExploreOptions, internal?: { readonly eagerCuts
   const registry = options.registry ?? defaultRegistry();
   const { from: _f, proto: _p, family: _fam, sport: _s, maxRegions: _m, ...nsOptions } = options;
   // Built-in chains whose policy is DROP: a run that moved one's counter was dropped by it.
-  const dropPolicies: { chain: LoweredChain; text: string; seen: number }[] = [];
+  const dropPolicies: { family: Family; slot: number; text: string; seen: number }[] = [];
   const instrument = (program: LoweredRuleset): LoweredRuleset => {
     const out = instrumentProgram(program, registry, rec);
     for (const t of out.tables) {
       if (t === null) continue;
-      for (const c of t.chains) if (c.builtin && c.policyName === 'DROP') dropPolicies.push({ chain: c, text: `-P ${c.name} DROP (${t.name})`, seen: 0 });
+      for (const c of t.chains) if (c.builtin && c.policyName === 'DROP') dropPolicies.push({ family: program.family, slot: c.id, text: `-P ${c.name} DROP (${t.name})`, seen: 0 });
     }
     return out;
   };
@@ -506,19 +506,19 @@ export function explore(options: ExploreOptions, internal?: { readonly eagerCuts
       const live = region.map((s) => !isSingleton(s));
       rec.begin(kinds, reps.map((v, f) => (kinds[f] === 'addr' ? bigToWords(v, family) : [Number(v)])), live);
       const { spec, example } = probeSpec(fields, reps, family, from, proto, sport, ifaceName);
-      for (const d of dropPolicies) d.seen = d.chain.policyPackets;
+      for (const d of dropPolicies) d.seen = ns.counterAt(d.family, d.slot);
       let results: readonly ConnectResult[] = [ns.connect(spec, { trace: false })];
       ns.flushConntrack();
       ns.clearRecent();
       if (rec.random) {
         // A `statistic --mode random` draw was on the path: every branch, as connect --enumerate.
         rec.begin(kinds, rec.reps, live);
-        for (const d of dropPolicies) d.seen = d.chain.policyPackets;
+        for (const d of dropPolicies) d.seen = ns.counterAt(d.family, d.slot);
         results = ns.connectAll(spec, { trace: false });
       }
       // Policies that dropped (rules name themselves as they fire), in the program's order.
       const policies: string[] = [];
-      for (const d of dropPolicies) if (d.chain.policyPackets !== d.seen) policies.push(d.text);
+      for (const d of dropPolicies) if (ns.counterAt(d.family, d.slot) !== d.seen) policies.push(d.text);
       // The facts, per field: every set the value was in, none it was not in.
       const inside: IntervalSet[] = region.slice();
       const outside: IntervalSet[][] = fields.map(() => []);

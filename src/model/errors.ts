@@ -40,6 +40,7 @@ export type ErrorCode =
   | 'UNKNOWN_TARGET'
   | 'UNKNOWN_SET'
   | 'UNKNOWN_ESTIMATOR'
+  | 'UNKNOWN_NFACCT'
   | 'MATCH_NEEDS_PROTOCOL'
   | 'MISSING_OPTION'
   | 'CONFLICTING_OPTIONS'
@@ -66,6 +67,8 @@ export type ErrorCode =
   | 'BAD_CONFIG'
   | 'BAD_MANIFEST'
   | 'UNSUPPORTED'
+  // Kubernetes objects
+  | 'INVALID_NETWORK_POLICY'
   // bounds and argument types (docs/semantics.md, "Limits")
   | 'BAD_ARGUMENT'
   | 'INPUT_TOO_LARGE'

@@ -117,6 +117,8 @@ interface MSet {
   elements: NftElement[];
   comment?: string;
   size?: number;
+  /** Declared by this file (not carried over from an earlier ruleset). */
+  fresh?: boolean;
   span?: Span;
   typeofKey?: NftSelector[];
   typeofData?: NftSelector;
@@ -211,7 +213,7 @@ class Evaluator {
         this.tables.push({
           family: t.family, name: t.name, handle: t.handle, nextHandle: Math.max(0, ...handles) + 1,
           sets: t.sets.map((s) => ({
-            ...s, key: [...s.key], keyBits: s.key.map(typeBits), flags: [...s.flags], elements: [...s.elements],
+            ...s, fresh: false, key: [...s.key], keyBits: s.key.map(typeBits), flags: [...s.flags], elements: [...s.elements],
             ...(s.dataConcat ? { dataConcat: [...s.dataConcat] } : {}), ...(s.typeofKey ? { typeofKey: [...s.typeofKey] } : {}),
             ...(s.stateful ? { stateful: [...s.stateful] } : {}),
           }) as MSet),
@@ -462,6 +464,7 @@ class Evaluator {
           const ctx: RuleContext = { family: t.family, table: t };
           set.stateful = spec.stateful.map((s) => this.statement(s, ctx));
         }
+        set.fresh = true;
         t.sets.push(set);
         if (spec.elements) this.addElements(set, spec.elements);
         return;
@@ -490,7 +493,7 @@ class Evaluator {
     if (c.op === 'add' || c.op === 'create') this.addElements(set, c.elements, c.op === 'create');
     else {
       const ctx: RuleContext = { family: t.family, table: t };
-      const gone = this.elements(c.elements, set, ctx);
+      const gone = this.elements(c.elements, set, ctx, true);
       const goneKeys = new Set(gone.map(keyText));
       const before = set.elements.length;
       set.elements = set.elements.filter((e) => !goneKeys.has(keyText(e)));
@@ -540,9 +543,10 @@ class Evaluator {
     if (set.autoMerge && set.flags.includes('interval') && set.key.length === 1 && set.data === undefined) set.elements = mergeIntervals(set.elements);
   }
 
-  private elements(raw: RawExpr, set: MSet, ctx: RuleContext): NftElement[] {
+  /** A set's or map's elements; `keyOnly`: a map's elements may be named by key alone (`delete element`). */
+  private elements(raw: RawExpr, set: MSet, ctx: RuleContext, keyOnly = false): NftElement[] {
     if (raw.t !== 'set') fail('BAD_VALUE', 'syntax error, expecting set', raw.span);
-    return raw.elements.map((e) => this.element(e, set.key, set.keyBits, set.data, ctx, set.dataConcat, set.dataInterval));
+    return raw.elements.map((e) => this.element(e, set.key, set.keyBits, keyOnly && !e.data ? undefined : set.data, ctx, set.dataConcat, set.dataInterval));
   }
 
   private element(e: RawElement, key: readonly NftType[], keyBits: readonly number[], data: NftType | undefined, ctx: RuleContext,
@@ -976,11 +980,11 @@ class Evaluator {
     }
     if (s.timeout !== undefined && !set.flags.includes('timeout')) fail('BAD_VALUE', 'set does not support timeouts', s.span);
     const stateful = s.stateful.map((x) => this.statement(x, ctx));
-    // A set a rule updates becomes dynamic, sized as nft sizes it.
-    if (!set.flags.includes('dynamic')) {
-      set.flags.push('dynamic');
-      if (set.size === undefined) set.size = 65535;
-    }
+    // nft_dynset: the kernel gives a set filled from the packet path without a size 65535 slots;
+    // nft marks a set it declares in the same file as dynamic (one declared by an earlier file
+    // keeps its flags: checked against nft 1.0.6 on this kernel).
+    if (set.size === undefined) set.size = 65535;
+    if (set.fresh === true && !set.flags.includes('dynamic')) set.flags.push('dynamic');
     return { kind: 'dynset', op: s.op, set: s.set, key, ...(data ? { data } : {}), ...(s.timeout !== undefined ? { timeout: s.timeout } : {}), stateful, span: s.span };
   }
 

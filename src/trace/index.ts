@@ -33,3 +33,5 @@ export {
   renderOutcome,
 } from './render.js';
 export type { RenderOptions, TraceFormat } from './render.js';
+export { traceOutline } from './outline.js';
+export type { OutlineNode } from './outline.js';

@@ -25,12 +25,14 @@ function quote(s: string | null): string {
   return s === null ? '' : `"${s}"`;
 }
 
-function endpoint(addr: string, port: number, proto: string): string {
+/** `addr:port` (`[addr]:port` for IPv6), the address alone for a protocol without ports. @internal */
+export function endpoint(addr: string, port: number, proto: string): string {
   const a = addr.includes(':') ? `[${addr}]` : addr;
   return proto === 'tcp' || proto === 'udp' || proto === 'sctp' ? `${a}:${port}` : a;
 }
 
-function describeEvent(e: TraceEvent, c: Colors): string {
+/** One event in the words of the tree and text renderers. @internal */
+export function describeEvent(e: TraceEvent, c: Colors = colors(undefined)): string {
   switch (e.type) {
     case 'packet': {
       const who = e.origin === 'local' ? (e.uid !== null ? `, uid ${e.uid} gid ${e.gid}` : ', kernel socket (no owner)') : `, in ${e.iface}`;
@@ -39,7 +41,7 @@ function describeEvent(e: TraceEvent, c: Colors): string {
     }
     case 'route':
       if (e.result === 'local') return `${e.dst} is local${e.dev ? ` (dev ${e.dev})` : ''}`;
-      if (e.result === 'unicast' || e.result === 'forward') return `${e.result === 'forward' ? 'forward: ' : ''}${e.dst}${e.via ? ` via ${e.via}` : ''} dev ${e.dev}${e.table !== null && e.table !== 254 ? ` table ${e.table}` : ''}`;
+      if (e.result === 'unicast' || e.result === 'forward') return `${e.result === 'forward' ? 'forward: ' : ''}${e.dst}${e.via ? ` via ${e.via}` : ''} dev ${e.dev}${e.table !== null && e.table !== 254 ? ` table ${e.table}` : ''}${e.reason ? ` (${e.reason})` : ''}`;
       return c.red(`${e.dst}: ${e.reason ?? e.result}`);
     case 'reroute':
       return `${e.dst} ${e.result === 'local' ? 'dev lo (local)' : e.dev ? `${e.via ? `via ${e.via} ` : ''}dev ${e.dev}` : e.result}  (after ${e.table})`;
@@ -149,8 +151,8 @@ export function renderTraceJson(trace: readonly TraceEvent[], _options?: RenderO
   return JSON.stringify(trace, null, 2) + '\n';
 }
 
-/** Indices of the rule/policy events that decided each table's verdict. */
-function decidingEvents(trace: readonly TraceEvent[]): Set<number> {
+/** Indices of the rule/policy events that decided each table's verdict (the tree's ★). @internal */
+export function decidingEvents(trace: readonly TraceEvent[]): Set<number> {
   const out = new Set<number>();
   for (let i = 0; i < trace.length; i++) {
     const e = trace[i]!;

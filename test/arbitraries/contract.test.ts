@@ -22,6 +22,8 @@ import { formatCidr, parseCidr } from '../../src/model/address.js';
 import { parseIptablesSave } from '../../src/iptables/syntax/save.js';
 import { connectCommand } from '../../src/laws/counterexample.js';
 import { printParseRoundTrip } from '../../src/laws/round-trip.js';
+import { NetworkPolicyEvaluator, validateNetworkPolicy } from '../../src/netpol/index.js';
+import { compileNetworkPolicy } from '../../src/compile/netpol/index.js';
 
 type CheckFn = (ruleset: Ruleset) => Diagnostic[];
 let check: CheckFn;
@@ -156,6 +158,26 @@ const CASES: readonly Case[] = [
     else expect(() => parseIstioIptablesArgs(init.args.slice(1))).not.toThrow();
     expect(read.podIPs.length).toBe(2);
   }, () => A.pod({ form: 'running' as 'injected' })),
+  c('networkPolicySnapshot', () => A.networkPolicySnapshot({ nodes: 2 }), (snap) => {
+    // The API server would accept every policy, and the evaluator and both enforcers read the snapshot.
+    for (const p of snap.networkPolicies) expect(validateNetworkPolicy(p).map((e) => e.message)).toEqual([]);
+    const ev = new NetworkPolicyEvaluator(snap);
+    expect(ev.warnings).toEqual([]);
+    expect(() => compileNetworkPolicy(snap, 'node-1', { implementation: 'kube-router' })).not.toThrow();
+    expect(() => compileNetworkPolicy(snap, 'node-2', { implementation: 'kube-network-policies' })).not.toThrow();
+    // What it says it holds: pods in their node's pod CIDR, unique addresses.
+    const ips = snap.pods.map((p) => p.status!.podIP!);
+    expect(new Set(ips).size).toBe(ips.length);
+    for (const p of snap.pods) expect(p.status!.podIP!.startsWith(`10.244.${p.spec.nodeName!.slice(5)}.`)).toBe(true);
+  }, () => A.networkPolicySnapshot({ minPods: 5, maxPods: 2 })),
+  c('networkPolicyCase', () => A.networkPolicyCase(), ({ snapshot: snap, probes }) => {
+    const ev = new NetworkPolicyEvaluator(snap);
+    for (const p of probes) {
+      expect(p.from).not.toBe(p.to);
+      const from = p.from.startsWith('node:') ? { node: p.from.slice(5) } : p.from;
+      expect(typeof ev.evaluate({ from, to: p.to, port: p.port, protocol: p.protocol }).allowed).toBe('boolean');
+    }
+  }, () => A.networkPolicyCase({ maxProbes: 0 })),
 ];
 
 

@@ -118,6 +118,15 @@ describe('the source tree', () => {
     expect(circles).toEqual([]);
   });
 
+  it('names only files that exist in docs/architecture.md, and every layer', () => {
+    const doc = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
+    const named = [...doc.matchAll(/`([a-z][\w/-]*\.ts)`/g)].map((m) => m[1]!);
+    expect(named.length).toBeGreaterThan(20);
+    const missing = named.filter((n) => !existsSync(join(SRC, n)) && !files.some((f) => relative(SRC, f).endsWith('/' + n)));
+    expect(missing).toEqual([]);
+    for (const l of layers) if (l.folder !== '') expect(doc, `docs/architecture.md mentions ${l.folder}/`).toContain(l.folder.split('/').pop() + '/');
+  });
+
   it('finds the imports it checks (the checker itself)', () => {
     expect(importsOf(`import { a } from './a.js';\nexport * from "../b.js";\nimport type { C } from './c.js';\nconst w = new URL('./w.js', import.meta.url);\nawait import('./d.js');\nimport './e.js';`))
       .toEqual(['./a.js', '../b.js', './c.js', './w.js', './d.js', './e.js']);

@@ -4,6 +4,8 @@ import { check, reachableHooks } from '../../src/iptables/check/check.js';
 import type { Diagnostic } from '../../src/model/errors.js';
 import type { Ruleset } from '../../src/model/types.js';
 import { parseIptablesSave } from '../../src/iptables/syntax/save.js';
+import { parseIpsetHeaders } from '../../src/iptables/syntax/ipset.js';
+import { parseNfacctList } from '../../src/iptables/syntax/nfacct.js';
 
 function load(text: string, family: 4 | 6 = 4): Ruleset {
   const r = parseIptablesSave(text, { family, mode: 'lenient' });
@@ -116,5 +118,45 @@ describe('check', () => {
     expect([...hooks.get('A')!]).toEqual(['OUTPUT']);
     expect([...hooks.get('B')!].sort()).toEqual(['OUTPUT', 'PREROUTING']);
     expect([...hooks.get('C')!]).toEqual([]);
+  });
+});
+
+describe('check: named objects', () => {
+  const rs = (text: string, family: 4 | 6 = 4) => parseIptablesSave(text, { family }).ruleset;
+  const RULES = '*filter\n-A INPUT -m set --match-set a src -m nfacct --nfacct-name n1 -j SET --add-set b dst\nCOMMIT\n';
+
+  it('checks nothing about sets and nfacct objects unless told', () => {
+    expect(check(rs(RULES))).toEqual([]);
+  });
+
+  it('names each missing set and object, with the rule', () => {
+    const d = check(rs(RULES), { ipsets: [{ name: 'a', type: 'hash:ip', family: 4 }], nfacct: [] });
+    expect(d.map((x) => [x.code, x.token])).toEqual([['UNKNOWN_NFACCT', 'n1'], ['UNKNOWN_SET', 'b']]);
+    expect(d.every((x) => x.severity === 'error' && x.message.includes('filter INPUT rule 1'))).toBe(true);
+  });
+
+  it('a list:set (family null) serves both families; an inet set only IPv4', () => {
+    const six = rs('*filter\n-A INPUT -m set --match-set a src\nCOMMIT\n', 6);
+    expect(check(six, { ipsets: [{ name: 'a', type: 'list:set', family: null }] })).toEqual([]);
+    expect(check(six, { ipsets: [{ name: 'a', type: 'hash:ip', family: 4 }] }).map((x) => x.code)).toEqual(['WRONG_FAMILY']);
+  });
+});
+
+describe('ipset headers and nfacct lists', () => {
+  it('reads every set type from ipset save, with its family', () => {
+    const text = 'create KUBE-NODE-PORT-TCP bitmap:port range 0-65535\ncreate KUBE-LOOP-BACK hash:ip,port,ip family inet hashsize 1024\nadd KUBE-LOOP-BACK 10.0.0.1,tcp:80,10.0.0.1\ncreate s6 hash:net family inet6\n';
+    expect(parseIpsetHeaders(text)).toEqual([
+      { name: 'KUBE-NODE-PORT-TCP', type: 'bitmap:port', family: null },
+      { name: 'KUBE-LOOP-BACK', type: 'hash:ip,port,ip', family: 4 },
+      { name: 's6', type: 'hash:net', family: 6 },
+    ]);
+  });
+  it('refuses an unknown type and a set created twice, naming the line', () => {
+    expect(() => parseIpsetHeaders('create a hash:nope\n', 'f')).toThrow(/f:1:10: unknown set type "hash:nope"/);
+    expect(() => parseIpsetHeaders('create a hash:ip\ncreate a hash:ip\n', 'f')).toThrow(/f:2:8: set "a" is created twice/);
+  });
+  it('reads nfacct list output and plain names', () => {
+    expect(parseNfacctList('{ pkts = 00000000000000000000, bytes = 00000000000000000000 } = http;\n# c\n\ndns\n')).toEqual(['http', 'dns']);
+    expect(() => parseNfacctList('x'.repeat(32), 'g')).toThrow(/g:1:1: nfacct object name .* longer than 31 bytes/);
   });
 });

@@ -203,10 +203,12 @@ describe('shell completion', () => {
     const top = await cli(['--help']);
     const names = [...top.out.matchAll(/^ {2}([a-z]+) {2,}/gm)].map((m) => m[1]);
     const tree = await commandTree(names.map((name) => ({ name: name!, summary: '' })), helpOf);
-    expect(tree.map((c) => c.name)).toEqual(['fmt', 'check', 'connect', 'trace', 'explore', 'compile', 'mesh', 'demo', 'version', 'completion']);
+    expect(tree.map((c) => c.name)).toEqual(['fmt', 'check', 'connect', 'trace', 'explore', 'compile', 'mesh', 'cluster', 'playground', 'demo', 'version', 'completion']);
     const byName = new Map(tree.map((c) => [c.name, c]));
     expect(byName.get('compile')!.subcommands.map((s) => s.name)).toEqual(['linkerd', 'linkerd-cni', 'istio', 'istio-cni', 'istio-ambient']);
     expect(byName.get('mesh')!.subcommands.map((s) => s.name)).toEqual(['linkerd', 'istio']);
+    expect(byName.get('cluster')!.subcommands.map((s) => s.name)).toEqual(['connect', 'reach', 'rules']);
+    expect(byName.get('cluster')!.subcommands.find((s) => s.name === 'connect')!.flags).toEqual(expect.arrayContaining(['--snapshot', '--from', '--to', '--node-rules', '--hairpin']));
     expect(byName.get('completion')!.subcommands.map((s) => s.name)).toEqual(['bash', 'zsh', 'fish']);
     expect(byName.get('fmt')!.subcommands).toEqual([]);
     expect(byName.get('fmt')!.flags).toEqual(flagsOfHelp((await cli(['fmt', '--help'])).out));
@@ -240,8 +242,10 @@ describe('shell completion', () => {
       expect(r.stderr).toBe('');
       return r.stdout.split('\n').filter((l) => l !== '');
     };
-    expect(complete('netfilter-sim ')).toEqual(['fmt', 'check', 'connect', 'trace', 'explore', 'compile', 'mesh', 'demo', 'version', 'completion', 'help']);
+    expect(complete('netfilter-sim ')).toEqual(['fmt', 'check', 'connect', 'trace', 'explore', 'compile', 'mesh', 'cluster', 'playground', 'demo', 'version', 'completion', 'help']);
     expect(complete('netfilter-sim co')).toEqual(['connect', 'compile', 'completion']);
+    expect(complete('netfilter-sim cluster ')).toEqual(['connect', 'reach', 'rules']);
+    expect(complete('netfilter-sim cluster connect --node')).toEqual(['--node-rules']);
     expect(complete('netfilter-sim compile ')).toEqual(['linkerd', 'linkerd-cni', 'istio', 'istio-cni', 'istio-ambient']);
     expect(complete('netfilter-sim compile istio --redirect')).toEqual(['--redirect-dns']);
     expect(complete('netfilter-sim connect --li')).toEqual(['--listen']);

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { NetnsPool, connectBatch } from '../../dist/engine/index.js';
+import { NetnsPool, connectBatch } from '../../dist/index.js';
 import { Netns } from '../../src/engine/path/netns.js';
 import type { ConnectResult, ConnectSpec } from '../../src/engine/path/netns.js';
 import { defaultRegistry } from '../../src/engine/rules/registry.js';

@@ -37,6 +37,7 @@ const GIVEN: Readonly<Record<string, string>> = {
   nsYaml: 'string',
   confText: 'string',
   ruleset: 'Ruleset',
+  snapshot: 'Snapshot',
   rules: 'Ruleset',
   rs: 'Ruleset',
   natTable: 'Ruleset',
@@ -77,6 +78,9 @@ const GIVEN_IN: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   'src/compile/linkerd/output.ts': { result: 'ReturnType<typeof compileProxyInit>' },
   'src/mesh/render.ts': { result: 'MeshResult' },
   'src/trace/render.ts': { result: 'ConnectResult' },
+  'src/cluster/cluster.ts': { yamlText: 'string' },
+  'src/cluster/snapshot.ts': { yamlText: 'string' },
+  'src/cluster/render.ts': { cluster: 'Cluster' },
   'docs/testing-rule-generators.md': { config: 'CaptureConfig', myCommands: '(config: CaptureConfig) => string[][]', translate: '(text: string) => string' },
 };
 

@@ -25,7 +25,7 @@ import { SHARED_ROOT, sharedMissing, sharedRequired } from '../shared-data.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const SHARED = SHARED_ROOT;
-const DOCS = ['README.md', 'docs/cli.md', 'docs/reading-a-trace.md', 'docs/debugging-a-meshed-pod.md', 'docs/checking-a-node-dump.md', 'docs/nftables.md', 'docs/explore.md'];
+const DOCS = ['README.md', 'docs/cli.md', 'docs/reading-a-trace.md', 'docs/debugging-a-meshed-pod.md', 'docs/checking-a-node-dump.md', 'docs/nftables.md', 'docs/explore.md', 'docs/network-policy.md', 'docs/playground.md', 'docs/tracing-a-cluster.md'];
 
 interface Step {
   readonly command: string;

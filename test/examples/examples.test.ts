@@ -74,6 +74,15 @@ describe.skipIf(!existsSync(join(ROOT, 'dist/index.js')))('examples/', () => {
     ]);
   });
 
+  it('network-policy.mjs: the verdicts, the API server\'s refusal, and kube-router\'s REJECT of web → db in the node', () => {
+    const out = runExample('network-policy.mjs').trimEnd().split('\n');
+    expect(out.slice(0, 6).map((l) => l.split(':')[0])).toEqual(['allowed', 'blocked', 'allowed', 'allowed', 'allowed', 'blocked']);
+    expect(out[6]).toBe('{"namespace":"shop","name":"default-deny","direction":"ingress","rule":null}');
+    expect(out[7]).toBe('shop/range: spec.ingress[0].ports[0].endPort: Invalid value: 8000: must be greater than or equal to `port`');
+    expect(out[8]).toBe('refused - rejected (icmp-port-unreachable)');
+    expect(out.at(-1)).toMatch(/^  FORWARD KUBE-POD-FW-\w{16} \d+ REJECT$/);
+  });
+
   it('linkerd-default.rules is what compile linkerd prints for the injector defaults', () => {
     const r = spawnSync(process.execPath, [join(ROOT, 'dist/cli/main.js'), 'compile', 'linkerd', '--firewall-bin-path', 'iptables-nft',
       '--firewall-save-bin-path', 'iptables-nft-save', '--ipv6=false', '-p', '4143', '-o', '4140', '-u', '2102',

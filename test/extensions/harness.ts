@@ -7,6 +7,7 @@
  */
 import { NetfilterSimError, fail } from '../../src/model/errors.js';
 import { checkExtension } from '../../src/iptables/extensions/placement.js';
+import { savedMatches } from '../../src/iptables/print/nft-matches.js';
 import { MATCHES, TARGETS } from '../../src/iptables/extensions/registry.js';
 import type { ExtensionContext, MatchExtension, OptionDef, OptionOccurrence, TargetExtension } from '../../src/iptables/extensions/types.js';
 import type { Family, HookName, Negatable, Span } from '../../src/model/types.js';
@@ -234,10 +235,7 @@ export function printRule(r: ParsedRule, family: Family): string {
   if (r.keep.o) out.push(r.keep.o);
   if (r.protocol) out.push(`${r.protocol.negated ? '! ' : ''}-p ${r.protocol.value}`);
   if (r.keep.f) out.push(r.keep.f);
-  for (const m of r.matches) {
-    const s = m.ext.save(m.options, family);
-    out.push(s ? `-m ${m.ext.name} ${s}` : `-m ${m.ext.name}`);
-  }
+  out.push(...savedMatches(r.matches.map((m) => ({ name: m.ext.name, options: m.options })), family));
   if (r.target) {
     if ('verdict' in r.target) out.push(`${r.target.goto ? '-g' : '-j'} ${r.target.verdict}`);
     else {

@@ -155,6 +155,7 @@ describe(`fuzz (seed ${SEED}, ${RUNS} inputs per target)`, () => {
       runs.push({ args: ['compile', 'linkerd', ...pick('proxy-init flags').split(' ').filter(Boolean)], stdin: '' });
       runs.push({ args: ['compile', 'istio', ...pick('istio-iptables flags').split(' ').filter(Boolean)], stdin: '' });
       runs.push({ args: ['mesh', 'linkerd', '--client', '-'], stdin: pick('YAML/JSON manifests') });
+      runs.push({ args: ['cluster', 'connect', '--snapshot', '-', '--kube-proxy', 'none', '--netpol', 'none', '--from', 'shop/client', '--to', 'shop/web-1', '--port', '80'], stdin: pick('cluster snapshots') });
     }
     const bad: string[] = [];
     for (let i = 0; i < runs.length; i += 2) {

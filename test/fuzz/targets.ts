@@ -11,6 +11,8 @@ import { readManifests, readPod } from '../../src/compile/pod.js';
 import { parseIptablesArgv } from '../../src/iptables/syntax/command.js';
 import { parseIptablesSave } from '../../src/iptables/syntax/save.js';
 import { checkNftRuleset, parseNftRuleset } from '../../src/nftables/index.js';
+import { readSnapshot } from '../../src/cluster/snapshot.js';
+import { Cluster } from '../../src/cluster/cluster.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const SHARED = resolve(ROOT, '../shared');
@@ -69,6 +71,20 @@ const nftSeeds = (): string[] => [
   'table inet filter {\n  chain input {\n    type filter hook input priority 0; policy accept;\n    tcp dport { 22, 80 } accept\n    ip saddr 10.0.0.0/8 counter drop\n  }\n}\n',
 ];
 
+const snapshotSeeds = (): string[] => [
+  ...filesUnder(join(ROOT, 'test/fixtures/cluster'), (n) => n.endsWith('.yaml') || n.endsWith('.json')),
+  ...filesUnder(join(ROOT, 'examples/cluster'), (n) => n.endsWith('.yaml')),
+  JSON.stringify({ kind: 'List', items: [{ kind: 'Node', metadata: { name: 'n' }, spec: { podCIDR: '10.1.0.0/24' }, status: { addresses: [{ type: 'InternalIP', address: '192.168.1.2' }] } }, { kind: 'Pod', metadata: { name: 'p', namespace: 'a' }, spec: { nodeName: 'n', containers: [{ name: 'c', ports: [{ containerPort: 80 }] }] }, status: { podIPs: [{ ip: '10.1.0.9' }] } }] }),
+];
+
+/** A snapshot through the whole path: read, planned, built, and one connection between its first and last pods. */
+function clusterPath(text: string): unknown {
+  const c = new Cluster({ snapshot: text, kubeProxy: 'none', netpol: 'none' });
+  const pods = c.topology.pods;
+  if (pods.length === 0) return c;
+  return c.connect({ from: pods[0]!.key, to: pods[pods.length - 1]!.key, port: pods[pods.length - 1]!.listeners[0]?.port ?? 80 });
+}
+
 const LINKERD_RULES = readFileSync(join(ROOT, 'examples/linkerd-default.rules'), 'utf8');
 let netns: Netns | undefined;
 
@@ -86,6 +102,8 @@ export const FUZZ_TARGETS: readonly FuzzTarget[] = [
   },
   { name: 'iptables argv', seeds: argvSeeds, run: (t) => parseIptablesArgv(words(t), { family: 4, mode: 'strict' }) },
   { name: 'YAML/JSON manifests', seeds: manifestSeeds, run: (t) => [readManifests(t), readPod(t)] },
+  { name: 'cluster snapshots', seeds: snapshotSeeds, run: (t) => readSnapshot([{ name: 'fuzz.yaml', text: t }]) },
+  { name: 'cluster path (snapshot, namespaces, one connection)', seeds: snapshotSeeds, run: clusterPath },
   { name: 'proxy-init flags', seeds: () => ['--incoming-proxy-port 4143 --outgoing-proxy-port 4140 --proxy-uid 2102 --inbound-ports-to-ignore 4190,4191 --ipv6=false', '-p 4143 -o 4140 -u 2102 -r 80,443 --subnets-to-ignore 10.0.0.0/8'], run: (t) => parseProxyInitArgs(words(t)) },
   { name: 'istio-iptables flags', seeds: () => ['-p 15001 -z 15006 -u 1337 -m REDIRECT -i * -x "" -b * -d 15090,15021', '--redirect-dns --capture-all-dns -o 80,443 -q 22 --run-validation'], run: (t) => parseIstioIptablesArgs(words(t)) },
   {

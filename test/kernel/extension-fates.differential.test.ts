@@ -76,6 +76,10 @@ const CASES: readonly NamedCase[] = [
   { name: 'NETMAP in OUTPUT and POSTROUTING', rules4: table('nat', '-A OUTPUT -d 10.9.9.0/24 -j NETMAP --to 127.0.0.0/24', '-A POSTROUTING -o eth0 -j NETMAP --to 10.0.0.0/24'), listen: [8080], probes: [local('10.9.9.1:8080'), local('10.7.7.7:80')] },
   { name: 'NETMAP in PREROUTING', rules4: table('nat', '-A PREROUTING -d 10.0.0.2/32 -p tcp -m tcp --dport 8081 -j NETMAP --to 10.0.0.3/32', '-A PREROUTING -d 10.0.0.0/24 -p tcp -m tcp --dport 8080 -j NETMAP --to 10.0.0.0/24'), listen: [8080, 8081], probes: [remote(A, '10.0.0.2:8081'), remote(A)] },
   { name: 'CHECKSUM, AUDIT, IDLETIMER, CLASSIFY continue', rules4: table('mangle', '-A POSTROUTING -p tcp -j CHECKSUM --checksum-fill', '-A POSTROUTING -j CLASSIFY --set-class 1:10', '-A INPUT -j AUDIT --type accept', '-A INPUT -j IDLETIMER --timeout 10 --label idle'), listen: [8080], probes: [remote(A), local('127.0.0.1:8080')] },
+  // iptables-nft writes no test for these (add_nft_tcpudp, add_nft_tcp): the rules match every tcp packet.
+  { name: 'tcp ! --dport 0:65535 tests nothing', rules4: filter('-A INPUT -p tcp -m tcp ! --dport 0:65535 -j DROP'), listen: [8080], probes: [remote(A)] },
+  { name: 'tcp --tcp-flags NONE SYN tests nothing', rules4: filter('-A INPUT -p tcp -m tcp --dport 8080 -m tcp --tcp-flags NONE SYN -j DROP'), listen: [8080, 8081], probes: [remote(A), remote(A, '10.0.0.2:8081')] },
+  { name: 'udp ! --sport 0:65535 tests nothing (IPv6, tcp probe untouched)', rules4: '', rules6: filter('-A INPUT -p udp -m udp ! --sport 0:65535 -j DROP', '-A INPUT -p tcp -m tcp ! --tcp-flags NONE NONE -j REJECT --reject-with tcp-reset'), listen: [8080], probes: [{ from: 'remote', src: 'fd00:1::5', dst: '[fd00::2]:8080' }] },
   { name: 'ecn, tcpmss, cgroup, realm, devgroup on plain packets', rules4: filter('-A INPUT -p tcp -m ecn --ecn-tcp-cwr -j DROP', '-A INPUT -p tcp -m tcpmss --mss 0:1000 -j DROP', '-A INPUT -m realm --realm 1 -j DROP', '-A INPUT -m devgroup ! --src-group 0 -j DROP', '-A OUTPUT -m cgroup ! --path / -j DROP'), listen: [8080], probes: [remote(A), local('127.0.0.1:8080')] },
 ];
 

@@ -164,7 +164,7 @@ function describeWhen(s: KernelStatus, what: string, name: string, fn: () => voi
 // ---------------------------------------------------------------------------------------------
 // Processes
 
-interface RunResult {
+export interface RunResult {
   readonly status: number;
   readonly stdout: string;
   readonly stderr: string;
@@ -188,7 +188,8 @@ function installExitHook(): void {
   });
 }
 
-function run(argv: readonly string[], input: string, timeoutMs: number): Promise<RunResult> {
+/** Runs a process in its own process group, with a wall-clock limit (killed with its group on timeout). */
+export function run(argv: readonly string[], input: string, timeoutMs: number): Promise<RunResult> {
   installExitHook();
   return new Promise((resolve, reject) => {
     const [cmd, ...args] = argv;
@@ -280,21 +281,59 @@ export function stripSaveComments(save: string): string {
  * Loads `text` with `iptables-restore` (`ip6tables-restore` for family 6) into a fresh network
  * namespace, then prints it back with `iptables-save`. The namespace dies with the process.
  */
-export async function kernelSave(text: string, family: 4 | 6, options: { timeoutMs?: number } = {}): Promise<KernelSaveResult> {
+export async function kernelSave(text: string, family: 4 | 6, options: { timeoutMs?: number; setup?: KernelObjects; backend?: 'nft' | 'legacy' } = {}): Promise<KernelSaveResult> {
   const t = kernelTools();
-  const [restore, save] = family === 6 ? [t.ip6tablesRestore, t.ip6tablesSave] : [t.iptablesRestore, t.iptablesSave];
+  const [restore, save] = options.backend === 'legacy'
+    ? legacyTools(family)
+    : family === 6 ? [t.ip6tablesRestore, t.ip6tablesSave] : [t.iptablesRestore, t.iptablesSave];
   const script = `"$1"; s=$?; [ $s -eq 0 ] || exit $s; "$2" || { echo "nfsim: $2 failed" >&2; exit ${SAVE_FAILED}; }`;
-  const r = await run([t.unshare, '--net', '--', 'sh', '-c', script, 'sh', restore, save], text, options.timeoutMs ?? 30_000);
+  const setup = options.setup;
+  const argv = setup === undefined || (setup.ipsets === undefined && (setup.nfacct ?? []).length === 0)
+    ? [t.unshare, '--net', '--', 'sh', '-c', script, 'sh', restore, save]
+    : [t.unshare, '--net', '--', 'sh', '-c',
+      // $3 the ipsets, $4 ipset, $5 python, $6 nfacct.py, then the nfacct names; the rules stay on stdin.
+      `r=$1 w=$2 sets=$3 ipset=$4 py=$5 acct=$6; shift 6
+{ [ -z "$sets" ] || printf '%s' "$sets" | "$ipset" restore; } && { [ $# -eq 0 ] || "$py" "$acct" "$@"; } || { echo "nfsim: setup failed" >&2; exit ${SETUP_FAILED}; }
+set -- "$r" "$w"; ${script}`,
+      'sh', restore, save, setup.ipsets ?? '', setup.ipsets === undefined ? '' : ipsetBinary(), t.python, NFACCT_PY, ...(setup.nfacct ?? [])];
+  const r = await run(argv, text, options.timeoutMs ?? 30_000);
   if (r.timedOut) throw new Error(`kernelSave: timed out\n${r.stderr}`);
+  if (r.status === SETUP_FAILED) throw new Error(`kernelSave: creating the ipsets or nfacct objects failed:\n${r.stderr}`);
   if (r.status === SAVE_FAILED) throw new Error(`kernelSave: ${save} failed after a successful restore:\n${r.stderr}`);
   if (r.status !== 0) return { ok: false, status: r.status, stderr: r.stderr };
   return { ok: true, save: stripSaveComments(r.stdout), stderr: r.stderr };
 }
 
 /** {@link kernelSave} over many inputs, several namespaces at a time. */
-export function kernelSaveMany(texts: readonly string[], family: 4 | 6, options: BatchOptions = {}): Promise<KernelSaveResult[]> {
+export function kernelSaveMany(texts: readonly string[], family: 4 | 6, options: BatchOptions & { setup?: KernelObjects } = {}): Promise<KernelSaveResult[]> {
   const timeoutMs = options.timeoutMs ?? 30_000;
-  return mapLimit(texts, options.concurrency ?? defaultConcurrency(), (text) => kernelSave(text, family, { timeoutMs }));
+  return mapLimit(texts, options.concurrency ?? defaultConcurrency(), (text) => kernelSave(text, family, { timeoutMs, ...(options.setup ? { setup: options.setup } : {}) }));
+}
+
+/** Named objects to create in the namespace before the rules are loaded. */
+export interface KernelObjects {
+  /** `ipset restore` input (`create NAME TYPE …` lines). */
+  readonly ipsets?: string;
+  /** nfacct object names (`nfacct add NAME`, made by `nfacct.py`). */
+  readonly nfacct?: readonly string[];
+}
+
+const SETUP_FAILED = 124;
+const NFACCT_PY = join(dirname(fileURLToPath(import.meta.url)), 'nfacct.py');
+
+/** `ip[6]tables-legacy-restore` and `-save`, for loads with the ip_tables back end. */
+function legacyTools(family: 4 | 6): [string, string] {
+  const pre = family === 6 ? 'ip6tables' : 'iptables';
+  const restore = which(`${pre}-legacy-restore`);
+  const save = which(`${pre}-legacy-save`);
+  if (restore === undefined || save === undefined) throw new Error(`kernelSave: ${pre}-legacy-restore/-save are not installed (the iptables package has them)`);
+  return [restore, save];
+}
+
+function ipsetBinary(): string {
+  const p = which('ipset');
+  if (p === undefined) throw new Error('kernelSave: ipset is not installed (apt-get install ipset)');
+  return p;
 }
 
 /** The outcome of `iptables-restore --test`. */

@@ -106,9 +106,9 @@ describe('npm pack', () => {
     expect(existsSync(join(copy, 'dist/index.js'))).toBe(true);
   });
 
-  it('ships dist, the guides, the examples, README, LICENSE and package.json only', () => {
+  it('ships dist, the guides (with their images), the examples, README, LICENSE and package.json only', () => {
     const paths = pack.files.map((f) => f.path).sort();
-    for (const p of paths) expect(p).toMatch(/^(dist\/.+|docs\/[^/]+\.md|examples\/.+|README\.md|LICENSE|package\.json)$/);
+    for (const p of paths) expect(p).toMatch(/^(dist\/.+|docs\/[^/]+\.md|docs\/images\/[^/]+\.png|playground\/dist\/index\.html|playground\/dist\/assets\/[^/]+\.(?:js|css)|examples\/.+|README\.md|LICENSE|package\.json)$/);
     for (const f of ['README.md', 'LICENSE', 'package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/arbitraries/index.js', 'dist/arbitraries/index.d.ts', 'dist/cli/main.js']) {
       expect(paths).toContain(f);
     }
@@ -250,6 +250,29 @@ export { parsed, texts, nets };
     expect(r.stderr).toBe('');
     expect(r.stdout).toBe('*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n:X - [0:0]\n-A OUTPUT -j X\nCOMMIT\n');
     expect(r.status).toBe(0);
+  });
+
+  it('runs the bin: npx netfilter-sim playground serves the shipped page on 127.0.0.1', async () => {
+    const { spawn } = await import('node:child_process');
+    const child = spawn('npx', ['--no', '--', 'netfilter-sim', 'playground', '--port', '0'], { cwd: app, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const url = await new Promise<string>((done, fail) => {
+        let out = '';
+        let err = '';
+        child.stdout.on('data', (d: Buffer) => { out += d.toString(); const m = /http:\/\/127\.0\.0\.1:\d+\//.exec(out); if (m) done(m[0]); });
+        child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+        child.on('exit', (code) => fail(new Error(`playground exited ${code}: ${err}`)));
+      });
+      const page = await fetch(url);
+      expect(page.status).toBe(200);
+      const html = await page.text();
+      expect(html).toContain('<script');
+      const asset = /src="\.?\/?(assets\/[^"]+\.js)"/.exec(html);
+      expect(asset).not.toBeNull();
+      expect((await fetch(url + asset![1])).status).toBe(200);
+    } finally {
+      child.kill('SIGTERM');
+    }
   });
 
   it('runs the bin: bad input exits 1 with FILE:LINE:COLUMN, no stack trace', () => {

@@ -3,7 +3,7 @@
  * @internal
  */
 import { parseArgs } from 'node:util';
-import { diagnostic } from '../../model/errors.js';
+import { diagnostic, type Diagnostic } from '../../model/errors.js';
 import { formatDiagnostic } from '../../model/diagnostic-text.js';
 import { printIptablesSave } from '../../iptables/print/save.js';
 import { parseIptablesSave } from '../../iptables/syntax/save.js';
@@ -82,6 +82,7 @@ export async function runFmt(args: string[], io: CliIO): Promise<number> {
   const name = file === '-' ? '<stdin>' : file;
   const errors = result.diagnostics.filter((d) => d.severity === 'error');
   const warnings = [...result.diagnostics];
+  const failing = new Set<Diagnostic>(result.loadFailures);
   // iptables-restore --test takes a jump to a chain the table does not have (it looks for a
   // target of that name at load); the kernel load fails: a warning, as documented.
   if (errors.length === 0) {
@@ -91,14 +92,18 @@ export async function runFmt(args: string[], io: CliIO): Promise<number> {
         for (const r of c.rules) {
           const g = r.target;
           if (g !== null && (g.kind === 'jump' || g.kind === 'goto') && !chains.has(g.chain)) {
-            warnings.push({ ...diagnostic('UNKNOWN_CHAIN', `${g.kind === 'jump' ? '-j' : '-g'} ${g.chain}: no chain or target by that name in table ${t.name}`, g.span, g.chain), severity: 'warning' });
+            const d: Diagnostic = { ...diagnostic('UNKNOWN_CHAIN', `${g.kind === 'jump' ? '-j' : '-g'} ${g.chain}: no chain or target by that name in table ${t.name}`, g.span, g.chain), severity: 'warning' };
+            warnings.push(d);
+            failing.add(d);
           }
         }
       }
     }
   }
   for (const d of warnings) {
-    if (d.severity === 'warning') io.stderr(formatDiagnostic({ ...d, message: `warning: ${d.message} (loading this into the kernel would fail)` }, text, name) + '\n');
+    // Only what the load refuses says so; other warnings (a comment cut to 255 bytes, CRLF line
+    // endings read leniently) describe what was kept.
+    if (d.severity === 'warning') io.stderr(formatDiagnostic({ ...d, message: `warning: ${d.message}${failing.has(d) ? ' (loading this into the kernel would fail)' : ''}` }, text, name) + '\n');
   }
   if (errors.length > 0) {
     for (const d of errors) io.stderr(formatDiagnostic(d, text, name) + '\n');

@@ -29,7 +29,6 @@ import { NF_ACCEPT, NF_DROP } from '../rules/targets.js';
 import type { TargetHost } from '../rules/targets.js';
 import type { RuntimeIpset, RuntimeRateEstimator } from '../../iptables/extensions/types.js';
 import type { RouteEvent, TraceRecorder } from '../trace/events.js';
-import { pushAll } from '../../model/limits.js';
 
 /** The nft nat chains of a hook when the namespace has none (no array is made per packet). */
 const NO_NFT_NAT: readonly NftHookEntry[] = [];
@@ -40,6 +39,15 @@ export type PathResult =
   | { readonly kind: 'refused'; readonly p: PacketState }
   | { readonly kind: 'wire'; readonly dev: Iface; readonly p: PacketState }
   | { readonly kind: 'dropped'; readonly p: PacketState; readonly reason: string; readonly reject: string | null };
+
+/**
+ * What a bridge does with a frame after PREROUTING (see `Kernel.receiveBridged`): forward it to
+ * a port, drop it, or pass it up to the IP stack to be routed. @internal
+ */
+export type BridgeDecision =
+  | { readonly kind: 'bridge'; readonly port: string }
+  | { readonly kind: 'drop'; readonly reason: string }
+  | { readonly kind: 'route' };
 
 /** `max_attempts` of `nf_nat_l4proto_unique_tuple`. */
 const NAT_MAX_ATTEMPTS = 128;
@@ -90,17 +98,22 @@ function sameWords(a: readonly number[], b: readonly number[]): boolean {
  * The socket table: listeners, and connections in an open-addressing hash on their 4-tuple
  * (`inet_hashinfo.ehash`). @internal
  */
+const NO_LISTENERS: readonly SocketRecord[] = Object.freeze([]);
+const NO_SLOTS: (SocketRecord | null)[] = [null];
+
 export class SocketTable {
   /** Set by `explore` only: told of the address and port each listener lookup reads. */
   observer: NamespaceObserver | null = null;
-  readonly listeners: SocketRecord[] = [];
-  private slots: (SocketRecord | null)[] = new Array<SocketRecord | null>(64).fill(null);
-  private mask = 63;
+  /** The listening sockets, never changed (namespaces with the same listeners share them). */
+  listeners: readonly SocketRecord[] = NO_LISTENERS;
+  /** The hash of a table without connections yet: one empty slot, never written. */
+  private slots: (SocketRecord | null)[] = NO_SLOTS;
+  private mask = 0;
   private count = 0;
 
   /** Adds a connection, replacing one with the same 4-tuple. */
   addConnection(s: SocketRecord): void {
-    if ((this.count + 1) * 2 > this.slots.length) this.resize(this.slots.length * 2);
+    if ((this.count + 1) * 2 > this.slots.length) this.resize(this.slots.length < 64 ? 64 : this.slots.length * 2);
     this.put(s);
   }
 
@@ -213,28 +226,31 @@ export class SocketTable {
 
   /** Forgets every connection, keeping the listeners. */
   clearConnections(): void {
-    this.slots.fill(null);
+    if (this.count !== 0) this.slots.fill(null);
     this.count = 0;
   }
 
   clone(): SocketTable {
     const t = new SocketTable();
     t.observer = this.observer;
-    pushAll(t.listeners, this.listeners);
-    t.slots = this.slots.slice();
+    t.listeners = this.listeners;
+    t.slots = this.slots === NO_SLOTS ? NO_SLOTS : this.slots.slice();
     t.mask = this.mask;
     t.count = this.count;
     return t;
   }
 }
 
+const NO_IPSETS: ReadonlyMap<string, RuntimeIpset> = new Map();
+const NO_RATE_ESTIMATORS: ReadonlyMap<string, RuntimeRateEstimator> = new Map();
+
 /** The per-namespace state and packet path. @internal */
 export class Kernel implements TargetHost {
   forwarding: boolean;
   /** The namespace's ipsets (the `set` match reads them, `SET` changes them). */
-  ipsets: ReadonlyMap<string, RuntimeIpset> = new Map();
+  ipsets: ReadonlyMap<string, RuntimeIpset> = NO_IPSETS;
   /** The namespace's rate estimators (`RATEEST` feeds them, `rateest` reads them). */
-  rateEstimators: ReadonlyMap<string, RuntimeRateEstimator> = new Map();
+  rateEstimators: ReadonlyMap<string, RuntimeRateEstimator> = NO_RATE_ESTIMATORS;
   private readonly scratchSrc = [0, 0, 0, 0];
   private readonly scratchDst = [0, 0, 0, 0];
 
@@ -515,8 +531,20 @@ export class Kernel implements TargetHost {
       }
     }
     if (icmpError) {
-      // icmp_error_message / icmpv6_error_message: an error about no connection of the table is
-      // INVALID; it never starts one.
+      // icmp_error_message / icmpv6_error_message: the error is about one of the table's
+      // connections when the inverse of the packet it carries is one of its tuples: RELATED, in
+      // that tuple's direction.
+      const inner = p.inner;
+      if (inner !== null) {
+        const r = table.lookup(p.zone, inner.proto, inner.dst, inner.dport, inner.src, inner.sport);
+        if (r >= 0) {
+          const e = r >> 1;
+          p.setConntrack(table, e, r & 1, CT_STATE.RELATED);
+          if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'found', state: 'RELATED', direction: (r & 1) === 0 ? 'ORIGINAL' : 'REPLY', zone: table.zone[e]!, id: table.id[e]!, reason: 'an ICMP error about this connection' });
+          return true;
+        }
+      }
+      // An error about no connection of the table is INVALID; it never starts one.
       p.setConntrack(table, -1, IP_CT_DIR_ORIGINAL, CT_STATE.INVALID);
       if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'conntrack', hook: p.hook, action: 'invalid', state: 'INVALID', direction: null, zone: p.zone, id: null });
       return true;
@@ -812,6 +840,9 @@ export class Kernel implements TargetHost {
       if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'loopback' });
       return this.receive(p, dev, true, tr);
     }
+    // A segment to a subnet's broadcast address (a SYN-ACK or RST to a broadcast source) goes out
+    // as a link-layer broadcast, and no host's TCP takes one (tcp_v4_rcv: pkt_type != PACKET_HOST).
+    if (now.type === 'broadcast' && p.proto === PROTO.TCP) return dropped(p, tr, null, `a TCP segment to the broadcast address ${addressText(p.dst, p.family)}: no host takes it`);
     if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'wire', dev: dev.name, src: addressText(p.src, p.family), sport: p.sport, dst: addressText(p.dst, p.family), dport: p.dport });
     return { kind: 'wire', dev, p };
   }
@@ -836,6 +867,56 @@ export class Kernel implements TargetHost {
       }
     }
     if (this.runHook(NF_INET.PRE_ROUTING, p, tr) !== NF_ACCEPT) return dropped(p, tr, 'PREROUTING', null);
+    return this.routeReceived(p, dev, loopback, tr);
+  }
+
+  /**
+   * A frame entering the bridge `bridge` by its port `port`, with bridge netfilter on
+   * (`bridge-nf-call-iptables=1`, br_netfilter's `br_nf_pre_routing`): PREROUTING runs once with
+   * the bridge as the in-device and `physdev` seeing the port. Then `decide` says what the bridge
+   * does with it (`br_nf_pre_routing_finish`, from the frame's destination and whether NAT changed
+   * its address): forward it to another port (`bridgeForward`: FORWARD and POSTROUTING with the
+   * bridge as in- and out-device, no IP routing), drop it, or hand it up to the node's IP stack,
+   * where it is routed as if it had arrived on the bridge device (PREROUTING is not run again:
+   * `ip_sabotage_in`). @internal
+   */
+  receiveBridged(p: PacketState, bridge: Iface, port: string, decide: (p: PacketState) => BridgeDecision, tr: TraceRecorder | null): PathResult {
+    p.inIface = bridge.name;
+    p.inIndex = bridge.index;
+    p.outIface = null;
+    p.outIndex = 0;
+    p.socket = null;
+    p.route = null;
+    p.physIn = port;
+    p.physOut = null;
+    if (p.family === 6 && (isLoopback(p.src, 6) || isLoopback(p.dst, 6))) return dropped(p, tr, null, '::1 on a non-loopback device');
+    if (this.runHook(NF_INET.PRE_ROUTING, p, tr) !== NF_ACCEPT) return dropped(p, tr, 'PREROUTING', null);
+    const d = decide(p);
+    if (d.kind === 'drop') return dropped(p, tr, null, d.reason);
+    if (d.kind === 'bridge') return this.bridgeForward(p, bridge, d.port, tr);
+    return this.routeReceived(p, bridge, false, tr);
+  }
+
+  /**
+   * A bridged frame leaving by `port` (`br_nf_forward_ip`, `br_nf_post_routing`): FORWARD and
+   * POSTROUTING with the bridge as both devices and `physdev` seeing both ports. The TTL is not
+   * touched and `ip_forward` is not asked: the bridge forwards, not IP. @internal
+   */
+  bridgeForward(p: PacketState, bridge: Iface, port: string, tr: TraceRecorder | null): PathResult {
+    p.outIface = bridge.name;
+    p.outIndex = bridge.index;
+    p.physOut = port;
+    if (tr !== null) {
+      tr.push({ packet: tr.packet, label: tr.label, type: 'route', hook: 'PREROUTING', dst: addressText(p.dst, p.family), result: 'forward', dev: bridge.name, via: null, src: null, table: null, reason: `bridged from port ${p.physIn ?? '?'} to port ${port}` });
+    }
+    if (this.runHook(NF_INET.FORWARD, p, tr) !== NF_ACCEPT) return dropped(p, tr, 'FORWARD', null);
+    if (this.runHook(NF_INET.POST_ROUTING, p, tr) !== NF_ACCEPT) return dropped(p, tr, 'POSTROUTING', null);
+    if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'wire', dev: port, src: addressText(p.src, p.family), sport: p.sport, dst: addressText(p.dst, p.family), dport: p.dport });
+    return { kind: 'wire', dev: bridge, p };
+  }
+
+  /** After PREROUTING: the input route, then INPUT and a socket, or FORWARD and POSTROUTING. */
+  private routeReceived(p: PacketState, dev: Iface, loopback: boolean, tr: TraceRecorder | null): PathResult {
     let r = p.route;
     if (r === null || !loopback) {
       const ri = this.routing.routeInput(p.family, p.src, p.dst, p.mark, dev, this.forwarding);
@@ -862,7 +943,7 @@ export class Kernel implements TargetHost {
   }
 
   /** Local delivery: the socket TPROXY assigned, an established connection, or a listener. */
-  private socketLookup(p: PacketState, tr: TraceRecorder | null): PathResult {
+  socketLookup(p: PacketState, tr: TraceRecorder | null): PathResult {
     let s: SocketRecord | null = p.assignedSocket;
     let how = 'tproxy';
     if (s === null || s.remote === null) {

@@ -11,7 +11,6 @@
  */
 import type { Match, Ruleset, Target } from '../../model/types.js';
 import type { EntryTemplate } from '../state/conntrack.js';
-import type { LoweredChain, LoweredRule } from '../rules/iptables-lower.js';
 import type { SocketView } from '../../model/packet.js';
 import type { SocketRecord } from '../state/packet-state.js';
 import type { RouteResult } from '../state/routing.js';
@@ -128,8 +127,9 @@ export interface OutcomeTemplate extends ProbeFields {
   /** 0: no conntrack entry made; 1: made and given back unconfirmed; 2: made and confirmed. */
   readonly entry: 0 | 1 | 2;
   readonly ct: EntryTemplate | null;
-  readonly rules: readonly LoweredRule[];
-  readonly chains: readonly LoweredChain[];
+  /** The counters its packets bumped: each bump's counters and slot (see `CounterLog`). */
+  readonly counts: readonly Float64Array[];
+  readonly slots: readonly number[];
   /** The result; `source` is the client's endpoint without its port (`10.0.0.2:`), or null. */
   readonly outcome: 'local' | 'remote' | 'refused' | 'dropped';
   readonly address: string | null;

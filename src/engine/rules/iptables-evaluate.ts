@@ -85,10 +85,13 @@ function extensionMatch(r: LoweredRule, p: PacketState, tr: TraceRecorder | null
   return true;
 }
 
-/** The counters the fast evaluator bumped while a log was set, one item per bump. @internal */
+/**
+ * The counters the fast evaluator bumped while a log was set, one item per bump: the counters'
+ * array and the slot in it (a rule's or a policy's). @internal
+ */
 export interface CounterLog {
-  readonly rules: LoweredRule[];
-  readonly chains: LoweredChain[];
+  readonly counts: Float64Array[];
+  readonly slots: number[];
 }
 
 /** While not null, every counter {@link doLoweredTable} bumps is also listed here (the outcome cache's capture). */
@@ -99,10 +102,13 @@ export function logCounters(log: CounterLog | null): void {
   counterLog = log;
 }
 
-/** A built-in chain's policy decided: its counter, and the log's. */
-function countPolicy(c: LoweredChain): void {
-  c.policyPackets++;
-  if (counterLog !== null) counterLog.chains.push(c);
+/** A rule matched, or (a chain's slot) a built-in chain's policy decided: its counter, and the log's. */
+function count(counts: Float64Array, slot: number): void {
+  counts[slot]!++;
+  if (counterLog !== null) {
+    counterLog.counts.push(counts);
+    counterLog.slots.push(slot);
+  }
 }
 
 /** Where a target fires; one reused instance per evaluator. @internal */
@@ -114,8 +120,8 @@ export class Site implements TargetSite {
   name = '';
 }
 
-/** Runs one lowered table (the fast path). @internal */
-export function doLoweredTable(t: LoweredTable, hook: number, p: PacketState, host: TargetHost, tr: TraceRecorder | null, site: Site): number {
+/** Runs one lowered table (the fast path), counting into `counts` (indexed by the rules' and chains' slots). @internal */
+export function doLoweredTable(t: LoweredTable, hook: number, p: PacketState, host: TargetHost, tr: TraceRecorder | null, site: Site, counts: Float64Array): number {
   const entry = t.hookEntry[hook]!;
   if (entry < 0) return 1;
   const chains = t.chains;
@@ -141,7 +147,7 @@ export function doLoweredTable(t: LoweredTable, hook: number, p: PacketState, ho
     }
     if (i >= rules.length) {
       if (chain.builtin) {
-        countPolicy(chain);
+        count(counts, chain.id);
         if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'policy', hook: p.hook, table: t.name, chain: chain.name, rule: rules.length + 1, policy: chain.policyName });
         return chain.policy;
       }
@@ -150,7 +156,7 @@ export function doLoweredTable(t: LoweredTable, hook: number, p: PacketState, ho
       if (stackidx === 0) {
         // underflow: the hook's built-in chain policy
         const b = chains[entry]!;
-        countPolicy(b);
+        count(counts, b.id);
         if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'policy', hook: p.hook, table: t.name, chain: b.name, rule: b.rules.length + 1, policy: b.policyName });
         return b.policy;
       }
@@ -165,8 +171,7 @@ export function doLoweredTable(t: LoweredTable, hook: number, p: PacketState, ho
       i++;
       continue;
     }
-    r.packets++;
-    if (counterLog !== null) counterLog.rules.push(r);
+    count(counts, r.id);
     if (tr !== null) {
       tr.push({
         packet: tr.packet, label: tr.label, type: 'rule', hook: p.hook, table: t.name, chain: chain.name, rule: r.number,
@@ -184,7 +189,7 @@ export function doLoweredTable(t: LoweredTable, hook: number, p: PacketState, ho
       case VERDICT.RETURN:
         if (stackidx === 0) {
           const b = chains[entry]!;
-          countPolicy(b);
+          count(counts, b.id);
           if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'policy', hook: p.hook, table: t.name, chain: b.name, rule: b.rules.length + 1, policy: b.policyName });
           return b.policy;
         }
@@ -238,12 +243,18 @@ export interface RuleCounter {
   readonly packets: number;
 }
 
-/** The lowered rule set as a {@link TableEvaluator}. @internal */
+/**
+ * The lowered rule set as a {@link TableEvaluator}, with the namespace's counters: the program
+ * itself may be shared by every namespace built from the same rules. @internal
+ */
 export class LoweredEvaluator implements TableEvaluator {
   private readonly site = new Site();
   readonly program: LoweredRuleset;
+  /** Packets per counter slot (see {@link LoweredRule.id}, {@link LoweredChain.id}). */
+  readonly counts: Float64Array;
   constructor(program: LoweredRuleset) {
     this.program = program;
+    this.counts = new Float64Array(program.slots);
   }
 
   hasTable(table: number): boolean {
@@ -257,8 +268,8 @@ export class LoweredEvaluator implements TableEvaluator {
       const t = this.program.tables[i];
       if (t === undefined || t === null) continue;
       for (const c of t.chains) {
-        for (const r of c.rules) if (r.packets > 0) out.push({ table: t.name, chain: c.name, rule: r.number, packets: r.packets });
-        if (c.builtin && c.policyPackets > 0) out.push({ table: t.name, chain: c.name, rule: c.rules.length + 1, packets: c.policyPackets });
+        for (const r of c.rules) if (this.counts[r.id]! > 0) out.push({ table: t.name, chain: c.name, rule: r.number, packets: this.counts[r.id]! });
+        if (c.builtin && this.counts[c.id]! > 0) out.push({ table: t.name, chain: c.name, rule: c.rules.length + 1, packets: this.counts[c.id]! });
       }
     }
     return out;
@@ -267,6 +278,6 @@ export class LoweredEvaluator implements TableEvaluator {
   doTable(table: number, hook: number, p: PacketState, host: TargetHost, tr: TraceRecorder | null): number {
     const t = this.program.tables[table];
     if (t === undefined || t === null) return 1;
-    return doLoweredTable(t, hook, p, host, tr, this.site);
+    return doLoweredTable(t, hook, p, host, tr, this.site, this.counts);
   }
 }

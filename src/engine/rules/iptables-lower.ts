@@ -11,7 +11,7 @@ import { HOOK_NAMES, TABLE_NAMES } from '../../model/types.js';
 import type { Chain, Family, HookName, Negatable, Rule, Ruleset, Span, TableName } from '../../model/types.js';
 import { parseProtocol } from '../../model/protocols.js';
 import { MATCHES } from '../../iptables/extensions/registry.js';
-import type { TcpOptions } from '../../iptables/extensions/match/tcp.js';
+import { portTestOf, type TcpOptions } from '../../iptables/extensions/match/tcp.js';
 import { HOOK_INDEX, PROTO } from '../state/constants.js';
 import type { LowerEnvironment, MatchExtension } from '../../iptables/extensions/types.js';
 import type { ExtensionRegistry } from './registry.js';
@@ -21,10 +21,15 @@ import { EXT, NF_ACCEPT, NF_DROP, extOpcode } from './targets.js';
 /** What a lowered rule's target does. */
 export const VERDICT = { CONTINUE: 0, ACCEPT: 1, DROP: 2, RETURN: 3, JUMP: 4, GOTO: 5, EXT: 6 } as const;
 
-/** One rule, lowered. @internal */
+/**
+ * One rule, lowered. Nothing in it changes once lowered: its packet counter is slot {@link id}
+ * of the namespace's counters, so namespaces built from the same rules can share it. @internal
+ */
 export interface LoweredRule {
   /** 1-based position in its chain. */
   readonly number: number;
+  /** Its packet counter's slot (`ipt_entry.counters.pcnt`) among the program's {@link LoweredRuleset.slots}. */
+  readonly id: number;
   readonly hasSrc: boolean;
   readonly invSrc: boolean;
   /** IPv4 address and mask as int32 (`ipt_ip.src`, `smsk`); 0 for IPv6. */
@@ -81,8 +86,6 @@ export interface LoweredRule {
   readonly comment: string | null;
   readonly span: Span | null;
   readonly source: Rule;
-  /** Packets that matched the rule (`ipt_entry.counters.pcnt`). */
-  packets: number;
 }
 
 /**
@@ -114,6 +117,8 @@ export interface DispatchRun {
 /** One chain, lowered. @internal */
 export interface LoweredChain {
   readonly name: string;
+  /** The counter slot of the packets its policy decided (the chain's own counters). */
+  readonly id: number;
   readonly builtin: boolean;
   /** NF_ACCEPT / NF_DROP for built-in chains. */
   readonly policy: number;
@@ -122,8 +127,6 @@ export interface LoweredChain {
   /** Per rule, the index in {@link runs} of the run it belongs to, or -1; null without runs. */
   readonly runAt: Int32Array | null;
   readonly runs: readonly DispatchRun[];
-  /** Packets the policy decided (the chain's own counters). */
-  policyPackets: number;
 }
 
 /** One table, lowered. @internal */
@@ -134,7 +137,10 @@ export interface LoweredTable {
   readonly hookEntry: Int32Array;
   /** Jump stack slots (legacy `stacksize`: one per user-defined chain). */
   readonly stackSize: number;
-  /** Scratch jump stack: [chain, next rule] pairs. */
+  /**
+   * Scratch jump stack: [chain, next rule] pairs. A walk uses it from its start to its verdict
+   * and nothing else runs a table meanwhile, so the namespaces that share the table share it.
+   */
   readonly jumpStack: Int32Array;
 }
 
@@ -145,6 +151,8 @@ export interface LoweredRuleset {
   readonly tables: readonly (LoweredTable | null)[];
   /** Table indices in the order the rule set lists its tables. */
   readonly order: readonly number[];
+  /** Counter slots: one per rule and one per chain (its policy), numbered in rule-set order. */
+  readonly slots: number;
 }
 
 /** Table index of a name, in {@link TABLE_NAMES} order. */
@@ -223,14 +231,17 @@ function portTest(ext: MatchExtension | undefined, o: TcpOptions, proto: number,
   else if (ext === BUILTIN_UDP && ext !== undefined) l4 = PROTO.UDP;
   else return null;
   if (proto !== l4 || invProto || o.flags !== undefined || o.option !== undefined) return null;
+  // A negated full range tests nothing under iptables-nft (portTestOf).
+  const sport = portTestOf(o.sport);
+  const dport = portTestOf(o.dport);
   return {
     proto: l4,
-    spMin: o.sport?.value.min ?? 0,
-    spMax: o.sport?.value.max ?? 65535,
-    spInv: o.sport?.negated ?? false,
-    dpMin: o.dport?.value.min ?? 0,
-    dpMax: o.dport?.value.max ?? 65535,
-    dpInv: o.dport?.negated ?? false,
+    spMin: sport?.value.min ?? 0,
+    spMax: sport?.value.max ?? 65535,
+    spInv: sport?.negated ?? false,
+    dpMin: dport?.value.min ?? 0,
+    dpMax: dport?.value.max ?? 65535,
+    dpInv: dport?.negated ?? false,
   };
 }
 
@@ -301,6 +312,7 @@ function dispatchRuns(rules: readonly LoweredRule[], family: Family): { runAt: I
 function lowerRule(
   rule: Rule,
   number: number,
+  id: number,
   family: Family,
   chainIndex: ReadonlyMap<string, number>,
   ifaceNames: readonly string[],
@@ -365,6 +377,7 @@ function lowerRule(
   const frag = rule.fragment ? (rule.fragment.negated ? 2 : 1) : 0;
   return {
     number,
+    id,
     hasSrc: s !== undefined,
     invSrc: s?.negated ?? false,
     src0: word0(s?.value.addr, family),
@@ -405,12 +418,12 @@ function lowerRule(
     comment: ruleComment(rule.matches),
     span: rule.span ?? null,
     source: rule,
-    packets: 0,
   };
 }
 
 function lowerChain(
   chain: Chain,
+  slots: { next: number },
   family: Family,
   chainIndex: ReadonlyMap<string, number>,
   ifaceNames: readonly string[],
@@ -418,17 +431,17 @@ function lowerChain(
   env: LowerEnvironment,
 ): LoweredChain {
   const policyName = chain.policy === 'DROP' ? 'DROP' : 'ACCEPT';
-  const rules = chain.rules.map((r, i) => lowerRule(r, i + 1, family, chainIndex, ifaceNames, registry, env));
+  const rules = chain.rules.map((r, i) => lowerRule(r, i + 1, slots.next++, family, chainIndex, ifaceNames, registry, env));
   const { runAt, runs } = dispatchRuns(rules, family);
   return {
     name: chain.name,
+    id: slots.next++,
     builtin: chain.builtin,
     policy: policyName === 'DROP' ? NF_DROP : NF_ACCEPT,
     policyName,
     rules,
     runAt,
     runs,
-    policyPackets: 0,
   };
 }
 
@@ -439,6 +452,7 @@ function lowerChain(
 export function lowerRuleset(ruleset: Ruleset, ifaceNames: readonly string[], registry: ExtensionRegistry, env: LowerEnvironment = {}): LoweredRuleset {
   const tables: (LoweredTable | null)[] = TABLE_NAMES.map(() => null);
   const order: number[] = [];
+  const slots = { next: 0 };
   for (const table of ruleset.tables) {
     order.push(TABLE_INDEX[table.name]);
     const chains: Chain[] = [...table.chains];
@@ -457,11 +471,11 @@ export function lowerRuleset(ruleset: Ruleset, ifaceNames: readonly string[], re
     const stackSize = chains.filter((c) => !c.builtin).length;
     tables[TABLE_INDEX[table.name]] = {
       name: table.name,
-      chains: chains.map((c) => lowerChain(c, ruleset.family, chainIndex, ifaceNames, registry, env)),
+      chains: chains.map((c) => lowerChain(c, slots, ruleset.family, chainIndex, ifaceNames, registry, env)),
       hookEntry,
       stackSize,
       jumpStack: new Int32Array(stackSize * 2 + 2),
     };
   }
-  return { family: ruleset.family, tables, order };
+  return { family: ruleset.family, tables, order, slots: slots.next };
 }

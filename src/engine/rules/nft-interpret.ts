@@ -58,6 +58,9 @@ function familyMatches(tableFamily: NftFamily, family: Family): boolean {
   return tableFamily === 'inet' || (tableFamily === 'ip' && family === 4) || (tableFamily === 'ip6' && family === 6);
 }
 
+/** What a lookup finds for a key held in a set from the packet path (it carries no data). */
+const DYNAMIC_ELEMENT: NftElement = { key: [] };
+
 /** An address as one integer. @internal */
 export function addrValue(words: readonly number[], family: Family): bigint {
   if (family === 4) return BigInt(words[0]! >>> 0);
@@ -107,6 +110,11 @@ export class NftEngine {
   protected readonly numgenCounters = new Map<object, number>();
   /** `limit` statements' token buckets, by statement (or named object). */
   private readonly buckets = new Map<object, Bucket>();
+  /**
+   * Keys put in named sets from the packet path (`update @s { ip saddr }`, nft_dynset), by set:
+   * the key's parts as text → when the element expires, in seconds on the namespace's clock.
+   */
+  protected readonly dynamicSets = new Map<NftSet, Map<string, number>>();
   /** Bytes counted by `quota` statements and named quotas. */
   private readonly quotas = new Map<object, bigint>();
 
@@ -133,6 +141,25 @@ export class NftEngine {
       }
     }
     for (const list of this.entries.values()) list.sort((a, b) => a.priority - b.priority || a.order - b.order);
+    for (const t of ruleset.tables) {
+      for (const c of t.chains) {
+        for (const r of c.rules) {
+          for (const st of r.statements) {
+            if (st.kind !== 'dynset' || st.data !== undefined) continue;
+            const set = t.sets.find((x) => x.name === st.set);
+            if (set !== undefined) this.fed.add(set);
+          }
+        }
+      }
+    }
+  }
+
+  /** Sets some rule fills from the packet path. */
+  private readonly fed = new Set<NftSet>();
+
+  /** Whether a rule puts keys in this set from the packet path (its lookups must see them). */
+  protected fedFromPacketPath(set: NftSet): boolean {
+    return this.fed.has(set);
   }
 
   /** Base chains registered at a hook for a family, in priority order. */
@@ -290,8 +317,35 @@ export class NftEngine {
         // A flowtable offloads forwarded connections after their first packets; connections to
         // and from this namespace are never offloaded (flow add only runs at the forward hook).
         return 'next';
-      case 'fwd': case 'synproxy': case 'connlimit': case 'dynset':
-        return unsupported(`${s.kind === 'dynset' ? `${s.op} @${s.set}` : s.kind === 'connlimit' ? 'ct count' : s.kind} statements are not evaluated (${printNftStatementKind(s)})`);
+      case 'dynset': {
+        // nft_dynset on a set (not a map, no per-element statements): the key is put in, renewed
+        // or taken out; lookups of the set then see it until it expires.
+        if (s.data !== undefined || s.stateful.length > 0) {
+          return unsupported(`${s.op} @${s.set} statements with map data or per-element statements are not evaluated (${printNftStatementKind(s)})`);
+        }
+        const set = table.sets.find((x) => x.name === s.set);
+        const parts = this.readParts(s.key, p, host);
+        if (set === undefined || parts === null) return 'break';
+        let held = this.dynamicSets.get(set);
+        if (held === undefined) {
+          held = new Map();
+          this.dynamicSets.set(set, held);
+        }
+        const k = parts.join(' ');
+        const now = p.now;
+        if (s.op === 'delete') {
+          held.delete(k);
+          return 'next';
+        }
+        const timeout = s.timeout ?? set.timeout;
+        const until = timeout === undefined ? Infinity : now + timeout / 1000;
+        const old = held.get(k);
+        // `add` leaves a live element as it is; `update` also renews its timeout.
+        if (s.op === 'update' || old === undefined || old <= now) held.set(k, until);
+        return 'next';
+      }
+      case 'fwd': case 'synproxy': case 'connlimit':
+        return unsupported(`${s.kind === 'connlimit' ? 'ct count' : s.kind} statements are not evaluated (${printNftStatementKind(s)})`);
     }
   }
 
@@ -635,9 +689,20 @@ export class NftEngine {
   protected lookup(m: NftAnonSet | NftSetRef, table: NftTable | undefined, sel: NftSelector, key: bigint | bigint[], p: PacketState): NftElement | undefined {
     void p;
     const keys = Array.isArray(key) ? key : [key];
-    const elements = m.kind === 'set' ? m.elements : (table?.sets.find((s: NftSet) => s.name === m.name)?.elements ?? this.findSet(m.name)?.elements ?? []);
+    const named = m.kind === 'setref' ? table?.sets.find((s: NftSet) => s.name === m.name) ?? this.findSet(m.name) : undefined;
+    const elements = m.kind === 'set' ? m.elements : (named?.elements ?? []);
     void sel;
-    return elements.find((e) => e.key.length === keys.length && e.key.every((k, i) => inPart(k, keys[i]!)));
+    const found = elements.find((e) => e.key.length === keys.length && e.key.every((k, i) => inPart(k, keys[i]!)));
+    if (found !== undefined || named === undefined) return found;
+    return this.dynamicHas(named, keys, p.now) ? DYNAMIC_ELEMENT : undefined;
+  }
+
+  /** Whether a key was put in a named set from the packet path and has not expired. */
+  protected dynamicHas(set: NftSet, keys: readonly (bigint | number)[], now: number): boolean {
+    const held = this.dynamicSets.get(set);
+    if (held === undefined) return false;
+    const until = held.get(keys.join(' '));
+    return until !== undefined && until > now;
   }
 
   protected findSet(name: string): NftSet | undefined {

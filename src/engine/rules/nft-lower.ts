@@ -353,6 +353,14 @@ export class LoweredNftEngine extends NftEngine {
     if (right.kind === 'set' || right.kind === 'setref') {
       const index = buildIndex(this.elements(right, table), readers.length);
       const parts: Val[] = new Array<Val>(readers.length);
+      const named = right.kind === 'setref' ? table.sets.find((x) => x.name === right.name) ?? this.findSet(right.name) : undefined;
+      if (named !== undefined && this.fedFromPacketPath(named)) {
+        return (p, host) => {
+          if (!readAll(p, host, parts)) return false;
+          const hit = index.find(parts) !== undefined || this.dynamicHas(named, parts, p.now);
+          return neg ? !hit : hit;
+        };
+      }
       return (p, host) => {
         if (!readAll(p, host, parts)) return false;
         const hit = index.find(parts) !== undefined;

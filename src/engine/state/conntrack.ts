@@ -168,7 +168,7 @@ export interface ConntrackSnapshot {
 
 export const TCP_STATE_NAMES = ['NONE', 'SYN_SENT', 'SYN_RECV', 'ESTABLISHED', 'FIN_WAIT', 'CLOSE_WAIT', 'LAST_ACK', 'TIME_WAIT', 'CLOSE', 'SYN_SENT2'] as const;
 
-const INITIAL_CAPACITY = 16;
+const INITIAL_CAPACITY = 4;
 
 /**
  * The next length of a column that is full: half as long again. Every entry slot costs its bytes

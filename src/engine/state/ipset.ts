@@ -93,8 +93,13 @@ export class IpsetInstance implements RuntimeIpset {
   }
 }
 
+/** The table of namespaces without sets (one, shared, never written). */
+const NO_SETS: ReadonlyMap<string, IpsetInstance> = new Map();
+
 /** The sets of a namespace by name; refuses two sets of one name. @internal */
-export function ipsetTable(sets: readonly Ipset[]): Map<string, IpsetInstance> {
+export function ipsetTable(sets: readonly Ipset[]): ReadonlyMap<string, IpsetInstance> {
+  // Namespaces without sets share one empty table.
+  if (sets.length === 0) return NO_SETS;
   const out = new Map<string, IpsetInstance>();
   for (const s of sets) {
     if (out.has(s.name)) fail('BAD_CONFIG', `ipset "${s.name}" is given twice`, undefined, s.name);

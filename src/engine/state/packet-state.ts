@@ -54,6 +54,18 @@ export const SOCKET_FULL = -1;
 /** {@link SocketRecord.state} of a request socket (the SYN-ACK is out, the ACK not in). @internal */
 export const SOCKET_HALF_OPEN = -2;
 
+/**
+ * The packet an ICMP error carries (its first bytes: addresses and ports), which conntrack reads
+ * to find the connection the error is about (`icmp_error_message`). @internal
+ */
+export interface InnerPacket {
+  readonly proto: number;
+  readonly src: readonly number[];
+  readonly sport: number;
+  readonly dst: readonly number[];
+  readonly dport: number;
+}
+
 /** The packet state the engine threads through the hooks. @internal */
 export class PacketState implements PacketView {
   // The fields are declared, not initialised: the constructor and reset() set every one through
@@ -81,6 +93,17 @@ export class PacketState implements PacketView {
   declare ttl: number;
   /** IPv4 TOS / IPv6 traffic class. */
   declare tos: number;
+  /**
+   * The bridge ports a bridged packet entered by and leaves by (`physdev`, br_netfilter's
+   * `nf_bridge->physindev`/`physoutdev`); null when it did not cross a bridge port.
+   */
+  declare physIn: string | null;
+  declare physOut: string | null;
+  /**
+   * The packet an ICMP error carries, when a driver that joins namespaces gave it one; null
+   * otherwise (an error made and judged in one namespace is attached to its connection directly).
+   */
+  declare inner: InnerPacket | null;
   declare socket: SocketView | null;
   declare ct: ConntrackViewImpl | null;
 
@@ -159,6 +182,9 @@ export class PacketState implements PacketView {
     this.mark = 0;
     this.ttl = 64;
     this.tos = 0;
+    this.physIn = null;
+    this.physOut = null;
+    this.inner = null;
     this.socket = null;
     this.ct = null;
     this.ctEntry = -1;

@@ -9,8 +9,8 @@ import type { RateestTargetOptions } from '../../iptables/extensions/target/RATE
 import type { Ruleset } from '../../model/types.js';
 
 /** The estimators the rule sets create, by name (the first rule to name one sets its timing). @internal */
-export function rateEstimatorTable(rulesets: readonly Ruleset[], now: number): Map<string, RateEstimator> {
-  const out = new Map<string, RateEstimator>();
+export function rateEstimatorTable(rulesets: readonly Ruleset[], now: number): ReadonlyMap<string, RateEstimator> {
+  let out: Map<string, RateEstimator> | null = null;
   for (const rs of rulesets) {
     for (const t of rs.tables) {
       for (const c of t.chains) {
@@ -18,10 +18,14 @@ export function rateEstimatorTable(rulesets: readonly Ruleset[], now: number): M
           const tg = r.target;
           if (tg?.kind !== 'extension' || tg.name !== 'RATEEST') continue;
           const o = tg.options as unknown as RateestTargetOptions;
+          out ??= new Map();
           if (!out.has(o.name)) out.set(o.name, new RateEstimator(o.name, o.interval, o.ewmaLog, now));
         }
       }
     }
   }
-  return out;
+  return out ?? NO_ESTIMATORS;
 }
+
+/** The table of namespaces whose rules create no estimator (one, shared, never written). */
+const NO_ESTIMATORS: ReadonlyMap<string, RateEstimator> = new Map();

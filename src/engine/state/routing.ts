@@ -318,6 +318,19 @@ export interface NamespaceObserver {
   port(port: number): void;
 }
 
+/** The family of a route as given: its destination's, or its gateway's for `default`. */
+function routeFamily(r: RouteSpec): Family {
+  if (r.dst === 'default') return r.via !== undefined && r.via.includes(':') ? 6 : 4;
+  return r.dst.includes(':') ? 6 : 4;
+}
+
+/** The rules every namespace starts with (`ip rule`: local, main, default), per family; shared, never written. */
+const DEFAULT_RULES: readonly PolicyRule[] = ([4, 6] as const).flatMap((fam) => [
+  { family: fam, priority: 0, fwmark: null, mask: 0, table: RT_TABLE.LOCAL },
+  { family: fam, priority: 32766, fwmark: null, mask: 0, table: RT_TABLE.MAIN },
+  { family: fam, priority: 32767, fwmark: null, mask: 0, table: RT_TABLE.DEFAULT },
+]);
+
 /** Interfaces, routing tables and policy rules, with the lookups the packet path needs. */
 export class Routing {
   /** Set by `explore` only. @internal */
@@ -327,6 +340,13 @@ export class Routing {
   readonly tables = new Map<number, Route[]>();
   readonly rules: PolicyRule[] = [];
   readonly routeLocalnetAll: boolean;
+  /**
+   * `fib4_has_custom_rules || fib_has_custom_local_routes`: an IPv4 `ip rule` was added, or a route
+   * of type `local` (`ip route add local …`). Either makes `fib_validate_source` run its full
+   * check, a reverse lookup of the source, instead of asking only whether the source is one of the
+   * interfaces' addresses. Neither is ever cleared in the kernel.
+   */
+  readonly fullSourceCheck4: boolean;
 
   constructor(config: RoutingConfig) {
     this.routeLocalnetAll = config.routeLocalnet;
@@ -354,11 +374,7 @@ export class Routing {
     for (const iface of this.ifaces) this.addConnected(iface);
     for (const gw of config.gateways) this.addDefault(gw);
     for (const r of config.routes) this.addRoute(r);
-    for (const fam of [4, 6] as const) {
-      this.rules.push({ family: fam, priority: 0, fwmark: null, mask: 0, table: RT_TABLE.LOCAL });
-      this.rules.push({ family: fam, priority: 32766, fwmark: null, mask: 0, table: RT_TABLE.MAIN });
-      this.rules.push({ family: fam, priority: 32767, fwmark: null, mask: 0, table: RT_TABLE.DEFAULT });
-    }
+    for (const r of DEFAULT_RULES) this.rules.push(r);
     let next = 32765;
     for (const r of config.rules) {
       const priority = r.priority ?? next--;
@@ -369,6 +385,32 @@ export class Routing {
       if (!this.tables.has(r.table)) this.tables.set(r.table, []);
     }
     this.rules.sort((a, b) => a.priority - b.priority);
+    this.fullSourceCheck4 = config.rules.some((r) => r.family !== 6) || config.routes.some((r) => (r.type ?? 'unicast') === 'local' && routeFamily(r) === 4);
+  }
+
+  /**
+   * `fib_validate_source` for a packet arriving on a device other than `lo`, with the defaults of
+   * a new namespace (`rp_filter` 0, `accept_local` 0, `src_valid_mark` 0): the reason it is a
+   * martian source, or null. Without custom rules or local routes: a source that is one of the
+   * interfaces' addresses (`inet_lookup_ifaddr_rcu`). With them (`__fib_validate_source`): the
+   * route back to the source, looked up with mark 0, may not be `local` or `broadcast` (a subnet's
+   * broadcast address is martian then); no route, or an unreachable, blackhole or prohibit one,
+   * passes.
+   */
+  validateSource4(src: readonly number[]): string | null {
+    this.observer?.addr(src);
+    if (!this.fullSourceCheck4) return this.isInterfaceAddress4(src[0]!) ? 'martian source (an address of this host)' : null;
+    const back = this.fibLookup(4, src, 0);
+    if (back === null) return null;
+    if (back.route.type === 'local') return 'martian source (the route back to it is local)';
+    if (back.route.type === 'broadcast') return 'martian source (a broadcast address)';
+    return null;
+  }
+
+  /** Whether an interface has this IPv4 address (`inet_lookup_ifaddr_rcu`). */
+  private isInterfaceAddress4(a: number): boolean {
+    for (const i of this.ifaces) for (const x of i.addrs4) if (x.addr[0] === a) return true;
+    return false;
   }
 
   private table(id: number): Route[] {
@@ -497,19 +539,20 @@ export class Routing {
    * Answers of {@link fibLookup} for IPv4 without a mark, and of the local table for IPv4, by
    * destination. Routes do not change after construction, so the answers do not either.
    */
-  private readonly fib4 = new Map<number, { route: Route; table: number } | null>();
-  private readonly local4 = new Map<number, Route | null>();
+  private fib4: Map<number, { route: Route; table: number } | null> | null = null;
+  private local4: Map<number, Route | null> | null = null;
 
   /** `fib_lookup`: walks the policy rules in priority order. */
   fibLookup(family: Family, dst: readonly number[], mark: number): { route: Route; table: number } | null {
     this.observer?.addr(dst);
     if (family !== 4 || mark !== 0) return this.fibWalk(family, dst, mark);
     const key = dst[0]!;
-    let hit = this.fib4.get(key);
+    const fib4 = (this.fib4 ??= new Map());
+    let hit = fib4.get(key);
     if (hit === undefined) {
       hit = this.fibWalk(family, dst, mark);
-      if (this.fib4.size >= ROUTE_CACHE_SIZE) this.fib4.clear();
-      this.fib4.set(key, hit);
+      if (fib4.size >= ROUTE_CACHE_SIZE) fib4.clear();
+      fib4.set(key, hit);
     }
     return hit;
   }
@@ -518,11 +561,12 @@ export class Routing {
   private localRoute(family: Family, addr: readonly number[]): Route | null {
     if (family !== 4) return this.lookupTable(RT_TABLE.LOCAL, family, addr);
     const key = addr[0]!;
-    let r = this.local4.get(key);
+    const local4 = (this.local4 ??= new Map());
+    let r = local4.get(key);
     if (r === undefined) {
       r = this.lookupTable(RT_TABLE.LOCAL, family, addr);
-      if (this.local4.size >= ROUTE_CACHE_SIZE) this.local4.clear();
-      this.local4.set(key, r);
+      if (local4.size >= ROUTE_CACHE_SIZE) local4.clear();
+      local4.set(key, r);
     }
     return r;
   }
@@ -625,25 +669,27 @@ export class Routing {
       // arrays of its own, since the answer can hold the source or the destination it was given.
       const key = dst[0]!;
       if (src === null) {
-        let r = this.out4.get(key);
+        const out4 = (this.out4 ??= new Map());
+        let r = out4.get(key);
         if (r === undefined) {
           r = this.routeOutputOf(4, [key], 0, null);
-          if (this.out4.size >= ROUTE_CACHE_SIZE) this.out4.clear();
-          this.out4.set(key, r);
+          if (out4.size >= ROUTE_CACHE_SIZE) out4.clear();
+          out4.set(key, r);
         }
         return r;
       }
       const from = src[0]!;
-      let bySrc = this.out4src.get(key);
+      const out4src = (this.out4src ??= new Map());
+      let bySrc = out4src.get(key);
       let r = bySrc?.get(from);
       if (r === undefined) {
         r = this.routeOutputOf(4, [key], 0, [from]);
         if (this.out4srcSize >= ROUTE_CACHE_SIZE) {
-          this.out4src.clear();
+          out4src.clear();
           this.out4srcSize = 0;
           bySrc = undefined;
         }
-        if (bySrc === undefined) this.out4src.set(key, (bySrc = new Map()));
+        if (bySrc === undefined) out4src.set(key, (bySrc = new Map()));
         bySrc.set(from, r);
         this.out4srcSize++;
       }
@@ -653,12 +699,13 @@ export class Routing {
   }
 
   /** The answer of {@link routeInput} for a local destination, by the table its route is in. */
-  private readonly localIn = new Map<number, RouteResult & { reason: string | null; martian: boolean }>();
+  private localIn: Map<number, RouteResult & { reason: string | null; martian: boolean }> | null = null;
 
+  // The caches of a namespace are made at their first answer: many namespaces make few connections.
   /** Answers of {@link routeOutput} for IPv4 without a mark: by destination, without a source. */
-  private readonly out4 = new Map<number, RouteResult>();
+  private out4: Map<number, RouteResult> | null = null;
   /** The same with a source: by destination, then source. */
-  private readonly out4src = new Map<number, Map<number, RouteResult>>();
+  private out4src: Map<number, Map<number, RouteResult>> | null = null;
   private out4srcSize = 0;
 
   private routeOutputOf(family: Family, dst: readonly number[], mark: number, src: readonly number[] | null): RouteResult {
@@ -740,11 +787,17 @@ export class Routing {
     const hit = this.fibLookup(family, dst, mark);
     if (!hit) return none('unreachable', 'no route');
     const { route, table } = hit;
-    // fib_validate_source: a source that is one of our own addresses is martian off lo.
-    if (!dev.loopback && this.isLocalAddress(family, src)) return none('unreachable', 'martian source (a local address)', true);
+    // ip_route_input_slow validates the source for a local or broadcast destination and for one
+    // it forwards (fib_validate_source), off lo.
+    const validated = route.type === 'local' || route.type === 'broadcast' || (route.type === 'unicast' && forwarding);
+    if (validated && !dev.loopback) {
+      const bad = family === 4 ? this.validateSource4(src) : this.isLocalAddress(6, src) ? 'martian source (a local address)' : null;
+      if (bad !== null) return none('unreachable', bad, true);
+    }
     if (route.type === 'local') {
-      let r = this.localIn.get(table);
-      if (r === undefined) this.localIn.set(table, (r = { type: 'local', dev: this.lo, via: null, src: null, table, reason: null, martian: false }));
+      const localIn = (this.localIn ??= new Map());
+      let r = localIn.get(table);
+      if (r === undefined) localIn.set(table, (r = { type: 'local', dev: this.lo, via: null, src: null, table, reason: null, martian: false }));
       return r;
     }
     if (route.type === 'broadcast') return { type: 'local', dev: this.lo, via: null, src: null, table, reason: 'broadcast', martian: false };

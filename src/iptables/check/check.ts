@@ -9,7 +9,7 @@
 import { diagnostic } from '../../model/errors.js';
 import type { Diagnostic } from '../../model/errors.js';
 import { BUILTIN_CHAINS, HOOK_NAMES, MAX_CHAIN_NAME_LENGTH } from '../../model/types.js';
-import type { Chain, HookName, Rule, Ruleset, Span, Table } from '../../model/types.js';
+import type { Chain, Family, HookName, Rule, Ruleset, Span, Table } from '../../model/types.js';
 import { MATCHES, TARGETS } from '../extensions/registry.js';
 import { checkExtension } from '../extensions/placement.js';
 import type { MatchExtension, TargetExtension } from '../extensions/types.js';
@@ -30,11 +30,33 @@ export interface CheckOptions {
    * `nft` (default): also enforce iptables-nft's jump depth limit. `legacy`: ip_tables only.
    */
   readonly backend?: 'nft' | 'legacy';
+  /**
+   * The ipsets that exist where the rules are loaded (`ipset save` of the machine). Given, a
+   * `-m set` or `-j SET` naming another set is an error, as iptables refuses it ("Set NAME
+   * doesn't exist."), and so is a set of the other family. Absent: set names are not checked.
+   */
+  readonly ipsets?: readonly IpsetDeclaration[];
+  /**
+   * The nfacct accounting objects that exist (`nfacct list`). Given, `-m nfacct` naming another is
+   * an error: the kernel refuses the rule (`xt_nfacct`: "cannot find nfacct object"; the load
+   * fails with ENOENT). Absent: not checked.
+   */
+  readonly nfacct?: readonly string[];
   /** Extension modules (default: the built-in registry). */
   readonly registry?: {
     readonly matches: ReadonlyMap<string, MatchExtension>;
     readonly targets: ReadonlyMap<string, TargetExtension>;
   };
+}
+
+/**
+ * An ipset as far as loading a rule that names it is concerned: its name and family (`null` for a
+ * `list:set`, which serves both). An {@link Ipset} is one.
+ */
+export interface IpsetDeclaration {
+  readonly name: string;
+  readonly type: string;
+  readonly family: Family | null;
 }
 
 /** Hooks where a packet has an in-device / an out-device (iptables: "Can't use -i with OUTPUT"). */
@@ -204,6 +226,7 @@ export function check(ruleset: Ruleset, options: CheckOptions = {}): Diagnostic[
   const targets = options.registry?.targets ?? TARGETS;
   const backend = options.backend ?? 'nft';
   out.push(...checkRateEstimators(ruleset));
+  if (options.ipsets !== undefined || options.nfacct !== undefined) out.push(...checkObjects(ruleset, options.ipsets, options.nfacct));
   for (const table of ruleset.tables) {
     const byName = new Map<string, Chain>();
     const builtins = BUILTIN_CHAINS[table.name] as readonly string[];
@@ -249,7 +272,7 @@ export function check(ruleset: Ruleset, options: CheckOptions = {}): Diagnostic[
     for (const c of table.chains) {
       const reach = [...hooks.get(c.name)!].sort((a, b) => HOOK_NAMES.indexOf(a) - HOOK_NAMES.indexOf(b));
       c.rules.forEach((r, i) => {
-        checkRule(out, ruleset, table, c, r, i, reach, matches, targets, byName);
+        checkRule(out, ruleset, table, c, r, i, reach, matches, targets, byName, backend);
         // nf_tables refuses a negated test of the whole address space (observed: "RULE_APPEND
         // failed (Invalid argument)"); legacy keeps it as a rule that never matches.
         if ((options.backend ?? 'nft') === 'nft') {
@@ -276,6 +299,7 @@ function checkRule(
   matches: ReadonlyMap<string, MatchExtension>,
   targets: ReadonlyMap<string, TargetExtension>,
   byName: Map<string, Chain>,
+  backend: 'nft' | 'legacy',
 ): void {
   const where = ruleLabel(table.name, chain.name, index);
   const at = (s: Span | undefined): Span | undefined => s ?? r.span;
@@ -291,7 +315,7 @@ function checkRule(
     out.push(chain.builtin ? diagnostic('INVALID_HOOK', `Can't use -o with ${chain.name} (${where})`, r.span, '-o') : { ...diagnostic('INVALID_HOOK', msg, r.span, '-o'), severity: 'warning' });
   }
   const hooks = reach.length > 0 ? reach : undefined;
-  const ctx = { family: ruleset.family, protocol: r.protocol, table: table.name, ...(hooks ? { hooks } : {}), builtinChain: chain.builtin };
+  const ctx = { family: ruleset.family, protocol: r.protocol, table: table.name, ...(hooks ? { hooks } : {}), builtinChain: chain.builtin, backend, matches: r.matches };
   for (const m of r.matches) {
     const ext = matches.get(m.name);
     if (!ext) {
@@ -364,6 +388,44 @@ function checkRateEstimators(ruleset: Ruleset): Diagnostic[] {
       else if (had.interval !== o.interval || had.ewmaLog !== o.ewmaLog) {
         out.push(diagnostic('CONFLICTING_OPTIONS', `RATEEST: estimator "${o.name}" exists with another interval or ewmalog (the kernel refuses the rule: Invalid argument) (${where})`, t.span ?? r.span, o.name));
       }
+    }
+  }
+  return out;
+}
+
+/**
+ * The named objects a rule needs at load: ipsets (`-m set`, `-j SET`: libxt_set asks the kernel
+ * for the set by name while parsing, "Set NAME doesn't exist.", and refuses one of the other
+ * family) and nfacct objects (`xt_nfacct_checkentry`: the load fails with ENOENT).
+ */
+function checkObjects(ruleset: Ruleset, ipsets: readonly IpsetDeclaration[] | undefined, nfacct: readonly string[] | undefined): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const sets = ipsets === undefined ? undefined : new Map(ipsets.map((s) => [s.name, s]));
+  const accts = nfacct === undefined ? undefined : new Set(nfacct);
+  for (const t of ruleset.tables) {
+    for (const c of t.chains) {
+      c.rules.forEach((r, i) => {
+        const where = ruleLabel(t.name, c.name, i);
+        const setNames: { name: string; span: Span | undefined }[] = [];
+        for (const m of r.matches) {
+          if (m.name === 'set') setNames.push({ name: (m.options as { name: string }).name, span: m.span ?? r.span });
+          if (m.name === 'nfacct' && accts !== undefined) {
+            const n = (m.options as { name: string }).name;
+            if (!accts.has(n)) out.push(diagnostic('UNKNOWN_NFACCT', `nfacct object "${n}" does not exist (the kernel refuses the rule: No such file or directory; create it with nfacct add ${n}) (${where})`, m.span ?? r.span, n));
+          }
+        }
+        const tg = r.target;
+        if (tg?.kind === 'extension' && tg.name === 'SET') {
+          const o = tg.options as { add: { name: string } | null; del: { name: string } | null };
+          for (const x of [o.add, o.del]) if (x) setNames.push({ name: x.name, span: tg.span ?? r.span });
+        }
+        if (sets === undefined) return;
+        for (const { name, span } of setNames) {
+          const s = sets.get(name);
+          if (s === undefined) out.push(diagnostic('UNKNOWN_SET', `Set ${name} doesn't exist. (iptables refuses the rule; the sets given are ${sets.size === 0 ? 'none' : [...sets.keys()].slice(0, 5).join(', ') + (sets.size > 5 ? ', …' : '')}) (${where})`, span, name));
+          else if (s.family !== null && s.family !== ruleset.family) out.push(diagnostic('WRONG_FAMILY', `The protocol family of set ${name} is IPv${s.family}, which is not applicable. (an ip${ruleset.family === 6 ? '6' : ''}tables rule needs an ${ruleset.family === 6 ? 'inet6' : 'inet'} set) (${where})`, span, name));
+        }
+      });
     }
   }
   return out;

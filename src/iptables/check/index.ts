@@ -5,4 +5,4 @@
  */
 export { check, reachableHooks, NFT_JUMP_STACK_SIZE } from './check.js';
 export { MAX_CHAIN_NAME_LENGTH } from '../../model/types.js';
-export type { CheckOptions } from './check.js';
+export type { CheckOptions, IpsetDeclaration } from './check.js';

@@ -45,8 +45,21 @@ export function checkExtension(
       out.push(diagnostic('MATCH_NEEDS_PROTOCOL', `${what} needs ${need}${rp ? (rp.negated ? ` (not "! -p ${ctx.protocol!.value}")` : ` (not "-p ${ctx.protocol!.value}")`) : ''}`, span, ext.name));
     }
   }
-  if (ext.check) out.push(...ext.check(options, ctx));
+  // A module's own check knows the option, not where it was written: it is reported at the
+  // extension's `-m NAME`/`-j NAME`.
+  if (ext.check) for (const d of ext.check(options, ctx)) out.push(d.span === undefined && span !== undefined ? { ...d, span } : d);
   return out;
+}
+
+/**
+ * The hooks an extension's own `checkentry` sees in `hook_mask`: those the chain is reachable
+ * from, except for a rule in a user chain under the nf_tables back end, where it sees none
+ * (`nft_match_set_mtchk_param` passes an empty mask there), so a `checkentry` that refuses by hook
+ * loads it. The static `hooks` of {@link Placement} are enforced either way.
+ */
+export function checkentryHooks(ctx: CheckContext): readonly HookName[] | undefined {
+  if (ctx.builtinChain === false && ctx.backend !== 'legacy') return undefined;
+  return ctx.hooks;
 }
 
 /** The kernel's words: "used from hooks INPUT, but only usable from OUTPUT/POSTROUTING". */

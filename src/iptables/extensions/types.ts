@@ -84,6 +84,10 @@ export interface CheckContext {
    * mask itself pass (the extension's `hooks` field is still enforced at commit).
    */
   readonly builtinChain?: boolean;
+  /** `nft` (the default) or `legacy`: the back end the rules are loaded with. */
+  readonly backend?: 'nft' | 'legacy';
+  /** The rule's matches, for a target whose check reads them (`xt_tgchk_param.entryinfo`). */
+  readonly matches?: readonly { readonly name: string; readonly options: unknown }[];
 }
 
 /** Where an extension may be used. Absent fields mean "anywhere". */

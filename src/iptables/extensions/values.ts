@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { fail } from '../../model/errors.js';
+import { diagnostic, fail, type Diagnostic } from '../../model/errors.js';
 import type { Family, Negatable, Span } from '../../model/types.js';
 import { formatAddress, maskLength, parseAddress, prefixMask } from '../../model/address.js';
 import { parseProtocol } from '../../model/protocols.js';
@@ -521,4 +521,16 @@ export function parseUint64(o: OptionOccurrence, ext: string, text: string = arg
   const v = m ? BigInt(m[1]!.length > 1 && m[1]![0] === '0' && !/[xX]/.test(m[1]!) ? `0o${m[1]!.slice(1)}` : m[1]!) : -1n;
   if (v < 0n || v > 0xffffffffffffffffn) badValue(o, `${ext}: bad value "${text}" for option "${o.written}" (must be 0-18446744073709551615)`);
   return v;
+}
+
+/**
+ * `xt_check_proc_name`: the name of a `/proc/net/xt_*` entry (`recent --name`, `hashlimit
+ * --hashlimit-name`) may not be `.` or `..` nor contain `/`; the kernel refuses the rule with
+ * EINVAL. Returns the diagnostics for `what`.
+ */
+export function checkProcName(name: string, what: string): Diagnostic[] {
+  if (name === '.' || name === '..' || name.includes('/')) {
+    return [diagnostic('BAD_VALUE', `${what} "${name}": the kernel refuses a name that is . or .. or contains / (it names a /proc entry; Invalid argument)`, undefined, name)];
+  }
+  return [];
 }

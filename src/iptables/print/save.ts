@@ -9,7 +9,8 @@
  *
  * @module
  */
-import { MATCHES, TARGETS } from '../extensions/registry.js';
+import { TARGETS } from '../extensions/registry.js';
+import { savedMatches } from './nft-matches.js';
 import { BUILTIN_CHAINS, type Chain, type Family, type Rule, type Ruleset, type Table, type TableName } from '../../model/types.js';
 import { formatCidr } from '../../model/address.js';
 import { expectArgument, expectFields } from '../../model/guard.js';
@@ -96,11 +97,8 @@ export function printRuleBody(rule: Rule, family: Family): string {
   if (rule.outInterface) s += `${neg(rule.outInterface.negated)} -o ${rule.outInterface.value}`;
   if (rule.protocol) s += `${neg(rule.protocol.negated)} -p ${rule.protocol.value}`;
   if (rule.fragment) s += `${neg(rule.fragment.negated)} -f`;
-  for (const m of rule.matches) {
-    const ext = MATCHES.get(m.name);
-    const opts = ext ? ext.save(m.options, family) : '';
-    s += ` -m ${m.name}${opts ? ' ' + opts : ''}`;
-  }
+  // Matches as iptables-nft lists them back (tcp and udp tests merged; print/nft-matches.ts).
+  for (const m of savedMatches(rule.matches, family)) s += ` ${m}`;
   const t = rule.target;
   if (t) {
     switch (t.kind) {

@@ -154,9 +154,12 @@ export class RulesetBuilder {
         const victims = chainName === undefined ? [...t.chains.values()].filter((c) => !c.builtin) : chain ? [chain] : [];
         if (chainName !== undefined && !chain) return noChain();
         for (const v of victims) {
-          if (v.builtin) return diagnostic('BUILTIN_CHAIN', `cannot delete built-in chain "${v.name}"`, where, v.name);
-          if (v.rules.length > 0 && chainName !== undefined) return diagnostic('CHAIN_NOT_EMPTY', `chain "${v.name}" is not empty`, where, v.name);
-          if (isReferenced(t, v.name)) return diagnostic('CHAIN_IN_USE', `can't delete chain "${v.name}" with references left`, where, v.name);
+          // nf_tables refuses to delete a chain that still has rules or is jumped to, with -X CHAIN
+          // and with a bare -X alike (observed: "CHAIN_DEL failed (Device or resource busy)").
+          if (v.builtin) return diagnostic('BUILTIN_CHAIN', `cannot delete built-in chain "${v.name}" (iptables: No chain/target/match by that name)`, where, v.name);
+          if (v.rules.length > 0) return diagnostic('CHAIN_NOT_EMPTY', `cannot delete chain "${v.name}": it still has ${v.rules.length} rule${v.rules.length === 1 ? '' : 's'} (iptables: CHAIN_DEL failed (Device or resource busy))`, where, v.name);
+          const by = referrer(t, v.name);
+          if (by !== undefined) return diagnostic('CHAIN_IN_USE', `cannot delete chain "${v.name}": chain ${by} still jumps to it (iptables: CHAIN_DEL failed (Device or resource busy))`, where, v.name);
         }
         for (const v of victims) t.chains.delete(v.name);
         return undefined;
@@ -178,7 +181,7 @@ export class RulesetBuilder {
       }
       case 'policy':
         if (!chain) return noChain();
-        if (!chain.builtin) return diagnostic('BAD_POLICY', `cannot set a policy on user-defined chain "${chainName}"`, where, chainName);
+        if (!chain.builtin) return diagnostic('BAD_POLICY', `cannot set a policy on user-defined chain "${chainName}" (iptables: Bad built-in chain name)`, where, chainName);
         if (cmd.policy !== 'ACCEPT' && cmd.policy !== 'DROP') return diagnostic('BAD_POLICY', `bad policy "${cmd.policy}" (must be ACCEPT or DROP)`, cmd.span, cmd.policy);
         chain.policy = cmd.policy;
         return undefined;
@@ -208,9 +211,10 @@ export class RulesetBuilder {
   }
 }
 
-function isReferenced(t: MutableTable, name: string): boolean {
-  for (const c of t.chains.values()) for (const r of c.rules) if (r.target && (r.target.kind === 'jump' || r.target.kind === 'goto') && r.target.chain === name) return true;
-  return false;
+/** The first chain with a rule that jumps or goes to `name`, if any. */
+function referrer(t: MutableTable, name: string): string | undefined {
+  for (const c of t.chains.values()) for (const r of c.rules) if (r.target && (r.target.kind === 'jump' || r.target.kind === 'goto') && r.target.chain === name) return c.name;
+  return undefined;
 }
 
 /** Whether two rules are the same rule (as `-D`/`-C` compare them): everything but spans, text and counters. */

@@ -189,6 +189,7 @@ export function parseCommandTokens(tokens: readonly Token[], options: CommandOpt
   let chainSpan: Span | undefined;
   let ruleNumber: number | undefined;
   let policy: string | undefined;
+  let policySpan: Span | undefined;
   let newName: string | undefined;
   let table = options.restoreTable;
   let counters: Counters | undefined;
@@ -429,8 +430,10 @@ export function parseCommandTokens(tokens: readonly Token[], options: CommandOpt
           if (!isNonOption(tokens[i])) fail('MISSING_ARGUMENT', s === 'P' ? '-P requires a chain and a policy' : '-E requires old-chain-name and new-chain-name', spanAfter(a.span!), text);
           const n = tokens[i]!;
           i++;
-          if (s === 'P') policy = n.text;
-          else {
+          if (s === 'P') {
+            policy = n.text;
+            policySpan = n.span;
+          } else {
             newName = n.text;
             checkChainName(n.text, n.span);
           }
@@ -579,6 +582,17 @@ export function parseCommandTokens(tokens: readonly Token[], options: CommandOpt
   if (invert) fail('BAD_NEGATION', '! must be followed by an option', invertSpan, '!');
   if (command === undefined) fail('BAD_COMMAND', 'no command specified', wholeSpan, first?.text);
   void commandSpan;
+
+  // do_parse: DROP is refused in the nat table, as a rule's -j/-g or as -P's policy (the chain
+  // lines of restore input do not pass here: ":PREROUTING DROP" loads).
+  if ((table ?? 'filter') === 'nat') {
+    const dropAt = target !== null && (target.kind === 'verdict' ? target.verdict === 'DROP' : target.kind === 'goto' && target.chain === 'DROP') ? target.span : policy === 'DROP' ? policySpan : undefined;
+    if (dropAt !== undefined) {
+      const d = diagnostic('INVALID_TABLE', 'The "nat" table is not intended for filtering, the use of DROP is therefore inhibited (iptables refuses the rule, even with --test)', dropAt, 'DROP');
+      if (options.mode === 'lenient' && options.onWarning) options.onWarning({ ...d, message: `${d.message}; kept, and it drops` });
+      else throw new NetfilterSimError(d);
+    }
+  }
 
   // Build matches (x6_fcheck runs for every loaded extension).
   const matches: Match[] = loaded.map((l) => {

@@ -162,3 +162,64 @@ export function parseIpsetArgument(text: string): Ipset {
   });
   return { name, type, family, entries };
 }
+
+/** Every set type ipset 7 creates, and the family its sets have when `family` is not given. */
+const ALL_TYPES: ReadonlyMap<string, Family | null> = new Map<string, Family | null>([
+  ['bitmap:ip', 4], ['bitmap:ip,mac', 4], ['bitmap:port', null],
+  ['hash:ip', 4], ['hash:mac', null], ['hash:ip,mac', 4], ['hash:net', 4], ['hash:net,net', 4],
+  ['hash:ip,port', 4], ['hash:net,port', 4], ['hash:ip,port,ip', 4], ['hash:ip,port,net', 4],
+  ['hash:ip,mark', 4], ['hash:net,port,net', 4], ['hash:net,iface', 4], ['list:set', null],
+]);
+
+/** A set's name, type and family, as far as a rule that names it cares. */
+export interface IpsetHeader {
+  readonly name: string;
+  readonly type: string;
+  /** `null`: a set that serves both families (`list:set`, `bitmap:port`, `hash:mac`). */
+  readonly family: Family | null;
+}
+
+/**
+ * Reads only the `create` lines of `ipset save` output, for any set type ipset knows (a node's
+ * kube-proxy in IPVS mode has `bitmap:port` and `hash:ip,port,net` sets): what loading rules that
+ * name sets needs. `add` lines, comments and blank lines are skipped; other commands, unknown
+ * types and a set created twice are refused with a `NetfilterSimError` naming the line.
+ *
+ * @example
+ * ```ts
+ * parseIpsetHeaders('create KUBE-NODE-PORT-TCP bitmap:port range 0-65535\n'); // [{ name: 'KUBE-NODE-PORT-TCP', type: 'bitmap:port', family: null }]
+ * ```
+ */
+export function parseIpsetHeaders(text: string, file = '<ipset>'): IpsetHeader[] {
+  expectArgument(text, 'string', 'text');
+  expectArgument(file, 'string', 'file');
+  const out = new Map<string, IpsetHeader>();
+  let offset = 0;
+  text.split('\n').forEach((raw, i) => {
+    const line = raw.replace(/\r$/, '');
+    const start = offset;
+    offset += raw.length + 1;
+    const words = [...line.matchAll(/\S+/g)].map((m) => ({ text: m[0], col: m.index! }));
+    const bad = (message: string, w: { text: string; col: number }): never => {
+      throw new NetfilterSimError([err(message, { line: i + 1, column: w.col + 1, offset: start + w.col }, w.text)], { file });
+    };
+    const cmd = words[0];
+    if (cmd === undefined || cmd.text.startsWith('#') || cmd.text === 'add' || cmd.text === '-A') return;
+    if (cmd.text !== 'create' && cmd.text !== '-N') bad(`unsupported ipset command "${cmd.text}" (expected create or add)`, cmd);
+    const name = words[1] ?? bad(`${cmd.text} needs a set name`, cmd);
+    if (name.text.length > IPSET_MAX_NAME) bad(`set name "${name.text}" is longer than ${IPSET_MAX_NAME} characters`, name);
+    const type = words[2] ?? bad(`create ${name.text} needs a set type`, name);
+    if (!ALL_TYPES.has(type.text)) bad(`unknown set type "${type.text}" (ipset has ${[...ALL_TYPES.keys()].join(', ')})`, type);
+    let family = ALL_TYPES.get(type.text)!;
+    const fi = words.findIndex((w) => w.text === 'family');
+    if (fi >= 0) {
+      const f = words[fi + 1];
+      if (f?.text === 'inet') family = 4;
+      else if (f?.text === 'inet6') family = 6;
+      else bad('family must be inet or inet6', f ?? words[fi]!);
+    }
+    if (out.has(name.text)) bad(`set "${name.text}" is created twice`, name);
+    out.set(name.text, { name: name.text, type: type.text, family });
+  });
+  return [...out.values()];
+}

@@ -37,9 +37,16 @@ export interface SaveParseResult {
   readonly ruleset: Ruleset;
   /**
    * `error`: the text is rejected (as `iptables-restore --test` rejects it). `warning`: the text
-   * parses, but loading it into the kernel would fail (a missing chain, an index past the end).
+   * parses, but something iptables-restore would do differently or refuse at the load.
    */
   readonly diagnostics: readonly Diagnostic[];
+  /**
+   * The warnings among {@link diagnostics} for commands the load itself refuses, though
+   * `iptables-restore --test` takes them (`-A` to a missing chain, `-X` of a chain that is still
+   * referenced or not empty, `-P` on a user chain, `-D` of a rule that is not there): the
+   * whole restore fails at that line. `check` reports them as errors.
+   */
+  readonly loadFailures: readonly Diagnostic[];
 }
 
 /**
@@ -58,7 +65,8 @@ export function parseIptablesSave(text: string, options: SaveParseOptions = {}):
   const mode = options.mode ?? 'strict';
   const builder = new RulesetBuilder(family, options.noflush);
   const diagnostics: Diagnostic[] = [];
-  const done = (): SaveParseResult => ({ ruleset: builder.build(), diagnostics: explainInvisible(text, diagnostics) });
+  const loadFailures: Diagnostic[] = [];
+  const done = (): SaveParseResult => ({ ruleset: builder.build(), diagnostics: explainInvisible(text, diagnostics), loadFailures });
 
   const nul = text.indexOf('\0');
   if (nul >= 0) {
@@ -196,7 +204,11 @@ export function parseIptablesSave(text: string, options: SaveParseOptions = {}):
       }
       const refusal = builder.apply(withCounters, table);
       touched = true;
-      if (refusal) diagnostics.push({ ...refusal, severity: 'warning' });
+      if (refusal) {
+        const d: Diagnostic = { ...refusal, severity: 'warning' };
+        diagnostics.push(d);
+        loadFailures.push(d);
+      }
     } catch (e) {
       if (e instanceof NetfilterSimError) {
         pushAll(diagnostics, e.diagnostics);

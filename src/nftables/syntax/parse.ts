@@ -989,6 +989,13 @@ class Parser {
           spec = { ...spec, gcInterval: this.timeSpec().value };
           this.separator();
           break;
+        case 'timeout': {
+          const w = this.expectWord();
+          const ms = parseTime(w.text);
+          if (ms === null) this.failAt(w.span, `wrong time format: ${w.text}`, w.text, 'BAD_VALUE');
+          spec = { ...spec, timeout: ms };
+          break;
+        }
         case 'comment':
           this.next();
           spec = { ...spec, comment: this.commentText() };

@@ -9,7 +9,7 @@
 import { diagnostic, type Diagnostic } from '../../../model/errors.js';
 import { ADDR_TYPE } from '../../../model/packet.js';
 import type { HookName, Negatable } from '../../../model/types.js';
-import { hookDiagnostic } from '../placement.js';
+import { checkentryHooks, hookDiagnostic } from '../placement.js';
 import type { ExtensionContext, MatchExtension, OptionOccurrence } from '../types.js';
 import { conflict, formatBits, missing, parsePrefixList, unknownOption } from '../values.js';
 
@@ -96,9 +96,10 @@ export const addrtype: MatchExtension<AddrtypeOptions> = {
   check(o, ctx): Diagnostic[] {
     const out: Diagnostic[] = [];
     // In a user chain the nf_tables back end's hook_mask is empty: the kernel loads it.
-    if (o.limitIface && ctx.hooks && ctx.builtinChain !== false) {
+    const hooks = checkentryHooks(ctx);
+    if (o.limitIface && hooks) {
       const allowed = o.limitIface === 'in' ? IN_HOOKS : OUT_HOOKS;
-      const bad = ctx.hooks.filter((h) => !allowed.includes(h));
+      const bad = hooks.filter((h) => !allowed.includes(h));
       if (bad.length > 0) out.push(hookDiagnostic(`addrtype match --limit-iface-${o.limitIface}`, bad, allowed, undefined, 'addrtype'));
     }
     if (ctx.family === 6) {

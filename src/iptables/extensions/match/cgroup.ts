@@ -27,7 +27,8 @@ export const cgroup: MatchExtension<CgroupOptions> = {
     { name: 'path', arg: true, negatable: true },
     { name: 'cgroup', arg: true, negatable: true },
   ],
-  placement: { hooks: ['PREROUTING', 'INPUT', 'FORWARD', 'OUTPUT', 'POSTROUTING'] },
+  // xt_cgroup.c `.hooks`: where a packet may have a local socket (enforced in user chains too).
+  placement: { hooks: ['INPUT', 'OUTPUT', 'POSTROUTING'] },
   parse(occurrences, ctx) {
     const r: { -readonly [K in keyof CgroupOptions]: CgroupOptions[K] } = {};
     for (const o of occurrences) {
@@ -47,6 +48,10 @@ export const cgroup: MatchExtension<CgroupOptions> = {
   check(o) {
     // cgroup_mt_check_v1: a path and a class id together are refused.
     if (o.path && o.classid) return [diagnostic('CONFLICTING_OPTIONS', 'cgroup: --path and --cgroup cannot be used together', undefined, 'cgroup')];
+    // cgroup_get_from_path: a path the loading machine does not have is refused (Invalid argument).
+    if (o.path && o.path.value !== '/') {
+      return [{ ...diagnostic('BAD_VALUE', `cgroup --path ${o.path.value}: the load fails (Invalid argument) unless that cgroup exists on the machine that loads the rules`, undefined, o.path.value), severity: 'warning' }];
+    }
     return [];
   },
   lower(o) {

@@ -8,7 +8,7 @@
  */
 import type { Diagnostic } from '../../../model/errors.js';
 import type { HookName } from '../../../model/types.js';
-import { hookDiagnostic } from '../placement.js';
+import { checkentryHooks, hookDiagnostic } from '../placement.js';
 import type { MatchExtension } from '../types.js';
 import { formatValMask, missing, parseValMask, unknownOption } from '../values.js';
 
@@ -55,13 +55,15 @@ export const devgroup: MatchExtension<DevgroupOptions> = {
   },
   check(o, ctx) {
     const out: Diagnostic[] = [];
-    if (!ctx.hooks) return out;
+    // devgroup_mt_checkentry tests hook_mask itself: a user chain loads it under nft.
+    const hooks = checkentryHooks(ctx);
+    if (!hooks) return out;
     if (o.src) {
-      const bad = ctx.hooks.filter((h) => !IN_HOOKS.includes(h));
+      const bad = hooks.filter((h) => !IN_HOOKS.includes(h));
       if (bad.length > 0) out.push(hookDiagnostic('devgroup match --src-group', bad, IN_HOOKS, undefined, 'devgroup'));
     }
     if (o.dst) {
-      const bad = ctx.hooks.filter((h) => !OUT_HOOKS.includes(h));
+      const bad = hooks.filter((h) => !OUT_HOOKS.includes(h));
       if (bad.length > 0) out.push(hookDiagnostic('devgroup match --dst-group', bad, OUT_HOOKS, undefined, 'devgroup'));
     }
     return out;

@@ -14,9 +14,10 @@
  * @module
  */
 import { diagnostic, fail } from '../../../model/errors.js';
+import { utf8Length } from '../../../model/limits.js';
 import type { MatchExtension, OptionOccurrence } from '../types.js';
 import { newBucket, takeToken, toUnits, type Bucket } from '../bucket.js';
-import { argOf, badValue, exclusive, parseUint32, requireOption, strtoul, strtoulPrefix, unknownOption } from '../values.js';
+import { argOf, badValue, checkProcName, exclusive, parseUint32, requireOption, strtoul, strtoulPrefix, unknownOption } from '../values.js';
 
 /** `XT_HASHLIMIT_SCALE_v2`. */
 const SCALE = 1_000_000n;
@@ -232,7 +233,7 @@ export const hashlimit: MatchExtension<HashlimitOptions> = {
         case 'hashlimit-name':
           name = argOf(o);
           if (name.length === 0) badValue(o, 'hashlimit: --hashlimit-name must not be empty');
-          if (Buffer.byteLength(name) > 255) badValue(o, 'hashlimit: --hashlimit-name is too long (255 characters at most)');
+          if (utf8Length(name) > 255) badValue(o, 'hashlimit: --hashlimit-name is too long (255 characters at most)');
           break;
         case 'hashlimit-rate-match': rateMatch = true; break;
         case 'hashlimit-rate-interval': {
@@ -268,6 +269,8 @@ export const hashlimit: MatchExtension<HashlimitOptions> = {
     };
   },
   check(o) {
+    const named = checkProcName(o.name, 'hashlimit --hashlimit-name');
+    if (named.length > 0) return named;
     // hashlimit_mt_check_common: the bucket size in credits (avg * burst * credits per second)
     // must not overflow 64 bits, or the rule is refused with ERANGE.
     if (o.bytes) return [];

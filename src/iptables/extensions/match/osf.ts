@@ -43,7 +43,7 @@ export const osf: MatchExtension<OsfOptions> = {
     let log: number | undefined;
     for (const o of occurrences) {
       if (o.name === 'genre') {
-        genre = Buffer.from(argOf(o), 'utf8').subarray(0, MAX_GENRE - 1).toString('utf8');
+        genre = new TextDecoder().decode(new TextEncoder().encode(argOf(o)).subarray(0, MAX_GENRE - 1));
         negated = o.negated;
       } else if (o.name === 'ttl') {
         noInvert(o);

@@ -7,6 +7,8 @@
  *
  * @module
  */
+import { diagnostic } from '../../../model/errors.js';
+import { checkentryHooks } from '../placement.js';
 import type { MatchExtension } from '../types.js';
 import { argOf, missing, unknownOption } from '../values.js';
 
@@ -69,6 +71,16 @@ export const physdev: MatchExtension<PhysdevOptions> = {
     if (o.out) out.push(`${o.out.negated ? '! ' : ''}--physdev-out ${o.out.name}`);
     if (o.isBridged !== undefined) out.push(`${o.isBridged ? '' : '! '}--physdev-is-bridged`);
     return out.join(' ');
+  },
+  // physdev_mt_check: an out-port test (--physdev-out, --physdev-is-out, negated or not) on
+  // traffic not required to be bridged is refused in OUTPUT, where the bridge port is not known
+  // yet (a test of hook_mask: a user chain loads it under nft).
+  check(o, ctx) {
+    const hooks = checkentryHooks(ctx);
+    if ((o.out !== undefined || o.isOut !== undefined) && o.isBridged !== true && hooks?.includes('OUTPUT')) {
+      return [diagnostic('INVALID_HOOK', 'physdev: --physdev-out and --physdev-is-out only supported in the FORWARD and POSTROUTING chains with bridged traffic (the kernel refuses it in OUTPUT unless --physdev-is-bridged)', undefined, 'physdev')];
+    }
+    return [];
   },
   lower(o) {
     const inTest = o.in ? interfaceMatcher(o.in.name) : null;

@@ -11,7 +11,7 @@
  */
 import { diagnostic, fail, type Diagnostic } from '../../../model/errors.js';
 import type { Family, HookName, Negatable } from '../../../model/types.js';
-import { hookDiagnostic } from '../placement.js';
+import { checkentryHooks, hookDiagnostic } from '../placement.js';
 import type { ExtensionContext, MatchExtension, OptionOccurrence } from '../types.js';
 import { argOf, badValue, formatAddrMask, hex, missing, parseHostMask, parseUint32, unknownOption } from '../values.js';
 
@@ -145,12 +145,14 @@ export const policy: MatchExtension<PolicyOptions> = {
   ],
   parse,
   save,
-  // policy_mt_check: --dir in only before routing/local delivery, --dir out only after.
+  // policy_mt_check: --dir in only before routing/local delivery, --dir out only after (a test of
+  // hook_mask, so a user chain loads either under nft).
   check(o, ctx): Diagnostic[] {
     const out: Diagnostic[] = [];
-    if (ctx.hooks) {
+    const hooks = checkentryHooks(ctx);
+    if (hooks) {
       const allowed = o.dir === 'in' ? IN_HOOKS : OUT_HOOKS;
-      const bad = ctx.hooks.filter((h) => !allowed.includes(h));
+      const bad = hooks.filter((h) => !allowed.includes(h));
       if (bad.length > 0) out.push(hookDiagnostic(`policy match --dir ${o.dir}`, bad, allowed, undefined, 'policy'));
     }
     if (o.elements.length > MAX_ELEMENTS) out.push(diagnostic('BAD_VALUE', `policy: at most ${MAX_ELEMENTS} elements`, undefined, 'policy'));

@@ -13,14 +13,16 @@
  *
  * @module
  */
-import { fail } from '../../../model/errors.js';
+import { diagnostic, fail } from '../../../model/errors.js';
 import type { Family } from '../../../model/types.js';
 import { formatAddress, parseAddress } from '../../../model/address.js';
 import type { ExtensionContext, MatchExtension, OptionOccurrence } from '../types.js';
-import { argOf, badValue, conflict, missing, parseUint32, unknownOption } from '../values.js';
+import { argOf, badValue, checkProcName, conflict, missing, parseUint32, unknownOption } from '../values.js';
 
 /** `XT_RECENT_NAME_LEN` - 1. */
 const MAX_NAME = 199;
+/** `XT_RECENT_MAX_NSTAMPS`: a hitcount must stay below it. */
+const MAX_NSTAMPS = 65536;
 
 /** Options of `-m recent`. */
 export interface RecentOptions {
@@ -119,6 +121,12 @@ export const recent: MatchExtension<RecentOptions> = {
   ],
   parse,
   save,
+  // recent_mt_check: at most XT_RECENT_MAX_NSTAMPS - 1 hits, and a name /proc can hold.
+  check(o) {
+    const out = checkProcName(o.name, 'recent --name');
+    if (o.hitcount >= MAX_NSTAMPS) out.push(diagnostic('BAD_VALUE', `recent: hitcount (${o.hitcount}) is larger than allowed maximum (${MAX_NSTAMPS - 1}) (the kernel refuses the rule: Invalid argument)`, undefined, String(o.hitcount)));
+    return out;
+  },
   lower(o) {
     const { command, negated, seconds, reap, hitcount, rttl, name, side, mask } = o;
     return (p) => {

@@ -10,6 +10,7 @@
  * @module
  */
 import { diagnostic } from '../../../model/errors.js';
+import { utf8Length } from '../../../model/limits.js';
 import type { MatchExtension, OptionOccurrence } from '../types.js';
 import { argOf, badValue, exclusive, missing, parseUint32, requireOption, unknownOption } from '../values.js';
 
@@ -30,7 +31,7 @@ export interface StringOptions {
 }
 
 function bytesOf(text: string): number[] {
-  return [...Buffer.from(text, 'utf8')];
+  return [...new TextEncoder().encode(text)];
 }
 
 /** `parse_hex_string`: text with `|hex hex|` blocks and `\c` literals. */
@@ -110,7 +111,7 @@ export const string: MatchExtension<StringOptions> = {
         case 'to': to = parseUint32(o, 'string', 0, 0xffff); break;
         case 'algo':
           algo = argOf(o);
-          if (Buffer.byteLength(algo) >= MAX_ALGO) badValue(o, `string: algorithm name "${algo}" is too long (at most ${MAX_ALGO - 1} characters)`);
+          if (utf8Length(algo) >= MAX_ALGO) badValue(o, `string: algorithm name "${algo}" is too long (at most ${MAX_ALGO - 1} characters)`);
           break;
         case 'string':
           pattern = bytesOf(argOf(o));

@@ -4,12 +4,12 @@
  *
  * @module
  */
-import { fail } from '../../../model/errors.js';
+import { diagnostic, fail, type Diagnostic } from '../../../model/errors.js';
 import { IPPROTO, type PacketView } from '../../../model/packet.js';
 import type { Negatable, Span } from '../../../model/types.js';
 import type { PortRange } from '../target-options.js';
-import type { MatchExtension, OptionOccurrence } from '../types.js';
-import { argOf, conflict, formatPortRange, parsePortRange, strtoul, unknownOption } from '../values.js';
+import type { CheckContext, MatchExtension, OptionOccurrence } from '../types.js';
+import { argOf, conflict, formatPortRange, parsePortRange, ruleProtocol, strtoul, unknownOption } from '../values.js';
 
 /** The TCP flag names iptables knows (`tcp_flag_names`), in its print order. */
 export const TCP_FLAG_NAMES: readonly (readonly [string, number])[] = [
@@ -62,19 +62,13 @@ export function formatTcpFlags(bits: number): string {
 const isFullRange = (r: PortRange): boolean => r.min === 0 && r.max === 65535;
 
 /**
- * Prints a port option as iptables-save 1.8.9 does. The full range is never printed, with or
- * without `!` (`tcp_save`; 1.8.11 prints `! --sport 0:65535`). With the nf_tables backend (the
- * default), a negated range starting at 0 comes back as the equivalent positive range above it:
- * `! --dport 0:1023` → `--dport 1024:65535` (the rule is stored as `dport >= 1024`); legacy
- * prints it as given. We print the nf_tables form.
+ * Prints a port option as `tcp_save`/`udp_save` of iptables 1.8.9 do: the full range is never
+ * printed, with or without `!` (1.8.11 prints `! --sport 0:65535`). This is the match as the
+ * kernel holds it in an xt match; what iptables-nft lists back after turning ports into payload
+ * tests (`! --dport 0:1023` as `--dport 1024:65535`) is `print/nft-matches.ts`.
  */
 export function savePorts(name: string, v: Negatable<PortRange> | undefined, out: string[]): void {
   if (!v || isFullRange(v.value)) return;
-  const { min, max } = v.value;
-  if (v.negated && min === 0 && max > min) {
-    out.push(`--${name} ${formatPortRange({ min: max + 1, max: 65535 })}`);
-    return;
-  }
   out.push(`${v.negated ? '! ' : ''}--${name} ${formatPortRange(v.value)}`);
 }
 
@@ -110,7 +104,9 @@ function parse(occurrences: readonly OptionOccurrence[]): TcpOptions {
           mask = parseTcpFlagList(argOf(o), o);
           comp = parseTcpFlagList(next.text, o, next.span);
         }
-        if (mask !== 0 || o.negated) r.flags = { negated: o.negated, value: { mask, comp } };
+        // Kept unless it is no test at all (NONE NONE): iptables-nft drops a zero mask but lists a
+        // match that had only such flags differently from one that had none.
+        if (mask !== 0 || comp !== 0 || o.negated) r.flags = { negated: o.negated, value: { mask, comp } };
         break;
       }
       case 'tcp-option': {
@@ -127,23 +123,59 @@ function parse(occurrences: readonly OptionOccurrence[]): TcpOptions {
   return r;
 }
 
-function save(o: TcpOptions): string {
+/**
+ * Whether iptables-nft writes this tcp match as payload tests (`add_nft_tcp`) rather than as an
+ * xt match: unless it has `--tcp-option` or no test at all.
+ */
+export function tcpAsPayload(o: TcpOptions): boolean {
+  return o.option === undefined && (o.sport !== undefined || o.dport !== undefined || o.flags !== undefined);
+}
+
+/**
+ * Where a tcp or udp match may be used. As payload tests (iptables-nft) iptables only asks that
+ * the rule's `-p` names the protocol, `!` or not ("TCP match requires '-p tcp'"); as an xt match
+ * (legacy, or a match iptables-nft keeps as one) the kernel wants it named and not negated.
+ */
+export function checkTcpUdp(name: 'tcp' | 'udp', asPayload: boolean, ctx: CheckContext): Diagnostic[] {
+  const want = name === 'tcp' ? IPPROTO.tcp : IPPROTO.udp;
+  const p = ruleProtocol(ctx.protocol);
+  const payload = asPayload && ctx.backend !== 'legacy';
+  if (p !== undefined && p.num === want && (payload || !p.negated)) return [];
+  const upper = name.toUpperCase();
+  const why = p === undefined ? '' : p.negated && p.num === want ? (payload ? '' : ` (not "! -p ${name}": the kernel's ${name} match wants the protocol itself)`) : ` (not "${p.negated ? '! ' : ''}-p ${ctx.protocol!.value}")`;
+  return [diagnostic('MATCH_NEEDS_PROTOCOL', `${name} match needs -p ${name}${why}: iptables says "${upper} match requires '-p ${name}'"`, undefined, name)];
+}
+
+/** `tcp_save`: the options of one tcp match as the kernel holds it. */
+export function saveTcp(o: TcpOptions): string {
   const out: string[] = [];
   savePorts('sport', o.sport, out);
   savePorts('dport', o.dport, out);
   if (o.option) out.push(`${o.option.negated ? '! ' : ''}--tcp-option ${o.option.value}`);
-  if (o.flags) out.push(`${o.flags.negated ? '! ' : ''}--tcp-flags ${formatTcpFlags(o.flags.value.mask)} ${formatTcpFlags(o.flags.value.comp)}`);
+  // tcp_save: flags only with a mask or a `!`.
+  if (o.flags && (o.flags.value.mask !== 0 || o.flags.negated)) out.push(`${o.flags.negated ? '! ' : ''}--tcp-flags ${formatTcpFlags(o.flags.value.mask)} ${formatTcpFlags(o.flags.value.comp)}`);
   return out.join(' ');
 }
 
-/** The port part shared by tcp and udp lowering: true when both port tests pass. */
+/** A port option as the test it is: none for a full range, negated or not (see {@link lowerPorts}). */
+export function portTestOf(v: Negatable<PortRange> | undefined): Negatable<PortRange> | undefined {
+  return v !== undefined && isFullRange(v.value) ? undefined : v;
+}
+
+/**
+ * The port part shared by tcp and udp lowering: true when both port tests pass. A negated full
+ * range is no test: iptables-nft writes none for it (`add_nft_tcpudp`), where an xt match would
+ * never match.
+ */
 export function lowerPorts(o: { sport?: Negatable<PortRange>; dport?: Negatable<PortRange> }): (p: PacketView) => boolean {
-  const sMin = o.sport?.value.min ?? 0;
-  const sMax = o.sport?.value.max ?? 65535;
-  const sInv = o.sport?.negated ?? false;
-  const dMin = o.dport?.value.min ?? 0;
-  const dMax = o.dport?.value.max ?? 65535;
-  const dInv = o.dport?.negated ?? false;
+  const sport = portTestOf(o.sport);
+  const dport = portTestOf(o.dport);
+  const sMin = sport?.value.min ?? 0;
+  const sMax = sport?.value.max ?? 65535;
+  const sInv = sport?.negated ?? false;
+  const dMin = dport?.value.min ?? 0;
+  const dMax = dport?.value.max ?? 65535;
+  const dInv = dport?.negated ?? false;
   // xt_tcpudp.c port_match: (min <= port && port <= max) ^ invert
   return (p) => (p.sport >= sMin && p.sport <= sMax) !== sInv && (p.dport >= dMin && p.dport <= dMax) !== dInv;
 }
@@ -160,14 +192,18 @@ export const tcp: MatchExtension<TcpOptions> = {
     { name: 'tcp-flags', arg: true, negatable: true, extraArgs: 1 },
     { name: 'tcp-option', arg: true, negatable: true },
   ],
-  placement: { protocols: ['tcp'] },
   parse,
-  save,
+  save: saveTcp,
+  check(o, ctx) {
+    return checkTcpUdp('tcp', tcpAsPayload(o), ctx);
+  },
   lower(o) {
     const ports = lowerPorts(o);
+    // iptables-nft emits no flags test for a zero mask (add_nft_tcp: only `if (flg_mask)`), so
+    // `--tcp-flags NONE SYN` and `! --tcp-flags NONE NONE` test nothing.
     const fMask = o.flags?.value.mask ?? 0;
-    const fComp = o.flags?.value.comp ?? 0;
-    const fInv = o.flags?.negated ?? false;
+    const fComp = fMask === 0 ? 0 : o.flags?.value.comp ?? 0;
+    const fInv = fMask === 0 ? false : o.flags?.negated ?? false;
     // TCP options are not modelled: a packet carries none, so only "! --tcp-option" can match.
     const optionOk = o.option ? o.option.negated : true;
     return (p) => {

@@ -9,7 +9,7 @@ import type { Negatable } from '../../../model/types.js';
 import type { PortRange } from '../target-options.js';
 import type { MatchExtension, OptionOccurrence } from '../types.js';
 import { parsePortRange, unknownOption } from '../values.js';
-import { lowerPorts, savePorts } from './tcp.js';
+import { checkTcpUdp, lowerPorts, savePorts } from './tcp.js';
 
 /** Options of `-m udp`; full ranges without `!` are dropped at parse, as iptables-save drops them. */
 export interface UdpOptions {
@@ -47,6 +47,11 @@ function parse(occurrences: readonly OptionOccurrence[]): UdpOptions {
   return r;
 }
 
+/** Whether iptables-nft writes this udp match as payload tests: unless it tests nothing. */
+export function udpAsPayload(o: UdpOptions): boolean {
+  return o.sport !== undefined || o.dport !== undefined;
+}
+
 /** `-m udp`. */
 export const udp: MatchExtension<UdpOptions> = {
   kind: 'match',
@@ -56,8 +61,11 @@ export const udp: MatchExtension<UdpOptions> = {
     { name: 'sport', aliases: ['source-port'], arg: true, negatable: true },
     { name: 'dport', aliases: ['destination-port'], arg: true, negatable: true },
   ],
-  placement: { protocols: ['udp'] },
   parse,
+  // add_nft_udp: payload tests unless the match tests nothing.
+  check(o, ctx) {
+    return checkTcpUdp('udp', udpAsPayload(o), ctx);
+  },
   save(o) {
     const out: string[] = [];
     savePorts('sport', o.sport, out);

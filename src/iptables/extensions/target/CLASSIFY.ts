@@ -1,7 +1,7 @@
 /**
  * `-j CLASSIFY` (`libxt_CLASSIFY.c`, kernel `xt_CLASSIFY.c`): sets `skb->priority` to a traffic
- * control class `MAJOR:MINOR` (hex). mangle table (and the kernel allows it from OUTPUT,
- * FORWARD and POSTROUTING only). iptables-save prints `%.4x:%.4x`. Traffic control is not
+ * control class `MAJOR:MINOR` (hex). Any table; the kernel allows it from OUTPUT, FORWARD and
+ * POSTROUTING only. iptables-save prints `%.4x:%.4x`. Traffic control is not
  * modelled: the target changes nothing the simulator decides by and continues.
  *
  * @module
@@ -29,7 +29,8 @@ export const CLASSIFY: TargetExtension<ClassifyOptions> = {
   family: 'both',
   terminal: false,
   options: [{ name: 'set-class', arg: true }],
-  placement: { tables: ['mangle'], hooks: ['OUTPUT', 'FORWARD', 'POSTROUTING'] },
+  // xt_CLASSIFY.c: any table (the mangle-only rule is long gone), these hooks only.
+  placement: { hooks: ['OUTPUT', 'FORWARD', 'POSTROUTING'] },
   parse(occurrences, ctx) {
     requireOption(ctx, occurrences, 'CLASSIFY', 'set-class');
     let r: ClassifyOptions = { major: 0, minor: 0 };

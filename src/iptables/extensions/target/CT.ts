@@ -7,8 +7,33 @@
  * @module
  */
 import type { CtOptions } from '../target-options.js';
+import { diagnostic, type Diagnostic } from '../../../model/errors.js';
+import type { Family } from '../../../model/types.js';
 import type { OptionOccurrence, TargetExtension } from '../types.js';
-import { argOf, badValue, formatBits, strtoul, unknownOption } from '../values.js';
+import { argOf, badValue, formatBits, ruleProtocol, strtoul, unknownOption } from '../values.js';
+
+/**
+ * The conntrack helpers `--helper` can name, by protocol and family, as this kernel (Debian 12's
+ * set of nf_conntrack_* modules) registers them; `xt_ct_set_helper` looks the name up for the
+ * rule's family and protocol.
+ */
+const HELPERS: ReadonlyMap<string, readonly (readonly [number, readonly Family[]])[]> = new Map<string, readonly (readonly [number, readonly Family[]])[]>([
+  ['ftp', [[6, [4, 6]]]], ['tftp', [[17, [4, 6]]]], ['sip', [[6, [4, 6]], [17, [4, 6]]]], ['irc', [[6, [4]]]],
+  ['amanda', [[17, [4, 6]]]], ['RAS', [[17, [4, 6]]]], ['Q.931', [[6, [4, 6]]]], ['pptp', [[6, [4]]]],
+  ['sane', [[6, [4, 6]]]], ['snmp', [[17, [4]]]], ['snmp_trap', [[17, [4]]]], ['netbios-ns', [[17, [4]]]],
+]);
+
+/** `xt_ct_set_helper`: the rule must name its protocol, and the helper must exist for it. */
+function checkHelper(helper: string, ctx: { readonly family: Family; readonly protocol: Parameters<typeof ruleProtocol>[0] }): Diagnostic[] {
+  const p = ruleProtocol(ctx.protocol);
+  if (p === undefined || p.negated) {
+    return [diagnostic('MATCH_NEEDS_PROTOCOL', `CT --helper ${helper}: you must specify a L4 protocol and not use inversions on it (the kernel refuses the rule: No such file or directory)`, undefined, 'CT')];
+  }
+  const ok = HELPERS.get(helper)?.some(([proto, families]) => proto === p.num && families.includes(ctx.family));
+  if (ok) return [];
+  const known = [...HELPERS].filter(([, ways]) => ways.some(([proto, families]) => proto === p.num && families.includes(ctx.family))).map(([n]) => n);
+  return [diagnostic('BAD_VALUE', `CT --helper ${helper}: no such conntrack helper for ${p.num === 6 ? 'tcp' : p.num === 17 ? 'udp' : `protocol ${p.num}`} over IPv${ctx.family} (the kernel refuses the rule: No such file or directory)${known.length > 0 ? `; there are ${known.join(', ')}` : ''}`, undefined, helper)];
+}
 
 /** `ct_event_tbl` (bit = 1 << IPCT_*). */
 const CT_EVENTS: readonly (readonly [string, number])[] = [
@@ -101,6 +126,15 @@ export const CT: TargetExtension<CtTargetOptions> = {
       if (dirReply && !dirOrig) r.zoneDirection = 'reply';
     }
     return r;
+  },
+  check(o, ctx) {
+    const out: Diagnostic[] = [];
+    if (o.helper !== undefined) out.push(...checkHelper(o.helper, ctx));
+    if (o.timeout !== undefined) {
+      // xt_ct_set_timeout: a cttimeout policy object (nfct add timeout NAME …) of the machine.
+      out.push({ ...diagnostic('BAD_VALUE', `CT --timeout ${o.timeout}: the load fails (No such file or directory) unless the machine has that timeout policy (nfct add timeout ${o.timeout} …)`, undefined, o.timeout), severity: 'warning' });
+    }
+    return out;
   },
   save(o) {
     const out: string[] = [];

@@ -7,6 +7,7 @@
  * @module
  */
 import { diagnostic } from '../../../model/errors.js';
+import { utf8Length } from '../../../model/limits.js';
 import type { TargetExtension } from '../types.js';
 import { argOf, badValue, requireOption, saveString, unknownOption } from '../values.js';
 
@@ -32,7 +33,7 @@ export const SECMARK: TargetExtension<SecmarkOptions> = {
     for (const o of occurrences) {
       if (o.name !== 'selctx') unknownOption('SECMARK', o);
       selctx = argOf(o);
-      if (Buffer.byteLength(selctx) >= SECCTX_MAX) badValue(o, `SECMARK: --selctx is too long (at most ${SECCTX_MAX - 1} characters)`);
+      if (utf8Length(selctx) >= SECCTX_MAX) badValue(o, `SECMARK: --selctx is too long (at most ${SECCTX_MAX - 1} characters)`);
     }
     return { selctx };
   },

@@ -7,8 +7,10 @@
  *
  * @module
  */
+import { diagnostic, type Diagnostic } from '../../../model/errors.js';
 import type { HookName } from '../../../model/types.js';
-import { hookDiagnostic } from '../placement.js';
+import type { TcpOptions } from '../match/tcp.js';
+import { checkentryHooks, hookDiagnostic } from '../placement.js';
 import type { TargetExtension } from '../types.js';
 import { missing, parseUint32, unknownOption } from '../values.js';
 
@@ -18,6 +20,12 @@ export interface TcpmssTargetOptions {
 }
 
 const PMTU_HOOKS: readonly HookName[] = ['FORWARD', 'OUTPUT', 'POSTROUTING'];
+const SYN = 0x02;
+
+function isSynMatch(m: { readonly name: string; readonly options: unknown }): boolean {
+  const flags = m.name === 'tcp' ? (m.options as TcpOptions).flags : undefined;
+  return flags !== undefined && !flags.negated && (flags.value.comp & SYN) !== 0;
+}
 
 /** `-j TCPMSS`. */
 export const TCPMSS: TargetExtension<TcpmssTargetOptions> = {
@@ -45,8 +53,18 @@ export const TCPMSS: TargetExtension<TcpmssTargetOptions> = {
     return o.mss === undefined ? '--clamp-mss-to-pmtu' : `--set-mss ${o.mss}`;
   },
   check(o, ctx) {
-    if (o.mss !== undefined || !ctx.hooks) return [];
-    const bad = ctx.hooks.filter((h) => !PMTU_HOOKS.includes(h));
-    return bad.length > 0 ? [hookDiagnostic('TCPMSS target --clamp-mss-to-pmtu', bad, PMTU_HOOKS, undefined, 'TCPMSS')] : [];
+    // tcpmss_tg4_check: the hook test is checkentry's own, so a user chain loads it under nft.
+    const out: Diagnostic[] = [];
+    const hooks = checkentryHooks(ctx);
+    if (o.mss === undefined && hooks) {
+      const bad = hooks.filter((h) => !PMTU_HOOKS.includes(h));
+      if (bad.length > 0) out.push(hookDiagnostic('TCPMSS target --clamp-mss-to-pmtu', bad, PMTU_HOOKS, undefined, 'TCPMSS'));
+    }
+    // ... and, except under nft_compat, the rule must test for SYN (find_syn_match: a tcp match
+    // whose --tcp-flags comparison has SYN, not negated).
+    if (ctx.backend === 'legacy' && ctx.matches !== undefined && !ctx.matches.some(isSynMatch)) {
+      out.push(diagnostic('MATCH_NEEDS_PROTOCOL', 'TCPMSS: Only works on TCP SYN packets (the legacy back end wants a tcp match with --tcp-flags … SYN or --syn on the rule)', undefined, 'TCPMSS'));
+    }
+    return out;
   },
 };

@@ -5,6 +5,7 @@
  * @module
  */
 import { formatAddress, parseAddress } from '../../../model/address.js';
+import { utf8Length } from '../../../model/limits.js';
 import type { TargetExtension } from '../types.js';
 import { argOf, badValue, requireOption, unknownOption } from '../values.js';
 
@@ -38,7 +39,7 @@ export const TEE: TargetExtension<TeeOptions> = {
         gateway = a;
       } else if (o.name === 'oif') {
         oif = argOf(o);
-        if (Buffer.byteLength(oif) >= IFNAMSIZ) badValue(o, `TEE: interface name "${oif}" is too long`);
+        if (utf8Length(oif) >= IFNAMSIZ) badValue(o, `TEE: interface name "${oif}" is too long`);
       } else unknownOption('TEE', o);
     }
     return oif === undefined ? { gateway } : { gateway, oif };

@@ -1,0 +1,759 @@
+/**
+ * `Cluster`: a snapshot's nodes and pods as network namespaces joined as a CNI joins them, and
+ * one connection driven end to end across every namespace it crosses (the source pod, its node,
+ * the other node, the destination pod, and every answer back), with conntrack in each, traced
+ * hop by hop. `cluster connect` prints its result; `cluster reach` its matrix.
+ *
+ * @module
+ */
+import type { K8sPod, K8sService, Snapshot } from '../model/kubernetes.js';
+import { NetfilterSimError, diagnostic } from '../model/errors.js';
+import type { ErrorCode } from '../model/errors.js';
+import { expectArgument, expectFields, expectOneOf } from '../model/guard.js';
+import { TCP_FLAGS } from '../model/packet.js';
+import type { SocketView } from '../model/packet.js';
+import type { Family } from '../model/types.js';
+import { addressText, formatEndpoint } from '../model/address.js';
+import { Netns, stepsOf } from '../engine/path/netns.js';
+import type { ConnectStep, ListenerSpec } from '../engine/path/netns.js';
+import { parseEndpoint } from '../engine/path/probe.js';
+import type { RouteSpec } from '../engine/state/routing.js';
+import type { SocketRecord } from '../engine/state/packet-state.js';
+import type { TraceEvent } from '../engine/trace/events.js';
+import { PROTO } from '../engine/state/constants.js';
+import { printIptablesSave } from '../iptables/print/save.js';
+import { readSnapshot, objectName } from './snapshot.js';
+import type { SnapshotSource } from './snapshot.js';
+import { planTopology } from './topology.js';
+import type { PlannedNode, PlannedPod, Topology } from './topology.js';
+import { COMPONENTS, kubeProxyRules, loadNodeRules, policyEnforcer } from './components.js';
+import type { CniMode, KubeProxyMode, NetpolImplementation, NodeRuleSets, PolicyEnforcer, PolicyVerdict } from './components.js';
+import { Fabric } from './path.js';
+import type { End, Place } from './path.js';
+import { endpointText } from './addresses.js';
+
+/** Options of {@link Cluster}. */
+export interface ClusterOptions {
+  /** The snapshot: read already, or its text(s) (see `readSnapshot`). */
+  readonly snapshot: Snapshot | string | readonly SnapshotSource[];
+  /** kube-proxy's mode on every node (default `iptables`); `none`: no Service translation. */
+  readonly kubeProxy?: KubeProxyMode;
+  /** Where NetworkPolicy is enforced (default `reference`); `none`: not at all. */
+  readonly netpol?: NetpolImplementation;
+  /** How pods are joined to their node (default `bridge`). */
+  readonly cni?: CniMode;
+  /** Hairpin mode on the bridge's ports (default false, the bridge plugin's default). */
+  readonly hairpin?: boolean;
+  /**
+   * Real rules of a node, which replace what would be compiled for it: node name → texts
+   * (`iptables-save`, `ip6tables-save` or `nft list ruleset` output), loaded in order.
+   */
+  readonly nodeRules?: Readonly<Record<string, string | readonly string[]>>;
+  /** Seed of the random choices of every namespace (`statistic`, `numgen`; default 1). */
+  readonly seed?: number;
+  /**
+   * What a pod's own namespace holds besides its containers' listeners, by `ns/name`: the rules a
+   * mesh's init container or CNI plugin wrote there (iptables-save or nft text, loaded in order)
+   * and more listeners (a proxy's, with its uid). A hostNetwork pod has no namespace of its own.
+   */
+  readonly podRules?: Readonly<Record<string, { readonly rules?: readonly string[]; readonly listen?: readonly ListenerSpec[] }>>;
+}
+
+/** A connection to simulate. */
+export interface ClusterConnectSpec {
+  /** `NS/POD` or `NS/POD/CONTAINER` (the container's `runAsUser`/`runAsGroup` own the socket). */
+  readonly from: string;
+  /** `NS/POD`, `NS/svc/NAME` (the Service's ClusterIP), or `ADDR:PORT` / `[V6]:PORT`. */
+  readonly to: string;
+  /** The port, for a pod or Service target (default: its only port of the protocol). */
+  readonly port?: number;
+  /** Default `tcp`. */
+  readonly proto?: 'tcp' | 'udp' | 'sctp';
+  /** The address family, for a dual-stack target (default: the target's first address). */
+  readonly family?: 4 | 6;
+}
+
+/** A trace step with the namespace it happened in. */
+export interface ClusterStep extends ConnectStep {
+  readonly namespace: string;
+}
+
+/** One namespace the connection crossed. */
+export interface ClusterHop {
+  /** `pod/NS/NAME`, `node/NAME`, or `outside` (the router to the world). */
+  readonly namespace: string;
+  /** Where the first packet came in (a node's bridge port `veth…`, `eth0`), null where it was made. */
+  readonly in: string | null;
+  /** Where it left, null where it ended. */
+  readonly out: string | null;
+  /** The steps of every packet of the exchange in this namespace, in order. */
+  readonly steps: readonly ClusterStep[];
+}
+
+/** A trace event with the namespace it happened in. */
+export type ClusterTraceEvent = TraceEvent & { readonly namespace: string };
+
+/** The result of {@link Cluster.connect}: the `connect --json` object of the whole connection, and its hops. */
+export interface ClusterConnectResult {
+  readonly outcome: 'local' | 'remote' | 'refused' | 'dropped';
+  /** `local`: the accepting socket's address as the destination app sees it; `remote`: where the connection left the cluster. */
+  readonly address: string | null;
+  readonly port: number | null;
+  /** What the destination app's socket reads with `SO_ORIGINAL_DST` (null where its namespace tracks nothing). */
+  readonly originalDestination: string | null;
+  /** The source the destination saw (`getpeername()`), after any masquerade on the way. */
+  readonly source: string | null;
+  readonly steps: readonly ClusterStep[];
+  readonly reason: string;
+  /** The errno of a `connect()` that failed before any packet left. */
+  readonly error?: string;
+  readonly hops: readonly ClusterHop[];
+  /** The NetworkPolicy that decided, when one did. */
+  readonly policy: PolicyVerdict | null;
+  /** Every event, each with its namespace (only when tracing). */
+  readonly trace?: readonly ClusterTraceEvent[];
+}
+
+/** Options of {@link Cluster.reach}. */
+export interface ReachOptions {
+  readonly port: number;
+  /** Default `tcp`. */
+  readonly proto?: 'tcp' | 'udp' | 'sctp';
+  /** To each pod's address (default), or through a Service that selects it. */
+  readonly to?: 'pod' | 'service';
+  /** Only the pods of these namespaces (default all). */
+  readonly namespaces?: readonly string[];
+}
+
+/** Why a cell of the matrix is blocked. */
+export interface ReachWhy {
+  readonly policy: string | null;
+  readonly direction: 'ingress' | 'egress' | null;
+  readonly rule: number | null;
+  /** How the connection ended (`refused`, `dropped`) and why, in words. */
+  readonly outcome: string;
+  readonly reason: string;
+}
+
+/** The result of {@link Cluster.reach}: `allowed[i][j]` from `pods[i]` to `pods[j]`. */
+export interface ReachResult {
+  readonly port: number;
+  readonly protocol: 'TCP' | 'UDP' | 'SCTP';
+  readonly to: 'pod' | 'service';
+  readonly pods: readonly string[];
+  readonly allowed: readonly (readonly boolean[])[];
+  /** Why each blocked cell is blocked, by `from→to`. */
+  readonly why: Readonly<Record<string, ReachWhy>>;
+}
+
+function fail(code: ErrorCode, message: string): never {
+  throw new NetfilterSimError(diagnostic(code, message));
+}
+
+/** Tries of a `--to service` cell before the Service is said never to have chosen the pod. */
+const SERVICE_TRIES = 32;
+
+/** A resolved destination. */
+interface Target {
+  readonly family: Family;
+  readonly addr: readonly number[];
+  readonly port: number;
+}
+
+/**
+ * A cluster on the packet path.
+ *
+ * @example
+ * ```ts
+ * import { Cluster } from 'netfilter-sim';
+ * const cluster = new Cluster({ snapshot: yamlText, kubeProxy: 'none', netpol: 'none' });
+ * const r = cluster.connect({ from: 'shop/client', to: 'shop/web-2', port: 80 });
+ * r.outcome;                       // 'local'
+ * r.hops.map((h) => h.namespace);  // ['pod/shop/client', 'node/worker-1', 'node/worker-2', 'pod/shop/web-2']
+ * ```
+ */
+export class Cluster {
+  readonly snapshot: Snapshot;
+  readonly topology: Topology;
+  /** The snapshot's warnings, then the topology's and the components'. */
+  readonly warnings: readonly string[];
+  readonly kubeProxy: KubeProxyMode;
+  readonly netpol: NetpolImplementation;
+  private readonly fabric: Fabric;
+  private readonly nodeRuleSets = new Map<string, NodeRuleSets>();
+  private readonly podByKey = new Map<string, PlannedPod>();
+  private readonly enforcer: PolicyEnforcer | null;
+
+  constructor(options: ClusterOptions) {
+    expectArgument(options, 'object', 'options');
+    expectOneOf(options.kubeProxy, ['iptables', 'nftables', 'none'], 'options.kubeProxy', true);
+    expectOneOf(options.netpol, ['reference', 'kube-router', 'kube-network-policies', 'none'], 'options.netpol', true);
+    expectOneOf(options.cni, ['bridge', 'ptp'], 'options.cni', true);
+    expectArgument(options.hairpin, ['boolean', 'undefined'], 'options.hairpin');
+    expectArgument(options.nodeRules, ['object', 'undefined'], 'options.nodeRules');
+    const snap = options.snapshot;
+    expectArgument(snap, ['string', 'array', 'object'], 'options.snapshot');
+    this.snapshot = typeof snap === 'string' || Array.isArray(snap) ? readSnapshot(snap as string | readonly SnapshotSource[]) : rereadSnapshot(snap as Snapshot);
+    this.kubeProxy = options.kubeProxy ?? 'iptables';
+    this.netpol = options.netpol ?? 'reference';
+    const cni = options.cni ?? 'bridge';
+    this.topology = planTopology(this.snapshot, cni, options.hairpin ?? false);
+    const warnings = [...this.snapshot.warnings, ...this.topology.warnings];
+    const nodeRules = options.nodeRules ?? {};
+    for (const name of Object.keys(nodeRules)) {
+      if (!this.topology.nodes.some((n) => n.name === name)) fail('BAD_CONFIG', `node rules for "${name}", which is not a node of the cluster (nodes: ${this.topology.nodes.map((n) => n.name).join(', ') || 'none'})`);
+    }
+    this.enforcer = policyEnforcer(this.snapshot, this.netpol);
+    const hostPortsWithoutRules = this.snapshot.pods.filter((p) => !Object.hasOwn(nodeRules, p.spec.nodeName!) && [...p.spec.containers, ...(p.spec.initContainers ?? [])].some((c) => c.ports?.some((x) => x.hostPort !== undefined)));
+    if (COMPONENTS.cniNodeRules === null && hostPortsWithoutRules.length > 0) {
+      warnings.push(`the CNI plugins' node rules (portmap) are not compiled in this build: the hostPorts of ${hostPortsWithoutRules.map((p) => objectName(p)).join(', ')} are not reachable unless --node-rules gives their nodes' rules`);
+    }
+    this.fabric = new Fabric(cni === 'bridge', this.topology.hairpin);
+    this.fabric.enforcer = this.enforcer;
+    const seed = options.seed ?? 1;
+    const read = new Map<string, NodeRuleSets>();
+    for (const node of this.topology.nodes) {
+      const given = Object.hasOwn(nodeRules, node.name) ? nodeRules[node.name]! : undefined;
+      const texts: { text: string; where: string }[] = [];
+      if (given !== undefined) {
+        const list = typeof given === 'string' ? [given] : given;
+        list.forEach((t, i) => texts.push({ text: t, where: `node ${node.name}'s rules${list.length > 1 ? ` (${i + 1})` : ''}` }));
+      } else {
+        const kp = kubeProxyRules(this.snapshot, node.name, this.kubeProxy);
+        if (kp !== null) texts.push({ text: kp, where: `kube-proxy's rules on ${node.name}` });
+        if (COMPONENTS.cniNodeRules !== null) texts.push({ text: COMPONENTS.cniNodeRules(this.snapshot, node.name, { cni }), where: `the CNI's node rules on ${node.name}` });
+        for (const t of this.enforcer?.nodeRules?.(node.name) ?? []) texts.push({ text: t, where: `the ${this.netpol} NetworkPolicy rules on ${node.name}` });
+      }
+      const sets = loadNodeRules(texts.flatMap(splitDumps), read);
+      this.nodeRuleSets.set(node.name, sets);
+      this.addNode(node, sets, seed);
+    }
+    this.addOutside(seed);
+    const podRules = options.podRules ?? {};
+    expectArgument(podRules, 'object', 'options.podRules');
+    for (const key of Object.keys(podRules)) {
+      const p = this.topology.pods.find((x) => x.key === key);
+      if (p === undefined || p.hostNetwork) fail('BAD_CONFIG', `pod rules for "${key}", which is not a pod with a namespace of its own in the cluster${this.topology.leftOut.has(key) ? ` (${this.topology.leftOut.get(key)!})` : ''}`);
+    }
+    for (const p of this.topology.pods) {
+      this.podByKey.set(p.key, p);
+      if (!p.hostNetwork) this.addPod(p, seed, Object.hasOwn(podRules, p.key) ? podRules[p.key]! : undefined);
+    }
+    this.warnings = warnings;
+  }
+
+  // ---- building -------------------------------------------------------------------------------
+
+  private addNode(node: PlannedNode, sets: NodeRuleSets, seed: number): void {
+    const bridge = this.topology.cni === 'bridge';
+    const interfaces = [{ name: 'eth0', addresses: node.eth0 }];
+    const routes: RouteSpec[] = [];
+    if (bridge) {
+      interfaces.push({ name: 'cni0', addresses: node.bridge.map((b, i) => `${b.text}/${node.cidrs[i]!.prefix}`) });
+    } else {
+      // Calico's shape: the node's own pod CIDR is a blackhole, so that an address of it no pod
+      // holds is dropped here instead of going back to the gateway, which routes it here again.
+      for (const c of node.cidrs) routes.push({ dst: c.text, type: 'blackhole' });
+      for (const p of node.pods) {
+        if (p.hostNetwork) continue;
+        interfaces.push({ name: p.veth, addresses: p.addresses.some((a) => a.family === 6) ? ['fe80::1/64'] : [] });
+        for (const a of p.addresses) routes.push({ dst: `${a.text}/${a.family === 4 ? 32 : 128}`, dev: p.veth });
+      }
+    }
+    for (const other of this.topology.nodes) {
+      if (other === node) continue;
+      for (const via of other.internal) {
+        const fam = other.cidrs.filter((c) => c.family === via.family);
+        if (fam.length > 0) for (const c of fam) routes.push({ dst: c.text, via: via.text, dev: 'eth0' });
+        else for (const p of other.pods) for (const a of p.addresses) if (!p.hostNetwork && a.family === via.family) routes.push({ dst: `${a.text}/${a.family === 4 ? 32 : 128}`, via: via.text, dev: 'eth0' });
+      }
+    }
+    const listen: ListenerSpec[] = [];
+    for (const p of node.pods) if (p.hostNetwork) for (const l of p.listeners) if (l.proto !== 'sctp') listen.push({ port: l.port, proto: l.proto });
+    const netns = new Netns({
+      ...(sets.rules4 !== null ? { rules: sets.rules4 } : {}),
+      ...(sets.rules6 !== null ? { rules6: sets.rules6 } : {}),
+      ...(sets.nft.length > 0 ? { nft: sets.nft } : {}),
+      interfaces,
+      gateway: node.gateways,
+      routes,
+      ipForward: true,
+      listen,
+      seed,
+    });
+    this.fabric.add({ name: node.place, kind: 'node', netns, ex: netns.exchange(), node, pod: null }, node.internal.map((a) => a.text));
+  }
+
+  private addOutside(seed: number): void {
+    const routes: RouteSpec[] = [{ dst: 'default', dev: 'eth0' }, { dst: '::/0', dev: 'eth0' }];
+    for (const n of this.topology.nodes) {
+      for (const via of n.internal) {
+        const fam = n.cidrs.filter((c) => c.family === via.family);
+        if (fam.length > 0) for (const c of fam) routes.push({ dst: c.text, via: via.text, dev: 'lan0' });
+        else for (const p of n.pods) for (const a of p.addresses) if (!p.hostNetwork && a.family === via.family) routes.push({ dst: `${a.text}/${a.family === 4 ? 32 : 128}`, via: via.text, dev: 'lan0' });
+      }
+    }
+    // The world is `eth0` (no address: nothing picks a gateway on it); the nodes' segment `lan0`.
+    const netns = new Netns({ interfaces: [{ name: 'lan0', addresses: this.topology.outside.eth0 }, { name: 'eth0', addresses: [] }], gateway: [], routes, ipForward: true, seed });
+    this.fabric.add({ name: 'outside', kind: 'outside', netns, ex: netns.exchange(), node: null, pod: null }, this.topology.outside.eth0.map((a) => a.slice(0, a.indexOf('/'))));
+  }
+
+  private addPod(pod: PlannedPod, seed: number, extra?: { readonly rules?: readonly string[]; readonly listen?: readonly ListenerSpec[] }): void {
+    const node = this.topology.nodes.find((n) => n.name === pod.node)!;
+    const bridge = this.topology.cni === 'bridge';
+    const routes: RouteSpec[] = [];
+    let addresses: string[];
+    let gateway: string[];
+    if (bridge) {
+      addresses = pod.addresses.map((a) => `${a.text}/${node.cidrs.find((c) => c.family === a.family)!.prefix}`);
+      gateway = pod.addresses.map((a) => node.bridge.find((b) => b.family === a.family)!.text);
+    } else {
+      addresses = pod.addresses.map((a) => `${a.text}/${a.family === 4 ? 32 : 128}`);
+      gateway = [];
+      if (pod.addresses.some((a) => a.family === 4)) routes.push({ dst: '169.254.1.1/32', dev: 'eth0' }, { dst: 'default', via: '169.254.1.1', dev: 'eth0' });
+      if (pod.addresses.some((a) => a.family === 6)) routes.push({ dst: 'default', via: 'fe80::1', dev: 'eth0' });
+    }
+    const listen: ListenerSpec[] = pod.listeners.filter((l) => l.proto !== 'sctp').map((l) => ({ port: l.port, proto: l.proto as 'tcp' | 'udp' }));
+    if (extra?.listen !== undefined) {
+      expectArgument(extra.listen, 'array', `options.podRules["${pod.key}"].listen`);
+      listen.push(...extra.listen);
+    }
+    const texts = (extra?.rules ?? []).map((text, i) => ({ text, where: `pod ${pod.key}'s rules (${i + 1})` }));
+    const sets = loadNodeRules(texts.flatMap(splitDumps));
+    const netns = new Netns({
+      interfaces: [{ name: 'eth0', addresses }], gateway, routes, listen, seed,
+      ...(sets.rules4 !== null ? { rules: sets.rules4 } : {}),
+      ...(sets.rules6 !== null ? { rules6: sets.rules6 } : {}),
+      ...(sets.nft.length > 0 ? { nft: sets.nft } : {}),
+    });
+    this.fabric.add({ name: pod.place, kind: 'pod', netns, ex: netns.exchange(), node: null, pod }, []);
+  }
+
+  // ---- lookups --------------------------------------------------------------------------------
+
+  /** The namespaces of the cluster, by name (`pod/ns/name`, `node/NAME`, `outside`). */
+  namespace(name: string): Netns | null {
+    return this.fabric.places.get(name)?.netns ?? null;
+  }
+
+  /** Forgets every connection of every namespace (`conntrack -F` and the sockets of connections everywhere). */
+  flushConntrack(): void {
+    for (const p of this.fabric.places.values()) p.netns.flushConntrack();
+  }
+
+  /** The rules a node holds, as `iptables-save` (both families) and `nft list ruleset` would print them. */
+  nodeRules(node: string): { readonly save: string; readonly nft: readonly string[] } {
+    expectArgument(node, 'string', 'node');
+    const sets = this.nodeRuleSets.get(node);
+    if (sets === undefined) fail('BAD_CONFIG', `no node "${node}" in the cluster (nodes: ${this.topology.nodes.map((n) => n.name).join(', ') || 'none'})`);
+    const save = (sets.rules4 !== null ? printIptablesSave(sets.rules4) : '') + (sets.rules6 !== null ? printIptablesSave(sets.rules6) : '');
+    return { save, nft: sets.nft };
+  }
+
+  private pod(key: string, what: string): PlannedPod {
+    const p = this.podByKey.get(key);
+    if (p !== undefined) return p;
+    const why = this.topology.leftOut.get(key) ?? this.snapshot.warnings.find((w) => w.startsWith(`Pod ${key}:`))?.slice(`Pod ${key}: `.length);
+    if (why !== undefined) fail('BAD_PROBE', `${what} ${key} is not on the cluster path: ${why}`);
+    const known = [...this.podByKey.keys()];
+    return fail('BAD_PROBE', `${what}: no pod ${key} in the snapshot${known.length > 0 ? ` (pods: ${known.slice(0, 8).join(', ')}${known.length > 8 ? ', …' : ''})` : ''}`);
+  }
+
+  private target(spec: ClusterConnectSpec, proto: 'tcp' | 'udp' | 'sctp'): Target {
+    const to = spec.to;
+    const wantFamily = spec.family;
+    const k8sProto = proto.toUpperCase() as 'TCP' | 'UDP' | 'SCTP';
+    const parts = to.split('/');
+    if (parts.length === 3 && parts[1] === 'svc') {
+      const svc = this.snapshot.services.find((s) => s.metadata.namespace === parts[0] && s.metadata.name === parts[2]);
+      if (svc === undefined) fail('BAD_PROBE', `--to ${to}: no Service ${parts[0]}/${parts[2]} in the snapshot`);
+      return this.serviceTarget(svc, spec.port, k8sProto, wantFamily, to);
+    }
+    if (parts.length === 2 && !to.includes(':')) {
+      const pod = this.pod(to, '--to');
+      const addr = pod.addresses.find((a) => wantFamily === undefined || a.family === wantFamily);
+      if (addr === undefined) fail('BAD_PROBE', `--to ${to}: the pod has no IPv${wantFamily} address`);
+      let port = spec.port;
+      if (port === undefined) {
+        const ls = pod.listeners.filter((l) => l.proto === proto);
+        if (ls.length !== 1) fail('BAD_PROBE', `--to ${to}: give --port (the pod declares ${ls.length === 0 ? `no ${k8sProto} port` : `${k8sProto} ports ${ls.map((l) => l.port).join(', ')}`})`);
+        port = ls[0]!.port;
+      }
+      return { family: addr.family, addr: addr.words, port };
+    }
+    let e;
+    try {
+      e = parseEndpoint(to, true);
+    } catch (err) {
+      if (err instanceof NetfilterSimError) fail('BAD_PROBE', `--to ${to}: not NS/POD, NS/svc/NAME or ADDR:PORT (${err.message})`);
+      throw err;
+    }
+    if (spec.port !== undefined && spec.port !== e.port) fail('BAD_PROBE', `--to ${to} has its port; --port ${spec.port} disagrees`);
+    return { family: e.family, addr: e.addr, port: e.port };
+  }
+
+  private serviceTarget(svc: K8sService, port: number | undefined, proto: 'TCP' | 'UDP' | 'SCTP', family: 4 | 6 | undefined, what: string): Target {
+    const ips = (svc.spec.clusterIPs ?? []).filter((ip) => ip !== 'None');
+    if (ips.length === 0) fail('BAD_PROBE', `--to ${what}: the Service has no ClusterIP (${svc.spec.type === 'ExternalName' ? 'ExternalName' : 'headless'}); connect to a pod`);
+    const ip = ips.map((t) => parseEndpoint(t.includes(':') ? `[${t}]:1` : `${t}:1`, true)).find((a) => family === undefined || a.family === family);
+    if (ip === undefined) fail('BAD_PROBE', `--to ${what}: the Service has no IPv${family} ClusterIP`);
+    const ports = (svc.spec.ports ?? []).filter((p) => (p.protocol ?? 'TCP') === proto);
+    let chosen: number;
+    if (port !== undefined) {
+      if (!ports.some((p) => p.port === port)) fail('BAD_PROBE', `--to ${what}: the Service has no ${proto} port ${port} (${ports.map((p) => p.port).join(', ') || 'none'})`);
+      chosen = port;
+    } else {
+      if (ports.length !== 1) fail('BAD_PROBE', `--to ${what}: give --port (the Service has ${ports.length === 0 ? `no ${proto} port` : `${proto} ports ${ports.map((p) => p.port).join(', ')}`})`);
+      chosen = ports[0]!.port;
+    }
+    return { family: ip.family, addr: ip.addr, port: chosen };
+  }
+
+  // ---- connections ----------------------------------------------------------------------------
+
+  /**
+   * Simulates a connection from a pod: for TCP the SYN, the answer and the ACK, for UDP one
+   * datagram, each through every namespace and hook it crosses. The namespaces keep their
+   * conntrack tables and sockets from one call to the next, as a cluster does.
+   */
+  connect(spec: ClusterConnectSpec, options: { readonly trace?: boolean } = {}): ClusterConnectResult {
+    expectArgument(spec, 'object', 'spec');
+    expectArgument(spec.from, 'string', 'spec.from');
+    expectArgument(spec.to, 'string', 'spec.to');
+    expectOneOf(spec.proto, ['tcp', 'udp', 'sctp'], 'spec.proto', true);
+    expectOneOf(spec.family, [4, 6], 'spec.family', true);
+    if (spec.port !== undefined && (!Number.isInteger(spec.port) || spec.port < 1 || spec.port > 65535)) fail('BAD_PROBE', `bad port ${String(spec.port)} (a port is from 1 to 65535)`);
+    const proto = spec.proto ?? 'tcp';
+    if (proto === 'sctp') fail('UNSUPPORTED', 'SCTP connections are not simulated (the engine drives TCP and UDP); the policy verdicts for SCTP ports are the policy evaluator\'s');
+    const fromParts = spec.from.split('/');
+    if (fromParts.length !== 2 && fromParts.length !== 3) fail('BAD_PROBE', `--from ${spec.from}: write NS/POD or NS/POD/CONTAINER`);
+    const client = this.pod(`${fromParts[0]}/${fromParts[1]}`, '--from');
+    const owner = this.ownerOf(client.pod, fromParts[2], spec.from);
+    const target = this.target(spec, proto);
+    if (!client.addresses.some((a) => a.family === target.family)) fail('BAD_PROBE', `--from ${spec.from}: the pod has no IPv${target.family} address to reach ${formatEndpoint(target.addr, target.port, target.family)}`);
+    const place = this.fabric.places.get(client.place)!;
+    const fabric = this.fabric;
+    fabric.visits = [];
+    fabric.tracing = options.trace !== false;
+    let r: Omit<ClusterConnectResult, 'steps' | 'hops' | 'trace' | 'policy'> & { policy?: PolicyVerdict | null };
+    try {
+      r = proto === 'udp' ? this.udp(place, target, owner) : this.tcp(place, target, owner);
+    } finally {
+      for (const p of fabric.places.values()) p.ex.settle();
+    }
+    const visits = fabric.visits;
+    const hops: { namespace: string; in: string | null; out: string | null; steps: ClusterStep[] }[] = [];
+    const steps: ClusterStep[] = [];
+    for (const v of visits) {
+      let h = hops.find((x) => x.namespace === v.place.name);
+      if (h === undefined) hops.push((h = { namespace: v.place.name, in: v.in, out: v.out, steps: [] }));
+      if (v.tr !== null) {
+        for (const s of stepsOf(v.tr.events)) {
+          const step = { namespace: v.place.name, ...s };
+          h.steps.push(step);
+          steps.push(step);
+        }
+      }
+    }
+    const out: ClusterConnectResult = { ...r, policy: r.policy ?? null, steps, hops, ...(fabric.tracing ? { trace: fabric.events() } : {}) };
+    fabric.visits = [];
+    return out;
+  }
+
+  private ownerOf(pod: K8sPod, container: string | undefined, what: string): SocketView {
+    let c = pod.spec.containers[0]!;
+    if (container !== undefined) {
+      const found = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].find((x) => x.name === container);
+      if (found === undefined) fail('BAD_PROBE', `--from ${what}: the pod has no container ${container} (${pod.spec.containers.map((x) => x.name).join(', ')})`);
+      c = found;
+    }
+    const uid = c.securityContext?.runAsUser ?? pod.spec.securityContext?.runAsUser ?? 0;
+    const gid = c.securityContext?.runAsGroup ?? pod.spec.securityContext?.runAsGroup ?? 0;
+    return { uid, gid, groups: [] };
+  }
+
+  /** Whether an answer (RST, ICMP error, SYN-ACK) ended at the client's socket or its namespace. */
+  private reachedClient(end: End, client: Place, s: SocketRecord): boolean {
+    if (end.kind === 'socket' && end.socket === s) return true;
+    if ((end.kind === 'refused' || end.kind === 'socket') && end.place === client) {
+      const p = end.p;
+      if (p.proto === PROTO.TCP) return sameWords(p.dst, s.local!) && p.dport === s.localPort;
+      // An ICMP error reaches the socket its carried packet names (tcp_v4_err, __udp4_lib_err:
+      // the socket is looked up by that packet's addresses and ports).
+      const inner = p.inner;
+      return inner !== null && inner.proto === s.proto && sameWords(inner.src, s.local!) && inner.sport === s.localPort && sameWords(inner.dst, s.remote!) && inner.dport === s.remotePort;
+    }
+    return false;
+  }
+
+  /** The answer to a packet a namespace rejected, sent from there; whether it reached the client. */
+  private answer(end: End & { kind: 'dropped' }, client: Place, s: SocketRecord, index: number): boolean {
+    const a = end.place.ex.answerTo(end.p, end.reject!);
+    if (a === null) return false;
+    const e = this.fabric.sendFrom(end.place, a, index, a.proto === PROTO.TCP ? 'RST' : 'ICMP', false);
+    return this.reachedClient(e, client, s);
+  }
+
+  /** How a packet of the exchange failed to arrive, as a result. */
+  private failure(end: End, what: string, client: Place, s: SocketRecord, fromClient: boolean, index: number): Result {
+    if (end.kind === 'dropped') {
+      if (end.reject !== null) {
+        if (fromClient && this.answer(end, client, s, index + 1)) return refused(`${what}: rejected (${end.reject}) in ${end.place.name}: ${end.reason}`, end.policy);
+        if (!fromClient) this.answer(end, client, s, index + 1);
+        return dropped(`${what}: rejected (${end.reject}) in ${end.place.name}, and the answer goes to its sender, not to the client, which hears nothing`, end.policy);
+      }
+      return dropped(`${what}: ${end.place.name}: ${end.reason}`, end.policy);
+    }
+    if (end.kind === 'lost') return dropped(`${what}: ${end.place.name}: ${end.reason}`, null);
+    if (end.kind === 'world') return dropped(`${what} left the cluster through the outside router instead of reaching the other end`, null);
+    return dropped(`${what} reached ${end.place.name}${end.kind === 'refused' ? `, where no socket has ${formatEndpoint(end.p.dst, end.p.dport, end.p.family)}` : ''}, not the other end`, null);
+  }
+
+  private tcp(client: Place, t: Target, owner: SocketView): Result {
+    const fabric = this.fabric;
+    const open = client.ex.open(t.family, PROTO.TCP, t.addr, t.port, owner, 0);
+    if (open.kind === 'error') return { ...refused(open.reason, null), error: open.errno };
+    const c = open.socket;
+    let ok = false;
+    try {
+      const end = fabric.sendFrom(client, open.packet, 0, 'SYN', true);
+      switch (end.kind) {
+        case 'socket': {
+          const server = end.place;
+          const l = end.socket;
+          if (l.remote !== null) return dropped(`the SYN reached an established connection in ${server.name}`, null);
+          const req = server.ex.request(l, end.p);
+          const e2 = fabric.sendFrom(server, server.ex.fromSocket(req, TCP_FLAGS.SYN | TCP_FLAGS.ACK), 1, 'SYN-ACK', false);
+          if (!(e2.kind === 'socket' && e2.socket === c)) {
+            server.ex.close(req);
+            return this.failure(e2, 'the SYN-ACK', client, c, false, 1);
+          }
+          const e3 = fabric.sendFrom(client, client.ex.fromSocket(c, TCP_FLAGS.ACK), 2, 'ACK', false);
+          if (!(e3.kind === 'socket' && e3.socket === req)) {
+            server.ex.close(req);
+            return this.failure(e3, 'the ACK', client, c, true, 2);
+          }
+          server.ex.established(req);
+          ok = true;
+          const where = `${l.local === null ? (l.family === 4 ? '0.0.0.0' : '[::]') : addressText(l.local, l.family)}:${l.localPort}`;
+          return {
+            outcome: 'local', address: addressText(req.local!, req.family), port: req.localPort, originalDestination: server.ex.originalDst(req),
+            source: formatEndpoint(req.remote!, req.remotePort, req.family), reason: `accepted by the listener ${where} in ${server.name}`,
+          };
+        }
+        case 'refused': {
+          const e2 = fabric.sendFrom(end.place, end.place.ex.resetFor(end.p), 1, 'RST', false);
+          const at = `${formatEndpoint(end.p.dst, end.p.dport, end.p.family)} in ${end.place.name}`;
+          if (this.reachedClient(e2, client, c)) return refused(`no listener at ${at}: connection reset`, null);
+          return this.failure(e2, `no listener at ${at}; the RST`, client, c, false, 1);
+        }
+        case 'dropped':
+          if (end.reject !== null) {
+            if (this.answer(end, client, c, 1)) return refused(`rejected (${end.reject}) in ${end.place.name}: ${end.reason}`, end.policy);
+            return dropped(`rejected (${end.reject}) in ${end.place.name}: ${end.reason}; the answer did not reach the client`, end.policy);
+          }
+          return dropped(`${end.place.name}: ${end.reason}`, end.policy);
+        case 'lost':
+          return dropped(`${end.place.name}: ${end.reason}`, null);
+        case 'world': {
+          // The world accepts: its SYN-ACK comes in through the router.
+          const p = end.p;
+          const w = { family: p.family, proto: PROTO.TCP, src: p.dst.slice(), sport: p.dport, dst: p.src.slice(), dport: p.sport, tcpFlags: TCP_FLAGS.SYN | TCP_FLAGS.ACK, icmpType: -1, icmpCode: -1, ttl: 64, tos: 0, length: p.family === 4 ? 60 : 80, inner: null };
+          const e2 = fabric.fromWorld(w, 1, 'SYN-ACK', false);
+          if (!(e2.kind === 'socket' && e2.socket === c)) return this.failure(e2, 'the SYN-ACK from outside', client, c, false, 1);
+          const e3 = fabric.sendFrom(client, client.ex.fromSocket(c, TCP_FLAGS.ACK), 2, 'ACK', false);
+          if (e3.kind !== 'world' || !sameWords(e3.p.dst, p.dst) || e3.p.dport !== p.dport) return this.failure(e3, 'the ACK', client, c, true, 2);
+          ok = true;
+          return {
+            outcome: 'remote', address: addressText(p.dst, p.family), port: p.dport, originalDestination: null,
+            source: formatEndpoint(p.src, p.sport, p.family), reason: 'left the cluster through the outside router; the world accepts every connection',
+          };
+        }
+        default:
+          return unreachable(end);
+      }
+    } finally {
+      if (!ok) client.ex.close(c);
+    }
+  }
+
+  private udp(client: Place, t: Target, owner: SocketView): Result {
+    const fabric = this.fabric;
+    const open = client.ex.open(t.family, PROTO.UDP, t.addr, t.port, owner, 0);
+    if (open.kind === 'error') return { ...refused(open.reason, null), error: open.errno };
+    const c = open.socket;
+    try {
+      const end = fabric.sendFrom(client, open.packet, 0, 'UDP', true);
+      switch (end.kind) {
+        case 'socket':
+          return {
+            outcome: 'local', address: addressText(end.p.dst, end.p.family), port: end.p.dport, originalDestination: end.place.ex.originalDstOf(end.p),
+            source: formatEndpoint(end.p.src, end.p.sport, end.p.family), reason: `delivered to the socket at ${formatEndpoint(end.p.dst, end.p.dport, end.p.family)} in ${end.place.name}`,
+          };
+        case 'refused': {
+          const at = `${formatEndpoint(end.p.dst, end.p.dport, end.p.family)} in ${end.place.name}`;
+          const a = end.place.ex.answerTo(end.p, end.p.family === 4 ? 'icmp-port-unreachable' : 'icmp6-port-unreachable');
+          if (a !== null && this.reachedClient(fabric.sendFrom(end.place, a, 1, 'ICMP', false), client, c)) return refused(`no socket at ${at}: ICMP port unreachable`, null);
+          return dropped(`no socket at ${at}; the ICMP port unreachable did not reach the client`, null);
+        }
+        case 'dropped':
+          if (end.reject !== null) {
+            if (this.answer(end, client, c, 1)) return refused(`rejected (${end.reject}) in ${end.place.name}: ${end.reason}`, end.policy);
+            return dropped(`rejected (${end.reject}) in ${end.place.name}: ${end.reason}; the answer did not reach the client`, end.policy);
+          }
+          return dropped(`${end.place.name}: ${end.reason}`, end.policy);
+        case 'lost':
+          return dropped(`${end.place.name}: ${end.reason}`, null);
+        case 'world':
+          return {
+            outcome: 'remote', address: addressText(end.p.dst, end.p.family), port: end.p.dport, originalDestination: null,
+            source: formatEndpoint(end.p.src, end.p.sport, end.p.family), reason: 'left the cluster through the outside router',
+          };
+        default:
+          return unreachable(end);
+      }
+    } finally {
+      client.ex.close(c);
+    }
+  }
+
+  // ---- reachability ---------------------------------------------------------------------------
+
+  /**
+   * The reachability matrix over the pods for one port: `allowed[i][j]` is whether a connection
+   * from `pods[i]` reaches `pods[j]` (to its address, or through a Service that selects it), with
+   * why each blocked cell is blocked. hostNetwork pods are left out.
+   */
+  reach(options: ReachOptions): ReachResult {
+    expectArgument(options, 'object', 'options');
+    if (!Number.isInteger(options.port) || options.port < 1 || options.port > 65535) fail('BAD_PROBE', `bad port ${String(options.port)} (a port is from 1 to 65535)`);
+    expectOneOf(options.proto, ['tcp', 'udp', 'sctp'], 'options.proto', true);
+    expectOneOf(options.to, ['pod', 'service'], 'options.to', true);
+    const proto = options.proto ?? 'tcp';
+    const to = options.to ?? 'pod';
+    const namespaces = options.namespaces;
+    const pods = this.topology.pods
+      .filter((p) => !p.hostNetwork && (namespaces === undefined || namespaces.includes(p.pod.metadata.namespace!)))
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const names = pods.map((p) => p.key);
+    const allowed: boolean[][] = [];
+    const why: Record<string, ReachWhy> = {};
+    for (const from of pods) {
+      const row: boolean[] = [];
+      for (const dest of pods) {
+        const cell = to === 'pod' ? this.reachPod(from, dest, options.port, proto) : this.reachService(from, dest, options.port, proto);
+        row.push(cell.ok);
+        if (!cell.ok) why[`${from.key}→${dest.key}`] = cell.why!;
+      }
+      allowed.push(row);
+    }
+    return { port: options.port, protocol: proto.toUpperCase() as 'TCP' | 'UDP' | 'SCTP', to, pods: names, allowed, why };
+  }
+
+  private reachPod(from: PlannedPod, dest: PlannedPod, port: number, proto: 'tcp' | 'udp' | 'sctp'): { ok: boolean; why?: ReachWhy } {
+    const family = from.addresses.some((a) => a.family === 4) && dest.addresses.some((a) => a.family === 4) ? 4 : 6;
+    const addr = dest.addresses.find((a) => a.family === family);
+    if (addr === undefined) return { ok: false, why: { policy: null, direction: null, rule: null, outcome: 'refused', reason: 'the pods share no address family' } };
+    const r = this.connect({ from: from.key, to: endpointText(addr.text, port), proto, family }, { trace: true });
+    const ok = r.outcome === 'local' && deliveredIn(r) === dest.place;
+    return ok ? { ok } : { ok, why: whyOf(r, dest) };
+  }
+
+  private reachService(from: PlannedPod, dest: PlannedPod, port: number, proto: 'tcp' | 'udp' | 'sctp'): { ok: boolean; why?: ReachWhy } {
+    const k8s = proto.toUpperCase();
+    const labels = dest.pod.metadata.labels ?? {};
+    const svc = this.snapshot.services
+      .filter((s) => s.metadata.namespace === dest.pod.metadata.namespace && s.spec.selector !== undefined && Object.keys(s.spec.selector).length > 0 && Object.entries(s.spec.selector).every(([k, v]) => labels[k] === v))
+      .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1))
+      .map((s) => ({ s, p: (s.spec.ports ?? []).find((p) => (p.protocol ?? 'TCP') === k8s && resolveTarget(p.targetPort ?? p.port, dest.pod, k8s) === port) }))
+      .find((x) => x.p !== undefined && (x.s.spec.clusterIPs ?? []).some((ip) => ip !== 'None'));
+    if (svc === undefined) return { ok: false, why: { policy: null, direction: null, rule: null, outcome: 'none', reason: `no Service selects ${dest.key} with a port to ${port}/${k8s}` } };
+    // The Service picks its endpoint at random: connections are made until one goes to this pod
+    // (the address its node translated the ClusterIP to), whatever then became of it.
+    const mine = new Set(dest.addresses.map((a) => a.text));
+    for (let i = 0; i < SERVICE_TRIES; i++) {
+      const r = this.connect({ from: from.key, to: `${svc.s.metadata.namespace}/svc/${svc.s.metadata.name}`, port: svc.p!.port, proto }, { trace: true });
+      const chosen = chosenEndpoint(r);
+      if (chosen === null) return { ok: false, why: whyOf(r, dest) };
+      if (!mine.has(chosen)) continue;
+      return r.outcome === 'local' && deliveredIn(r) === dest.place ? { ok: true } : { ok: false, why: whyOf(r, dest) };
+    }
+    return { ok: false, why: { policy: null, direction: null, rule: null, outcome: 'other endpoint', reason: `Service ${objectName(svc.s)} sent ${SERVICE_TRIES} connections to other endpoints, none to this pod` } };
+  }
+}
+
+type Result = Omit<ClusterConnectResult, 'steps' | 'hops' | 'trace' | 'policy'> & { readonly policy?: PolicyVerdict | null };
+
+function refused(reason: string, policy: PolicyVerdict | null): Result {
+  return { outcome: 'refused', address: null, port: null, originalDestination: null, source: null, reason, policy };
+}
+
+function dropped(reason: string, policy: PolicyVerdict | null): Result {
+  return { outcome: 'dropped', address: null, port: null, originalDestination: null, source: null, reason, policy };
+}
+
+/**
+ * A snapshot given as data is read again through the reader (as JSON), so that an object built by
+ * hand meets the same checks and defaults as one read from text; its warnings are kept.
+ */
+function rereadSnapshot(s: Snapshot): Snapshot {
+  expectFields(s, { namespaces: 'array', nodes: 'array', pods: 'array', services: 'array', endpointSlices: 'array', networkPolicies: 'array', warnings: 'array' }, 'options.snapshot');
+  const items = [...s.namespaces, ...s.nodes, ...s.pods, ...s.services, ...s.endpointSlices, ...s.networkPolicies];
+  const again = readSnapshot([{ name: '<snapshot object>', text: JSON.stringify({ kind: 'List', items }) }]);
+  const warnings = [...s.warnings.filter((w): w is string => typeof w === 'string'), ...again.warnings.filter((w) => !s.warnings.includes(w))];
+  return { ...again, warnings };
+}
+
+function unreachable(x: never): never {
+  throw new Error(`unexpected end of a travel: ${JSON.stringify(x)}`);
+}
+
+function sameWords(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** A Service port's `targetPort` on a pod: a number, or the pod's container port of that name. */
+function resolveTarget(target: number | string, pod: K8sPod, proto: string): number | null {
+  if (typeof target === 'number') return target;
+  for (const c of [...pod.spec.containers, ...(pod.spec.initContainers ?? [])]) {
+    for (const p of c.ports ?? []) if (p.name === target && (p.protocol ?? 'TCP') === proto) return p.containerPort;
+  }
+  return null;
+}
+
+/** The address a node's DNAT sent the connection's first packet to, or null when none did. */
+function chosenEndpoint(r: ClusterConnectResult): string | null {
+  for (const e of r.trace ?? []) {
+    if (e.type === 'nat' && e.packet === 0 && e.manip === 'DST' && e.action !== 'apply' && e.action !== 'skipped' && e.action !== 'null-binding') {
+      return e.to.startsWith('[') ? e.to.slice(1, e.to.indexOf(']')) : e.to.slice(0, e.to.lastIndexOf(':'));
+    }
+  }
+  return null;
+}
+
+/** The namespace whose socket took the connection's first packet. */
+function deliveredIn(r: ClusterConnectResult): string | null {
+  for (const e of r.trace ?? []) if (e.type === 'socket' && e.packet === 0 && e.result === 'delivered') return e.namespace;
+  return null;
+}
+
+function whyOf(r: ClusterConnectResult, dest: PlannedPod): ReachWhy {
+  const p = r.policy;
+  const reason = r.outcome === 'local' ? `accepted in ${deliveredIn(r) ?? '?'}, not in ${dest.place}` : r.reason;
+  return { policy: p === null ? null : `${p.namespace}/${p.name}`, direction: p?.direction ?? null, rule: p?.rule ?? null, outcome: r.outcome, reason };
+}
+
+/**
+ * Splits a text holding several dumps (`iptables-save; ip6tables-save` written to one file) at
+ * their `# Generated by` lines; one dump stays whole.
+ */
+function splitDumps(t: { text: string; where: string }): { text: string; where: string }[] {
+  const marks = [...t.text.matchAll(/^# Generated by ip6?tables-save.*$/gm)].map((m) => m.index);
+  if (marks.length < 2) return [t];
+  const out: { text: string; where: string }[] = [];
+  const starts = [0, ...marks.slice(1)];
+  for (let i = 0; i < starts.length; i++) out.push({ text: t.text.slice(starts[i], starts[i + 1] ?? t.text.length), where: t.where });
+  return out;
+}
