@@ -12,6 +12,9 @@ import { expectArgument } from '../model/guard.js';
 import type { Ruleset } from '../model/types.js';
 import { parseIptablesSave } from '../iptables/syntax/save.js';
 import { detectRulesSyntax } from '../nftables/detect.js';
+import { compileKubeProxy } from '../compile/kube-proxy/index.js';
+import { compileCniNodeRules } from '../compile/cni/index.js';
+import { NetworkPolicyEvaluator } from '../netpol/index.js';
 
 /** kube-proxy's mode, or `none` (no kube-proxy rules: Services are not translated on nodes). */
 export type KubeProxyMode = 'iptables' | 'nftables' | 'none';
@@ -74,10 +77,29 @@ export const COMPONENTS: {
   cniNodeRules: CniRulesCompiler | null;
   netpol: Partial<Record<Exclude<NetpolImplementation, 'none'>, PolicyEnforcerFactory>>;
 } = {
-  kubeProxy: null,
-  cniNodeRules: null,
-  netpol: {},
+  kubeProxy: (snapshot, node, { mode }) => compileKubeProxy(snapshot, node, { mode }),
+  cniNodeRules: (snapshot, node) => compileCniNodeRules(snapshot, node, {}),
+  netpol: { reference: referenceEnforcer },
 };
+
+/**
+ * The reference evaluator (`netpol/`) as a verdict at the pod's veth: egress judged for the
+ * source pod against the address the node forwards to, ingress for the destination pod against
+ * the address the packet arrives from.
+ */
+function referenceEnforcer(snapshot: Snapshot): PolicyEnforcer {
+  const evaluator = new NetworkPolicyEvaluator(snapshot);
+  return {
+    decide(c: PolicyCheck): PolicyVerdict | null {
+      const pod = `${c.pod.metadata.namespace ?? 'default'}/${c.pod.metadata.name}`;
+      const v = c.direction === 'egress'
+        ? evaluator.evaluate({ from: { pod, address: c.src }, to: { address: c.dst }, port: c.dport, protocol: c.protocol }).egress
+        : evaluator.evaluate({ from: { address: c.src }, to: { pod, address: c.dst }, port: c.dport, protocol: c.protocol }).ingress;
+      if (v.allowed) return null;
+      return { namespace: v.policy?.namespace ?? c.pod.metadata.namespace ?? 'default', name: v.policy?.name ?? '', direction: c.direction, rule: v.policy?.rule ?? null };
+    },
+  };
+}
 
 function unsupported(message: string): never {
   throw new NetfilterSimError(diagnostic('UNSUPPORTED', message));

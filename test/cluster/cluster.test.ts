@@ -180,11 +180,20 @@ describe('Cluster: rules inside pods (a mesh\'s, for instance)', () => {
 });
 
 describe('Cluster: the NetworkPolicy seam', () => {
+  const built = { reference: COMPONENTS.netpol.reference, kubeProxy: COMPONENTS.kubeProxy };
   afterEach(() => {
-    delete COMPONENTS.netpol.reference;
+    COMPONENTS.netpol.reference = built.reference;
+    COMPONENTS.kubeProxy = built.kubeProxy;
+  });
+
+  it('this build has the reference evaluator and kube-proxy wired', () => {
+    expect(typeof built.reference).toBe('function');
+    expect(typeof built.kubeProxy).toBe('function');
   });
 
   it('netpol reference is a typed error in a build without the evaluator; none runs no policy', () => {
+    delete COMPONENTS.netpol.reference;
+    COMPONENTS.kubeProxy = null;
     const e = error(() => new Cluster({ snapshot: SNAPSHOT, kubeProxy: 'none', nodeRules }));
     expect(e.code).toBe('UNSUPPORTED');
     expect(e.message).toContain('NetworkPolicy enforcement "reference" is not available in this build');

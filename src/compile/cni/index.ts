@@ -7,7 +7,7 @@
  * @module
  */
 import { diagnostic, NetfilterSimError } from '../../model/errors.js';
-import { expectArgument } from '../../model/guard.js';
+import { expectArgument, expectFields } from '../../model/guard.js';
 import type { K8sNode, K8sPod, Snapshot } from '../../model/kubernetes.js';
 import { formatIptablesSave } from '../../iptables/fmt.js';
 import { formatNftRuleset } from '../../nftables/index.js';
@@ -75,6 +75,8 @@ export interface CniNodeRulesOptions {
  * ```
  */
 export function podSandboxId(pod: K8sPod): string {
+  expectFields(pod, { metadata: 'object' }, 'pod');
+  expectFields(pod.metadata, { name: 'string' }, 'pod.metadata');
   const key = pod.metadata.uid !== undefined && pod.metadata.uid !== '' ? pod.metadata.uid : `${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`;
   return hex(sha256(`netfilter-sim/sandbox/${key}`));
 }
