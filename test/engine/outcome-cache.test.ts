@@ -223,7 +223,7 @@ describe('the outcome cache', () => {
     expect(off(nat('-A OUTPUT -m recent --set'))).toBe('-m recent');
     expect(off(nat('-A OUTPUT -p tcp -j REDIRECT --to-ports 4140'), { evaluator: 'reference' })).toBe('the reference evaluator');
     expect(off(nat('-A OUTPUT -p tcp -j REDIRECT --to-ports 4140'), { outcomeCache: false })).toBe('turned off (outcomeCache: false)');
-    expect(new Netns({ nft: 'table ip t { chain c { type nat hook output priority -100; } }' }).outcomeCacheOff).toBe('native nft rules');
+    expect(new Netns({ nft: 'table ip t { chain c { type nat hook output priority -100; }; }' }).outcomeCacheOff).toBe('native nft rules');
     expect(() => new Netns({ outcomeCache: 'yes' as unknown as boolean })).toThrow(/outcomeCache must be true or false/);
   });
 
