@@ -210,7 +210,7 @@ describe('shell completion', () => {
     expect(byName.get('completion')!.subcommands.map((s) => s.name)).toEqual(['bash', 'zsh', 'fish']);
     expect(byName.get('fmt')!.subcommands).toEqual([]);
     expect(byName.get('fmt')!.flags).toEqual(flagsOfHelp((await cli(['fmt', '--help'])).out));
-    expect(byName.get('fmt')!.flags).toEqual(['--strict', '--lenient', '-4', '-6', '--counters', '--json', '--syntax']);
+    expect(byName.get('fmt')!.flags).toEqual(['--strict', '--lenient', '-4', '-6', '--counters', '--json', '--syntax', '--iface', '-I']);
     const istio = byName.get('compile')!.subcommands.find((s) => s.name === 'istio')!;
     expect(istio.flags).toEqual(expect.arrayContaining(['-p', '--envoy-port', '--redirect-dns', '--format']));
   });
