@@ -60,7 +60,8 @@ export interface Counterexample {
   readonly warnings?: readonly string[];
 }
 
-const SAFE = /^[A-Za-z0-9_./:,=@%+\-[\]]+$/;
+// Brackets are not safe: an IPv6 destination ([fd00::5]:1) would be a glob pattern to the shell.
+const SAFE = /^[A-Za-z0-9_./:,=@%+\-]+$/;
 
 /** POSIX shell quoting for one argument. */
 function shellQuote(arg: string): string {

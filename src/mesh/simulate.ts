@@ -78,6 +78,8 @@ interface Actor {
   readonly role: 'app' | 'init' | 'outbound' | 'inbound';
   /** Source address the socket binds. */
   readonly src?: string;
+  /** `IP_TRANSPARENT` on its socket (ztunnel's), so that it may bind its client's address. */
+  readonly transparent?: boolean;
   /** `SO_MARK` of its socket. */
   readonly mark?: number;
 }
@@ -201,6 +203,7 @@ export function simulateMesh(options: MeshScenarioOptions): MeshResult {
       ? {
           from: 'local' as const, uid: current.actor.uid, gid: current.actor.gid, dst: formatAddr(current.dst.address, current.dst.port), proto,
           ...(current.actor.src ? { src: current.actor.src } : {}), ...(current.actor.mark !== undefined ? { mark: current.actor.mark } : {}),
+          ...(current.actor.transparent ? { transparent: true } : {}),
         }
       : { from: 'remote' as const, src: current.src, sport: current.sport, dst: formatAddr(current.dst.address, current.dst.port), proto };
     const r: ConnectResult = rt.ns.connect(spec, { trace: true });
@@ -272,7 +275,7 @@ export function simulateMesh(options: MeshScenarioOptions): MeshResult {
           const src: string | undefined = current.kind === 'arrive' ? current.src : undefined;
           leg = {
             kind: 'local', rt,
-            actor: { container: p.container, uid: p.uid, gid: p.gid, role: 'inbound', ...(src ? { src } : {}), ...(p.mark !== undefined ? { mark: p.mark } : {}) },
+            actor: { container: p.container, uid: p.uid, gid: p.gid, role: 'inbound', ...(src ? { src, transparent: true } : {}), ...(p.mark !== undefined ? { mark: p.mark } : {}) },
             dst: orig,
             note: `forwards to SO_ORIGINAL_DST ${formatAddr(orig.address, orig.port)}${src ? ` from the client's address ${src} (IP_TRANSPARENT)` : ''}, socket mark 0x${(p.mark ?? 0).toString(16)}`,
             header: null,
@@ -303,7 +306,7 @@ export function simulateMesh(options: MeshScenarioOptions): MeshResult {
         const src: string | undefined = ztunnel ? current.src : passthroughSource(rt, family);
         leg = {
           kind: 'local', rt,
-          actor: { container: p.container, uid: p.uid, gid: p.gid, role: 'inbound', ...(src ? { src } : {}), ...(p.mark !== undefined ? { mark: p.mark } : {}) },
+          actor: { container: p.container, uid: p.uid, gid: p.gid, role: 'inbound', ...(src ? { src, ...(ztunnel ? { transparent: true } : {}) } : {}), ...(p.mark !== undefined ? { mark: p.mark } : {}) },
           dst: inner,
           note: ztunnel
             ? `delivers the tunnelled connection to ${formatAddr(inner.address, inner.port)} from the client's address ${current.src} (IP_TRANSPARENT), socket mark 0x${(p.mark ?? 0).toString(16)}`

@@ -254,6 +254,17 @@ describe('shell completion', () => {
     expect(complete('netfilter-sim --')).toEqual(['--help', '--version']);
     // An argument that is not a flag: nothing from us, so bash falls back to file names (-o default).
     expect(complete('netfilter-sim fmt we')).toEqual([]);
+    // The values a flag's help names.
+    expect(complete('netfilter-sim connect --syntax ')).toEqual(['iptables', 'nft']);
+    expect(complete('netfilter-sim connect --from r')).toEqual(['remote']);
+    expect(complete('netfilter-sim trace --format ')).toEqual(['text', 'tree', 'json', 'mermaid', 'dot']);
+    expect(complete('netfilter-sim compile istio --format ')).toEqual(['save', 'restore', 'commands', 'json']);
+    expect(complete('netfilter-sim version -o ')).toEqual(['json', 'text']);
+    expect(complete('netfilter-sim mesh istio --native-sidecars ')).toEqual(['on', 'off']);
+    expect(complete('netfilter-sim check --backend ')).toEqual(['nft', 'legacy']);
+    expect(complete('netfilter-sim explore -')).toEqual(expect.arrayContaining(['-4', '-6']));
+    // A flag whose value is not one of a few words (a file) still falls back to file names.
+    expect(complete('netfilter-sim connect --rules we')).toEqual([]);
     expect(script).toContain('complete -o default -F _netfilter_sim netfilter-sim');
   });
 
@@ -271,6 +282,10 @@ describe('shell completion', () => {
     expect(fish).toContain("complete -c netfilter-sim -n '__fish_seen_subcommand_from compile; and __fish_seen_subcommand_from istio' -l redirect-dns");
     expect(fish).toContain("complete -c netfilter-sim -n '__fish_seen_subcommand_from connect' -l listen");
     expect(fish).toContain("-d 'simulate a TCP connection (or UDP datagram) through a pod\\'s rules'");
+    // Flags that take one of a few words complete them.
+    expect(zsh).toContain('--syntax) vals=(iptables nft) ;;');
+    expect(fish).toContain("complete -c netfilter-sim -n '__fish_seen_subcommand_from connect' -l syntax -x -a 'iptables nft'");
+    expect(fish).toContain("complete -c netfilter-sim -n '__fish_seen_subcommand_from compile; and __fish_seen_subcommand_from istio' -l format -x -a 'save restore commands json'");
     // Each shell's own parser accepts the script where the shell is installed.
     for (const [shell, text] of [['zsh', zsh], ['fish', fish]] as const) {
       const which = spawnSync('sh', ['-c', `command -v ${shell}`], { encoding: 'utf8' });

@@ -102,9 +102,24 @@ describe('-m socket', () => {
   it('lets a TPROXY pod connect out from its client address', () => {
     const options = { ipRules: [{ fwmark: 1, table: 100, family: 4 as const }], routes: [{ dst: '0.0.0.0/0', dev: 'lo', type: 'local' as const, table: 100 }] };
     const marked = new Netns({ rules: table('mangle')('-A PREROUTING -p tcp -m socket --transparent -j MARK --set-xmark 0x1/0xffffffff'), ...options });
-    expect(marked.connect({ from: 'local', uid: 0, src: '10.9.0.7', dst: '10.1.0.5:80' }).outcome).toBe('remote');
+    expect(marked.connect({ from: 'local', uid: 0, src: '10.9.0.7', transparent: true, dst: '10.1.0.5:80' }).outcome).toBe('remote');
     const plain = new Netns({ ...options });
-    expect(plain.connect({ from: 'local', uid: 0, src: '10.9.0.7', dst: '10.1.0.5:80' }).outcome).toBe('dropped');
+    expect(plain.connect({ from: 'local', uid: 0, src: '10.9.0.7', transparent: true, dst: '10.1.0.5:80' }).outcome).toBe('dropped');
+  });
+
+  it('refuses to bind a source the namespace does not own, unless the socket is transparent', () => {
+    const ns = new Netns({ listen: [8080] });
+    const r = ns.connect({ from: 'local', uid: 0, src: '10.9.0.7', dst: '10.1.0.5:80' });
+    expect(r.outcome).toBe('refused');
+    expect(r.error).toBe('EADDRNOTAVAIL');
+    expect(r.reason).toMatch(/^bind\(\): EADDRNOTAVAIL/);
+    expect(ns.connect({ from: 'local', uid: 0, src: '10.0.0.2', dst: '10.1.0.5:80' }).outcome).toBe('remote');
+    expect(ns.connect({ from: 'local', uid: 0, src: '127.0.0.5', dst: '127.0.0.1:8080' }).outcome).toBe('local');
+    expect(ns.connect({ from: 'local', uid: 0, src: 'fd00::7', dst: '[fd00:1::5]:80' }).error).toBe('EADDRNOTAVAIL');
+    // Transparent: the bind succeeds and the SYN leaves; without a policy route back, the SYN-ACK
+    // to 10.9.0.7 is not for this namespace.
+    const t = ns.connect({ from: 'local', uid: 0, src: '10.9.0.7', transparent: true, dst: '10.1.0.5:80' });
+    expect([t.outcome, t.error]).toEqual(['dropped', undefined]);
   });
 });
 

@@ -143,6 +143,12 @@ const SOCKET: readonly NamedCase[] = [
     probes: [local('10.1.0.5:80', { src: '10.9.0.7', transparent: true }), local('10.1.0.5:80')],
   },
   {
+    // inet_bind: EADDRNOTAVAIL for an address the namespace does not own, unless IP_TRANSPARENT.
+    name: 'bind: a source the pod does not own needs IP_TRANSPARENT; one it owns does not',
+    rules4: '', listen: [8080],
+    probes: [local('10.1.0.5:80', { src: '10.9.0.7' }), local('10.1.0.5:80', { src: '10.0.0.2' }), local('127.0.0.1:8080', { src: '127.0.0.5' }), local('[fd00:1::5]:80', { src: 'fd00::7' })],
+  },
+  {
     name: 'nft socket: transparent, wildcard and mark of the socket a packet belongs to',
     rules4: '', listen: [8080, { address: '10.0.0.2', port: 9090 }, { port: 7070, transparent: true }],
     nft: [

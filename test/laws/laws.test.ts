@@ -180,7 +180,7 @@ describe('counterexamples', () => {
 
   it('write IPv6 probes with --rules6', () => {
     expect(connectCommand({ from: 'remote', src: 'fd01::5', dst: '[fd00::2]:8080', proto: 'udp' }, [4143], 6))
-      .toBe('netfilter-sim connect --rules6 - --listen 4143 --from remote --src fd01::5 --dst [fd00::2]:8080 --proto udp');
+      .toBe("netfilter-sim connect --rules6 - --listen 4143 --from remote --src fd01::5 --dst '[fd00::2]:8080' --proto udp");
   });
 
   it('name the interfaces and gateway of a namespace that is not the default pod', () => {

@@ -12,7 +12,33 @@ export interface CommandInfo {
   readonly name: string;
   readonly summary: string;
   readonly flags: readonly string[];
+  /** The words a flag takes, where its help names them (`--syntax iptables|nft`). */
+  readonly values?: Readonly<Record<string, readonly string[]>>;
   readonly subcommands: readonly CommandInfo[];
+}
+
+const WORD = /^[a-z0-9][a-z0-9._-]*$/;
+
+/**
+ * The values each flag takes, as its help writes them: `--syntax iptables|nft`,
+ * `--ambient [client|server]`, `-o json|text` after the flag, or a placeholder (`--format FMT`)
+ * whose description starts with the choices: `text | tree (default) | json | mermaid | dot`.
+ */
+export function valuesOfHelp(help: string): Record<string, string[]> {
+  const out: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
+  const add = (flag: string, words: readonly string[]): void => {
+    if (words.length < 2 || !words.every((w) => WORD.test(w)) || out[flag] !== undefined) return;
+    out[flag] = [...words];
+  };
+  for (const line of help.split('\n')) {
+    for (const m of line.matchAll(/(?<![\w-])(--[a-z0-9][a-z0-9-]*|-[a-zA-Z0-9])[ =]\[?([a-z0-9][a-z0-9._-]*(?:\|[a-z0-9][a-z0-9._-]*)+)\]?(?![\w|:-])/g)) add(m[1]!, m[2]!.split('|'));
+    const placeholder = /^\s+(?:-[a-zA-Z0-9], )?(--[a-z0-9][a-z0-9-]*) [A-Z]+ {2,}(.*)$/.exec(line);
+    if (placeholder) {
+      const words = placeholder[2]!.replace(/\([^)]*\)/g, '').split('|').map((w) => w.trim());
+      if (words.length > 1) add(placeholder[1]!, words.map((w, i) => (i === words.length - 1 ? w.split(/\s/)[0]! : w)));
+    }
+  }
+  return out;
 }
 
 /** Runs `netfilter-sim PATH… --help`: its exit status and standard output. */
@@ -51,7 +77,15 @@ async function describe(path: readonly string[], summary: string, helpOf: HelpOf
       if ((await helpOf([...path, name])).code === EXIT_OK) subcommands.push(await describe([...path, name], sub, helpOf, depth - 1));
     }
   }
-  return { name: path[path.length - 1]!, summary, flags: flagsOfHelp(help.out), subcommands };
+  const values = valuesOfHelp(help.out);
+  return { name: path[path.length - 1]!, summary, flags: flagsOfHelp(help.out), ...(Object.keys(values).length > 0 ? { values } : {}), subcommands };
+}
+
+/** A subcommand's values, with those of its command's help it does not spell out (compile's --format). */
+function inherit(parent: CommandInfo, sub: CommandInfo): Readonly<Record<string, readonly string[]>> {
+  const out: Record<string, readonly string[]> = { ...(sub.values ?? {}) };
+  for (const [flag, words] of Object.entries(parent.values ?? {})) if (out[flag] === undefined && sub.flags.includes(flag)) out[flag] = words;
+  return out;
 }
 
 /** The commands of the table, with their flags and subcommands (one level down). */
@@ -65,11 +99,25 @@ const TOP_FLAGS = ['--help', '--version'];
 const words = (xs: readonly string[]): string => xs.join(' ');
 const flagsOf = (c: CommandInfo): readonly string[] => [...new Set([...c.flags, '--help'])];
 
+/** bash: `vals` for the word before the cursor, when it is a flag that takes named values. */
+function bashValues(values: Readonly<Record<string, readonly string[]>> | undefined): string {
+  const entries = Object.entries(values ?? {});
+  if (entries.length === 0) return '';
+  return ` case "$prev" in ${entries.map(([f, w]) => `${f}) vals="${words(w)}" ;;`).join(' ')} esac;`;
+}
+
+/** zsh: the same, into the array `vals`. */
+function zshValues(values: Readonly<Record<string, readonly string[]>> | undefined): string {
+  const entries = Object.entries(values ?? {});
+  if (entries.length === 0) return '';
+  return ` case $words[CURRENT-1] in ${entries.map(([f, w]) => `${f}) vals=(${words(w)}) ;;`).join(' ')} esac;`;
+}
+
 function bash(tree: readonly CommandInfo[]): string {
   const names = tree.map((c) => c.name);
   const cases = tree.map((c) => {
-    if (c.subcommands.length === 0) return `    ${c.name}) flags="${words(flagsOf(c))}" ;;`;
-    const subs = c.subcommands.map((s) => `        ${s.name}) flags="${words(flagsOf(s))}" ;;`).join('\n');
+    if (c.subcommands.length === 0) return `    ${c.name}) flags="${words(flagsOf(c))}";${bashValues(c.values)} ;;`;
+    const subs = c.subcommands.map((s) => `        ${s.name}) flags="${words(flagsOf(s))}";${bashValues(inherit(c, s))} ;;`).join('\n');
     return `    ${c.name})
       flags="${words(flagsOf(c))}"
       [ "$COMP_CWORD" -eq 2 ] && cmds="${words(c.subcommands.map((s) => s.name))}"
@@ -79,8 +127,8 @@ ${subs}
   });
   return `# bash completion for netfilter-sim: source <(netfilter-sim completion bash)
 _netfilter_sim() {
-  local cur="\${COMP_WORDS[COMP_CWORD]}" cmd="\${COMP_WORDS[1]}" sub="\${COMP_WORDS[2]}"
-  local cmds="" flags=""
+  local cur="\${COMP_WORDS[COMP_CWORD]}" prev="\${COMP_WORDS[COMP_CWORD-1]}" cmd="\${COMP_WORDS[1]}" sub="\${COMP_WORDS[2]}"
+  local cmds="" flags="" vals=""
   if [ "$COMP_CWORD" -eq 1 ]; then
     cmds="${words([...names, 'help'])}"
     flags="${words(TOP_FLAGS)}"
@@ -91,7 +139,9 @@ _netfilter_sim() {
 ${cases.join('\n')}
     esac
   fi
-  if [[ "$cur" == -* ]]; then
+  if [ -n "$vals" ]; then
+    COMPREPLY=($(compgen -W "$vals" -- "$cur"))
+  elif [[ "$cur" == -* ]]; then
     COMPREPLY=($(compgen -W "$flags" -- "$cur"))
   elif [ -n "$cmds" ]; then
     COMPREPLY=($(compgen -W "$cmds" -- "$cur"))
@@ -111,8 +161,8 @@ function zshArray(name: string, cs: readonly CommandInfo[]): string {
 
 function zsh(tree: readonly CommandInfo[]): string {
   const cases = tree.map((c) => {
-    if (c.subcommands.length === 0) return `    ${c.name}) flags=(${words(flagsOf(c))}) ;;`;
-    const subs = c.subcommands.map((s) => `        ${s.name}) flags=(${words(flagsOf(s))}) ;;`).join('\n');
+    if (c.subcommands.length === 0) return `    ${c.name}) flags=(${words(flagsOf(c))});${zshValues(c.values)} ;;`;
+    const subs = c.subcommands.map((s) => `        ${s.name}) flags=(${words(flagsOf(s))});${zshValues(inherit(c, s))} ;;`).join('\n');
     return `    ${c.name})
       flags=(${words(flagsOf(c))})
       (( CURRENT == 3 )) && { ${zshArray('cmds', c.subcommands)} }
@@ -123,7 +173,7 @@ ${subs}
   return `#compdef netfilter-sim
 # zsh completion for netfilter-sim: source <(netfilter-sim completion zsh)
 _netfilter_sim() {
-  local -a cmds cmds_d flags
+  local -a cmds cmds_d flags vals
   if (( CURRENT == 2 )); then
     ${zshArray('cmds', [...tree, { name: 'help', summary: 'help on a command', flags: [], subcommands: [] }])}
     flags=(${words(TOP_FLAGS)})
@@ -134,7 +184,9 @@ _netfilter_sim() {
 ${cases.join('\n')}
     esac
   fi
-  if [[ $PREFIX == -* ]]; then
+  if (( \${#vals} )); then
+    compadd -a vals
+  elif [[ $PREFIX == -* ]]; then
     compadd -a flags
   elif (( \${#cmds} )); then
     compadd -l -d cmds_d -a cmds
@@ -148,7 +200,10 @@ if [[ $funcstack[1] == _netfilter_sim ]]; then _netfilter_sim "$@"; else compdef
 
 function fish(tree: readonly CommandInfo[]): string {
   const q = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-  const flagArgs = (f: string): string => (f.startsWith('--') ? `-l ${f.slice(2)}` : `-s ${f.slice(1)}`);
+  const flagArgs = (f: string, values?: Readonly<Record<string, readonly string[]>>): string => {
+    const named = values?.[f];
+    return `${f.startsWith('--') ? `-l ${f.slice(2)}` : `-s ${f.slice(1)}`}${named ? ` -x -a ${q(words(named))}` : ''}`;
+  };
   const lines = ['# fish completion for netfilter-sim: netfilter-sim completion fish > ~/.config/fish/completions/netfilter-sim.fish'];
   lines.push(`complete -c netfilter-sim -n __fish_use_subcommand -f -a help -d ${q('help on a command')}`);
   for (const f of TOP_FLAGS) lines.push(`complete -c netfilter-sim -n __fish_use_subcommand ${flagArgs(f)}`);
@@ -159,9 +214,10 @@ function fish(tree: readonly CommandInfo[]): string {
     const inCmd = `__fish_seen_subcommand_from ${c.name}`;
     for (const s of c.subcommands) {
       lines.push(`complete -c netfilter-sim -n '${inCmd}; and not __fish_seen_subcommand_from ${subs}' -f -a ${s.name} -d ${q(s.summary)}`);
-      for (const f of flagsOf(s)) lines.push(`complete -c netfilter-sim -n '${inCmd}; and __fish_seen_subcommand_from ${s.name}' ${flagArgs(f)}`);
+      const values = inherit(c, s);
+      for (const f of flagsOf(s)) lines.push(`complete -c netfilter-sim -n '${inCmd}; and __fish_seen_subcommand_from ${s.name}' ${flagArgs(f, values)}`);
     }
-    for (const f of flagsOf(c)) lines.push(`complete -c netfilter-sim -n '${inCmd}' ${flagArgs(f)}`);
+    for (const f of flagsOf(c)) lines.push(`complete -c netfilter-sim -n '${inCmd}' ${flagArgs(f, c.values)}`);
   }
   return lines.join('\n') + '\n';
 }

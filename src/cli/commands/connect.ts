@@ -42,7 +42,9 @@ Rules and namespace:
   --listen LIST           listening sockets: 4140,4143,8080 (0.0.0.0 and [::]),
                           127.0.0.1:15001, [::1]:15001, 53/udp; repeatable; the words
                           transparent (IP_TRANSPARENT), uid=N, gid=N (the owner) apply to
-                          every socket of the same --listen: '0.0.0.0:15006,transparent'
+                          every socket of the same --listen: '0.0.0.0:15006,transparent'.
+                          '[::]:8080' is IPv6 only (IPV6_V6ONLY, as the [::] socket of a bare
+                          port is): IPv4 clients need 0.0.0.0:8080 or the port alone
   --iface NAME=ADDRS      interface addresses, e.g. eth0=10.0.0.2/24,fd00::2/64; repeatable
                           (default eth0=10.0.0.2/24,fd00::2/64; lo always has 127.0.0.1/8, ::1/128)
   --gateway IP            default gateway (default 10.0.0.1 and fd00::1); repeatable
@@ -63,7 +65,10 @@ Rules and namespace:
 The connection:
   --from local|remote     a process of the namespace (default with --uid) or a remote client
   --uid N [--gid N] [--groups A,B]   the local process's credentials (gid defaults to uid)
-  --src IP                the remote client's address (or the local socket's bound address)
+  --src IP                the remote client's address (or the local socket's bound address: one
+                          the pod does not own is refused as bind() refuses it, EADDRNOTAVAIL,
+                          unless --transparent)
+  --transparent           IP_TRANSPARENT on the local socket: it may bind any --src
   --in IFACE              the interface a remote client's packets arrive on (default: the one
                           whose network holds --src, else eth0)
   --sport N               source port (default: one of ip_local_port_range 32768-60999,
@@ -351,11 +356,13 @@ function connectSpec(values: Values): ConnectSpec {
       ...(proto !== undefined ? { proto } : {}),
       ...(src !== undefined ? { src } : {}),
       ...(mark !== undefined ? { mark } : {}),
+      ...(values['transparent'] === true ? { transparent: true } : {}),
     };
   }
   if (from !== 'remote') throw new UsageError(`--from is local or remote, not "${from}"`);
   if (src === undefined) throw new UsageError('--from remote needs --src IP');
   for (const k of ['uid', 'gid', 'groups', 'mark', 'so-mark']) if (str(values, k) !== undefined) throw new UsageError(`--${k} is for --from local (a remote client has no socket here)`);
+  if (values['transparent'] === true) throw new UsageError('--transparent is for --from local (a remote client has no socket here)');
   const iface = str(values, 'in');
   return {
     from: 'remote', src, dst,
@@ -377,6 +384,7 @@ const PROBE_SPEC_OPTIONS = {
   proto: { type: 'string' },
   mark: { type: 'string' },
   'so-mark': { type: 'string' },
+  transparent: { type: 'boolean' },
   in: { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 
@@ -399,7 +407,8 @@ interface Probe {
  * Reads a `--probes` file: one probe a line in the flags' own syntax (`--uid 1000 --dst
  * 10.96.0.10:80`, `--from remote --src 10.1.0.5 --dst 10.0.0.2:8080`), plus `--close` (the
  * connection is closed after its handshake) and `--after SECONDS` (the namespace's clock moves on
- * that much first). Blank lines and lines starting with `#` are skipped. Every line is checked
+ * that much first). Blank lines are skipped, and a word starting with `#` starts a comment to the
+ * end of its line. Every line is checked
  * before any probe runs; an error names FILE:LINE:COLUMN.
  */
 function readProbes(file: string, text: string): Probe[] {
@@ -409,9 +418,12 @@ function readProbes(file: string, text: string): Probe[] {
   lines.forEach((raw, i) => {
     const lineOffset = offset;
     offset += raw.length + 1;
-    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+    // A word that starts with # starts a comment, to the end of the line.
+    const full = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+    const hash = full.search(/(^|\s)#/);
+    const line = hash < 0 ? full : full.slice(0, hash);
     const trimmed = line.trim();
-    if (trimmed === '' || trimmed.startsWith('#')) return;
+    if (trimmed === '') return;
     const at = (token: string | undefined, message: string): SourceError => {
       const found = token === undefined ? -1 : line.search(new RegExp(`(^|\\s)${token.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(\\s|$)`));
       const col = found < 0 ? line.length - line.trimStart().length : found + (found > 0 || /^\s/.test(line) ? 1 : 0);
@@ -424,7 +436,14 @@ function readProbes(file: string, text: string): Probe[] {
       values = parseArgs({ args, options: PROBE_OPTIONS, allowPositionals: false, strict: true }).values;
     } catch (e) {
       const m = e instanceof Error ? e.message : String(e);
-      throw at(quotedArg(m, args), m.split('\n')[0]!.replace(/\. To specify a positional argument.*$/, ''));
+      // "--after -5": parseArgs takes -5 for an option and calls the argument ambiguous.
+      const ambiguous = /^Option '(?:-\w, )?(--[\w-]+)[^']*' argument is ambiguous/.exec(m);
+      if (ambiguous) {
+        const flag = ambiguous[1]!;
+        const value = args[args.indexOf(flag) + 1];
+        throw at(value ?? flag, `${flag} needs a value${value === undefined ? '' : `, not "${value}"`}${flag === '--after' ? ' (a number of seconds, never negative)' : ''}`);
+      }
+      throw at(quotedArg(m, args), m.split('\n')[0]!.replace(/\. To specify a positional argument.*$/, '').replace(/\. This command does not take positional arguments$/, ' (each option of a probe line starts with --)'));
     }
     let spec: ConnectSpec;
     try {

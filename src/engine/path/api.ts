@@ -146,8 +146,14 @@ export interface LocalConnectSpec {
   readonly dst: string;
   readonly sport?: number;
   readonly proto?: 'tcp' | 'udp';
-  /** Source address the socket binds (default: chosen by routing); an address the host does not own makes the socket IP_TRANSPARENT, as binding one requires. */
+  /**
+   * Source address the socket binds (default: chosen by routing). Binding an address the
+   * namespace does not own fails as `bind()` fails (`error: "EADDRNOTAVAIL"`, outcome `refused`)
+   * unless the socket is {@link transparent}.
+   */
   readonly src?: string;
+  /** `IP_TRANSPARENT` on the socket: it may bind an address the namespace does not own (a transparent proxy keeping its client's address). */
+  readonly transparent?: boolean;
   /** `SO_MARK` of the socket. */
   readonly mark?: number;
 }

@@ -50,6 +50,7 @@ export function localKey(spec: LocalConnectSpec, proto: number, mark: number, cl
   if (groups !== undefined) key += `|G${groups.join(',')}`;
   if (spec.src !== undefined) key += `|s${spec.src}`;
   if (mark !== 0) key += `|m${mark}`;
+  if (spec.transparent === true) key += '|t';
   return key;
 }
 

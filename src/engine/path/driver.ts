@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { CT_STATE, TCP_FLAGS } from '../../model/packet.js';
+import { ADDR_TYPE, CT_STATE, TCP_FLAGS } from '../../model/packet.js';
 import type { PacketSocket, SocketView } from '../../model/packet.js';
 import type { Family } from '../../model/types.js';
 import { PROTO } from '../state/constants.js';
@@ -325,6 +325,12 @@ export class ConnectionDriver {
     return this.result('refused', dst.addr, dst.port, family, null, `connect(): ${errno}: ${why} (${to})`, tr, errno);
   }
 
+  /** Whether a socket may bind `addr` without IP_TRANSPARENT (`inet_addr_valid_or_nonlocal`). */
+  private bindable(family: Family, addr: readonly number[]): boolean {
+    if (family === 6) return this.routing.isLocalAddress(6, addr);
+    return (this.routing.addressType(4, addr, null) & (ADDR_TYPE.LOCAL | ADDR_TYPE.BROADCAST | ADDR_TYPE.MULTICAST)) !== 0;
+  }
+
   private noPort(family: Family, src: readonly number[], dst: Endpoint, label: string, tr: TraceRecorder | null): ConnectResult {
     const range = `${this.ports.low}–${this.ports.high}`;
     const why = `connect(): EADDRNOTAVAIL: no free source port in ${range} from ${addressText(src, family)} to ${formatEndpoint(dst.addr, dst.port, family)}`;
@@ -392,6 +398,17 @@ export class ConnectionDriver {
         const a = parsedAddress(spec.src);
         if (!a || a.family !== family) bad('BAD_PROBE', `bad source address "${spec.src}"`);
         src = a.addr.slice();
+        // inet_bind / inet6_bind: an address of the namespace (local, broadcast or multicast), the
+        // wildcard, or any address on an IP_TRANSPARENT socket; else EADDRNOTAVAIL.
+        if (spec.transparent !== true && src.some((w) => w !== 0) && !this.bindable(family, src)) {
+          const why = `bind(): EADDRNOTAVAIL: the namespace does not own ${addressText(src, family)} (a socket binds it only with IP_TRANSPARENT: transparent)`;
+          if (tr !== null) {
+            tr.packet = 0;
+            tr.label = label;
+            tr.push({ packet: 0, label, type: 'drop', hook: null, reason: why, reject: null });
+          }
+          return this.result('refused', dst.addr, dst.port, family, null, why, tr, 'EADDRNOTAVAIL');
+        }
       }
       const mark = (spec.mark ?? 0) >>> 0;
       const key = tr === null && spec.sport === undefined && this.cacheUsable() ? localKey(spec, proto, mark, this.closing) : null;
@@ -457,9 +474,7 @@ export class ConnectionDriver {
         to = route.dst ?? dst.addr;
         sport = spec.sport ?? this.ports.ephemeral(this.kernel, this.clock, proto, family, srcAddr, to, dst.port);
         if (sport < 0) return this.noPort(family, srcAddr, dst, label, tr);
-        // bind() to an address the host does not own succeeds only on an IP_TRANSPARENT socket (a
-        // transparent proxy keeping its client's address): such a socket is one.
-        transparent = src !== null && !this.routing.isLocalAddress(family, src);
+        transparent = spec.transparent === true;
         sharedOwner = internedOwner({ uid: spec.uid, gid: spec.gid ?? spec.uid, groups: spec.groups ?? [] });
         if (key !== null && this.cache!.seenBefore(key)) this.cache!.begin(this.kernel, this.ports, key, family, proto, internedAddress(family, srcAddr), sport, internedAddress(family, to), dst.port, route, sharedOwner, mark, transparent, null);
       }
