@@ -37,6 +37,7 @@ if (missing !== null && process.env['CI'] === 'true') {
 }
 
 const tmp = mkdtempSync(join(tmpdir(), 'nfsim-e2e-'));
+const profile = mkdtempSync(join(tmpdir(), 'nfsim-chromium-'));
 let server: ChildProcess | null = null;
 let origin = '';
 let context: BrowserContext;
@@ -123,7 +124,7 @@ describe.skipIf(missing !== null)('the playground in Chromium', () => {
       });
       server!.once('exit', (code) => fail(new Error(`netfilter-sim playground exited ${code}`)));
     });
-    context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'nfsim-chromium-')), { executablePath: BROWSER, headless: true, args: ARGS });
+    context = await chromium.launchPersistentContext(profile, { executablePath: BROWSER, headless: true, args: ARGS });
     context.on('request', (r) => {
       if (!r.url().startsWith(`${origin}/`) && !r.url().startsWith('data:')) foreign.push(`${r.method()} ${r.url()}`);
     });
@@ -133,6 +134,7 @@ describe.skipIf(missing !== null)('the playground in Chromium', () => {
     await context?.close();
     server?.kill('SIGTERM');
     rmSync(tmp, { recursive: true, force: true });
+    rmSync(profile, { recursive: true, force: true });
   });
 
   it('serves the page on 127.0.0.1 only, with GET and HEAD only, and nothing outside its folder', async () => {
