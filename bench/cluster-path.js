@@ -13,12 +13,12 @@
 //     namespaces, bridges, veths, routes, iptables-restore, listeners, ~8 connections with real
 //     sockets) against the simulator's for the same cases.
 //
-//   npm run build && node --expose-gc bench/cluster-path.js [--json]
+//   npm run build && node --expose-gc bench/cluster-path.js [a] [b] [c] [d] [--json]   (sections; default all)
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Cluster, Netns } from '../dist/index.js';
+import { Cluster, Netns, readSnapshot } from '../dist/index.js';
 import { kubeProxyRules } from './kube-proxy.js';
 import { kernelUnavailable } from './kernel.js';
 
@@ -167,10 +167,12 @@ async function kernelCaseCost(cases = 6) {
     kernel.push(performance.now() - t0);
     if (!k.ok) throw new Error(`kernel case ${c.seed}: ${k.stage} ${k.stderr}`);
   }
-  // The simulator's side of the same cases: build the cluster, make every connection, untraced.
+  // The simulator's side of the same cases: build the cluster (from the snapshot read once, as the
+  // harness is handed its plan), make every connection, untraced.
+  const read = new Map(list.map((c) => [c, readSnapshot(c.snapshot)]));
   const one = (c) => {
-    const s = make(c);
-    for (const p of c.probes) s.connect({ from: p.from, to: p.dst }, { trace: false });
+    const s = new Cluster({ snapshot: read.get(c), kubeProxy: 'none', netpol: 'none', cni: c.cni, hairpin: c.hairpin, nodeRules: c.nodeRules });
+    for (const p of c.probes) s.connect({ from: p.from, to: p.dst, proto: p.proto ?? 'tcp' }, { trace: false });
   };
   for (const c of list) one(c);
   const sim = [];
@@ -188,18 +190,28 @@ if (process.argv[1] !== fileURLToPath(import.meta.url)) {
 } else await main();
 
 async function main() {
+const only = process.argv.slice(2).filter((a) => /^[abcd]$/.test(a));
+const run = (section) => only.length === 0 || only.includes(section);
 const results = {};
 const base = benchCluster();
+if (run('a')) {
 results.cluster = { untracedUs: clusterCost(base, false), tracedUs: clusterCost(base, true), oneNetnsUs: netnsCost(base) };
 say(`(a) 3 nodes, 30 pods, 100 Services: ${results.cluster.untracedUs.toFixed(1)} µs a connection untraced, ${results.cluster.tracedUs.toFixed(1)} µs traced; one node namespace forwarding the same SYN: ${results.cluster.oneNetnsUs.toFixed(1)} µs (${(results.cluster.untracedUs / results.cluster.oneNetnsUs).toFixed(1)}×)`);
+}
+if (run('b')) {
 results.growth = {};
 for (const n of [100, 1000, 10000]) results.growth[n] = clusterCost(benchCluster({ services: n }), false, 3, 1);
 say(`(b) untraced µs a connection by Services: ${Object.entries(results.growth).map(([n, us]) => `${n}: ${us.toFixed(1)}`).join(', ')}; 10,000 / 100 = ${(results.growth[10000] / results.growth[100]).toFixed(2)}×`);
+}
+if (run('c')) {
 results.build = {};
 for (const n of [1000, 10000]) results.build[n] = buildCost(benchCluster({ services: n }));
 say(`(c) building the cluster (snapshot, nodes' rules, namespaces): ${Object.entries(results.build).map(([n, ms]) => `${n} Services ${ms.toFixed(0)} ms`).join(', ')}`);
+}
+if (run('d')) {
 results.kernel = await kernelCaseCost();
 if (results.kernel.skipped) say(`(d) kernel harness: skipped (${results.kernel.skipped})`);
 else say(`(d) ${results.kernel.cases} generated clusters (${results.kernel.probes} connections): kernel harness ${results.kernel.msPerCaseKernel.toFixed(0)} ms a case, simulator ${results.kernel.msPerCaseSim.toFixed(2)} ms (${results.kernel.ratio.toFixed(0)}× cheaper)`);
+}
 if (JSON_OUT) process.stdout.write(`${JSON.stringify(results)}\n`);
 }

@@ -104,4 +104,6 @@ export type {
 } from './cluster/components.js';
 export type {
   Snapshot, K8sObject, K8sNamespace, K8sNode, K8sPod, K8sService, K8sEndpointSlice, K8sNetworkPolicy, K8sContainer, K8sProtocol, ObjectMeta, LabelSelector,
+  LabelSelectorRequirement, NetworkPolicyIngressRule, NetworkPolicyEgressRule, NetworkPolicyPeer, NetworkPolicyPort, IPBlock,
+  ContainerPort as K8sContainerPort, ServicePort as K8sServicePort, Endpoint as K8sEndpoint, EndpointPort as K8sEndpointPort, NodeAddress as K8sNodeAddress,
 } from './model/kubernetes.js';

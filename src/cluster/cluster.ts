@@ -477,7 +477,8 @@ export class Cluster {
     if (end.kind === 'socket' && end.socket === s) return true;
     if ((end.kind === 'refused' || end.kind === 'socket') && end.place === client) {
       const p = end.p;
-      if (p.proto === PROTO.TCP) return sameWords(p.dst, s.local!) && p.dport === s.localPort;
+      // A segment reaches the socket of its 4-tuple only (a RST from another address is no answer).
+      if (p.proto === PROTO.TCP) return false;
       // An ICMP error reaches the socket its carried packet names (tcp_v4_err, __udp4_lib_err:
       // the socket is looked up by that packet's addresses and ports).
       const inner = p.inner;

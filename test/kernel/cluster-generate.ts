@@ -34,7 +34,7 @@ interface GPod {
   readonly node: number;
   readonly app: string;
   readonly ips: Partial<Record<Fam, string>>;
-  readonly ports: readonly { readonly port: number; readonly name: string; readonly hostPort?: number }[];
+  readonly ports: readonly { readonly port: number; readonly name: string; readonly hostPort?: number; readonly udp?: boolean }[];
   readonly hostNetwork: boolean;
   readonly uid: number | null;
 }
@@ -79,7 +79,7 @@ function endpointsOf(s: GService, pods: readonly GPod[]): { pod: GPod; port: num
     if (p.ns !== s.ns || p.app !== s.app || p.hostNetwork) continue;
     if (typeof s.targetPort === 'number') out.push({ pod: p, port: s.targetPort });
     else {
-      const named = p.ports.find((x) => x.name === s.targetPort);
+      const named = p.ports.find((x) => x.name === s.targetPort && x.udp !== true);
       if (named !== undefined) out.push({ pod: p, port: named.port });
     }
   }
@@ -332,7 +332,7 @@ function snapshotOf(nodes: number, fams: readonly Fam[], pods: readonly GPod[], 
         containers: [{
           name: 'main', image: 'registry.example/app:1',
           ...(p.uid !== null ? { securityContext: { runAsUser: p.uid } } : {}),
-          ports: p.ports.map((x) => ({ containerPort: x.port, name: x.name, protocol: 'TCP', ...(x.hostPort !== undefined ? { hostPort: x.hostPort } : {}) })),
+          ports: p.ports.map((x) => ({ containerPort: x.port, name: x.name, protocol: x.udp === true ? 'UDP' : 'TCP', ...(x.hostPort !== undefined ? { hostPort: x.hostPort } : {}) })),
         }],
       },
       status: { phase: 'Running', hostIP: nodeIp(p.node, fams[0]!), podIP: ips[0], podIPs: ips.map((ip) => ({ ip })) },
@@ -424,7 +424,9 @@ export function generateClusterCase(seed: number): ClusterCase {
     });
     const ips: Partial<Record<Fam, string>> = {};
     if (!hostNetwork) for (const f of famPick) ips[f] = f === 4 ? `10.244.${node + 1}.${5 + j}` : `fd10:244:${node + 1}::${(5 + j).toString(16)}`;
-    pods.push({ ns: rng.chance(0.7) ? 'x' : 'y', name: `p${j}`, node, app: rng.pick(apps), ips, ports, hostNetwork, uid: rng.chance(0.2) ? 1000 : null });
+    // A UDP listener (a DNS server, say) on some pods.
+    const withUdp = rng.chance(0.35) ? [...ports, { port: hostNetwork ? 9053 : 53, name: 'dns', udp: true }] : ports;
+    pods.push({ ns: rng.chance(0.7) ? 'x' : 'y', name: `p${j}`, node, app: rng.pick(apps), ips, ports: withUdp, hostNetwork, uid: rng.chance(0.2) ? 1000 : null });
   }
   // The first pod is a client (not hostNetwork) and every case has one.
   const services: GService[] = [];
@@ -456,8 +458,14 @@ export function generateClusterCase(seed: number): ClusterCase {
   for (let q = 0; q < m; q++) {
     const from = rng.pick(clients);
     const f = rng.pick(famPick);
-    const kind = rng.weighted([[5, 'pod'], [6, 'service'], [2, 'nodeport'], [2, 'hostport'], [1, 'outside'], [1, 'nowhere']] as const);
+    const kind = rng.weighted<'pod' | 'service' | 'nodeport' | 'hostport' | 'outside' | 'nowhere' | 'udp'>([[5, 'pod'], [6, 'service'], [2, 'nodeport'], [2, 'hostport'], [1, 'outside'], [1, 'nowhere'], [2, 'udp']]);
     let dst: string;
+    if (kind === 'udp') {
+      // A datagram to a pod's port 53 (or a hostNetwork pod's 9053): a listener, or ICMP port unreachable back across the nodes.
+      const to = rng.pick(pods);
+      probes.push({ from: `${from.ns}/${from.name}`, dst: ep(to.hostNetwork ? nodeIp(to.node, f) : to.ips[f]!, to.hostNetwork ? 9053 : 53), proto: 'udp' });
+      continue;
+    }
     if (kind === 'pod') {
       const to = rng.pick(pods);
       const port = to.ports.length > 0 && rng.chance(0.8) ? rng.pick(to.ports).port : rng.pick(PORTS);

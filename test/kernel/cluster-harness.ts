@@ -18,6 +18,8 @@ const PROBE_PY = join(dirname(fileURLToPath(import.meta.url)), 'cluster-probe.py
 export interface ClusterProbe {
   readonly from: string;
   readonly dst: string;
+  /** Default tcp. */
+  readonly proto?: 'tcp' | 'udp';
 }
 
 /** What the kernel said about one probe. */
@@ -48,7 +50,7 @@ interface NsSpec {
   rules4: string[];
   rules6: string[];
   nft?: string;
-  listeners: { port: number }[];
+  listeners: { port: number; proto: 'tcp' | 'udp' }[];
 }
 
 /** The rules each node loads, as texts (what `Cluster` was given as `nodeRules`). */
@@ -99,7 +101,7 @@ export function kernelPlan(t: Topology, nodeRules: NodeRuleTexts): { namespaces:
     if (!bridge) for (const c of node.cidrs) n.ip.push(`route add blackhole ${c.text}`);
     for (const p of node.pods) {
       if (p.hostNetwork) {
-        for (const l of p.listeners) if (l.proto === 'tcp' && !n.listeners.some((x) => x.port === l.port)) n.listeners.push({ port: l.port });
+        for (const l of p.listeners) if (l.proto !== 'sctp' && !n.listeners.some((x) => x.port === l.port && x.proto === l.proto)) n.listeners.push({ port: l.port, proto: l.proto });
         continue;
       }
       link(node.place, p.veth, p.place, 'eth0');
@@ -143,7 +145,7 @@ export function kernelPlan(t: Topology, nodeRules: NodeRuleTexts): { namespaces:
         if (p.addresses.some((a) => a.family === 4)) n.ip.push('route add 169.254.1.1 dev eth0 scope link', 'route add default via 169.254.1.1 dev eth0');
         if (p.addresses.some((a) => a.family === 6)) n.ip.push('route add default via fe80::1 dev eth0');
       }
-      for (const l of p.listeners) if (l.proto === 'tcp' && !n.listeners.some((x) => x.port === l.port)) n.listeners.push({ port: l.port });
+      for (const l of p.listeners) if (l.proto !== 'sctp' && !n.listeners.some((x) => x.port === l.port && x.proto === l.proto)) n.listeners.push({ port: l.port, proto: l.proto });
     }
   }
   const router = ns('outside');
@@ -160,7 +162,7 @@ export function kernelPlan(t: Topology, nodeRules: NodeRuleTexts): { namespaces:
   world.ip.push('addr add 100.64.0.2/30 dev eth0', 'addr add fd64::2/64 dev eth0 nodad', 'link set eth0 up', 'route add default via 100.64.0.1', 'route add ::/0 via fd64::1');
   world.rules4.push(WORLD_RULES);
   world.rules6.push(WORLD_RULES);
-  world.listeners.push({ port: 9 });
+  world.listeners.push({ port: 9, proto: 'tcp' });
   // Namespaces are made in list order; links need both ends, so the world is made before links run.
   return { namespaces, links };
 }
@@ -213,7 +215,7 @@ export async function kernelCluster(cluster: Cluster, nodeRules: NodeRuleTexts, 
     probes: probes.map((p) => {
       const pod = pods.get(p.from)!;
       const c = pod.pod.spec.containers[0]!;
-      return { from: pod.place, dst: p.dst, uid: c.securityContext?.runAsUser ?? 0, gid: c.securityContext?.runAsGroup ?? 0 };
+      return { from: pod.place, dst: p.dst, proto: p.proto ?? 'tcp', uid: c.securityContext?.runAsUser ?? 0, gid: c.securityContext?.runAsGroup ?? 0 };
     }),
     connectTimeoutMs: options.connectTimeoutMs ?? 400,
     ...(options.debug ? { debug: options.debug } : {}),
@@ -287,7 +289,8 @@ export function fromSim(r: ClusterConnectResult): Comparable {
     namespace: r.outcome === 'local' ? (took?.namespace ?? null) : null,
     address: placed ? r.address : null,
     port: placed ? r.port : null,
-    originalDestination: r.outcome === 'local' ? r.originalDestination : null,
+    // The kernel has no SO_ORIGINAL_DST for UDP sockets: not compared for datagrams.
+    originalDestination: r.outcome === 'local' && !(first !== undefined && first.type === 'packet' && first.proto === 'udp') ? r.originalDestination : null,
     peerAddress: placed ? hostOf(r.source) : null,
     portKept: placed && !rewritten ? portOf(r.source) === sport : null,
   };

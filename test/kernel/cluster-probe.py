@@ -35,6 +35,8 @@ SO_ORIGINAL_DST = 80
 IP_RECVERR = 11
 IPV6_RECVERR = 25
 WORLD_PORT = 9
+IP_RECVORIGDSTADDR = 20  # linux/in.h (IP_ORIGDSTADDR)
+IPV6_RECVORIGDSTADDR = 74  # linux/in6.h (IPV6_ORIGDSTADDR)
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -107,6 +109,7 @@ class Cluster:
         self.accept_wait = float(req.get('acceptWaitMs', 250)) / 1000.0
         self.fds = {}
         self.listeners = []  # (sock, family, namespace)
+        self.udp_listeners = []
 
     def build(self):
         ip = self.tools['ip']
@@ -147,17 +150,77 @@ class Cluster:
             if n.get('nft'):
                 _run([self.tools['nft'], '-f', '-'], 'nft in ' + n['name'], n['nft'])
             for l in n.get('listeners', []):
+                udp = l.get('proto') == 'udp'
                 for fam, addr in ((socket.AF_INET, '0.0.0.0'), (socket.AF_INET6, '::')):
-                    s = socket.socket(fam, socket.SOCK_STREAM)
+                    s = socket.socket(fam, socket.SOCK_DGRAM if udp else socket.SOCK_STREAM)
                     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                     if fam == socket.AF_INET6:
                         s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+                    if udp:
+                        # The address and port each datagram was delivered to (after any NAT).
+                        if fam == socket.AF_INET6:
+                            s.setsockopt(socket.IPPROTO_IPV6, IPV6_RECVORIGDSTADDR, 1)
+                        else:
+                            s.setsockopt(socket.IPPROTO_IP, IP_RECVORIGDSTADDR, 1)
                     s.bind((addr, l['port']))
-                    s.listen(64)
+                    if not udp:
+                        s.listen(64)
                     s.setblocking(False)
-                    self.listeners.append((s, fam, n['name']))
+                    (self.udp_listeners if udp else self.listeners).append((s, fam, n['name']))
+
+    def probe_udp(self, p):
+        """One datagram: a listener that receives it, an ICMP error on the client (ECONNREFUSED), or nothing."""
+        fam, host, port = _parse_hostport(p['dst'])
+        _setns(self.fds[p['from']])
+        s = socket.socket(fam, socket.SOCK_DGRAM)
+        result = {'outcome': None}
+        try:
+            s.setblocking(False)
+            try:
+                s.connect((host, port))
+            except OSError as e:
+                result.update(outcome='refused', error=errno.errorcode.get(e.errno, str(e)))
+                return result
+            a = s.getsockname()
+            result['client'] = _fmt(fam, a[0], a[1])
+            s.send(b'x')
+            by_fd = {l.fileno(): (l, f, ns) for l, f, ns in self.udp_listeners}
+            deadline = time.monotonic() + self.timeout
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    result.update(outcome='dropped', error='timeout')
+                    return result
+                r, _, _ = select.select(list(by_fd) + [s.fileno()], [], [], left)
+                if s.fileno() in r:
+                    try:
+                        s.recv(64)
+                    except OSError as e:
+                        result.update(outcome='refused', error=errno.errorcode.get(e.errno, str(e)))
+                        return result
+                for fd in r:
+                    if fd not in by_fd:
+                        continue
+                    l, lfam, ns = by_fd[fd]
+                    try:
+                        data, anc, _, peer = l.recvmsg(64, 256)
+                    except BlockingIOError:
+                        continue
+                    local = None
+                    for level, kind, raw in anc:
+                        if lfam == socket.AF_INET and kind == IP_RECVORIGDSTADDR:
+                            local = (socket.inet_ntop(socket.AF_INET, raw[4:8]), struct.unpack('!H', raw[2:4])[0])
+                        elif lfam == socket.AF_INET6 and kind == IPV6_RECVORIGDSTADDR:
+                            local = (socket.inet_ntop(socket.AF_INET6, raw[8:24]), struct.unpack('!H', raw[2:4])[0])
+                    result.update(outcome='local', namespace=ns, peer=_fmt(lfam, peer[0], peer[1]),
+                                  address=local[0] if local else None, port=local[1] if local else None, originalDestination=None)
+                    return result
+        finally:
+            s.close()
 
     def probe(self, p):
+        if p.get('proto') == 'udp':
+            return self.probe_udp(p)
         fam, host, port = _parse_hostport(p['dst'])
         _setns(self.fds[p['from']])
         uid, gid = p.get('uid', 0), p.get('gid', 0)

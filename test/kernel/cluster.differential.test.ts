@@ -37,6 +37,7 @@ describeKernel(`cluster connect vs the kernel: ${COUNT} generated clusters`, () 
     const snaps = all.map((c) => c.snapshot).join('\n');
     expect(snaps).toContain('NodePort');
     expect(snaps).toContain('hostPort');
+    expect(all.some((c) => c.probes.some((p) => p.proto === 'udp'))).toBe(true);
   });
 
   it.for(CASES.map((c, i) => ({ c, i, name: `seed ${c.seed}: ${c.description}` })))('$name', ({ c, i }) => {
@@ -45,7 +46,7 @@ describeKernel(`cluster connect vs the kernel: ${COUNT} generated clusters`, () 
     const sim = simulator(c);
     const mismatches: string[] = [];
     c.probes.forEach((p, j) => {
-      const s = fromSim(sim.connect({ from: p.from, to: p.dst }, { trace: true }));
+      const s = fromSim(sim.connect({ from: p.from, to: p.dst, proto: p.proto ?? 'tcp' }, { trace: true }));
       const kk = fromKernel(k.results[j]!);
       if (JSON.stringify(s) !== JSON.stringify(kk)) mismatches.push(`probe ${j} ${p.from} → ${p.dst}\n  kernel ${JSON.stringify(kk)}\n  sim    ${JSON.stringify(s)}`);
     });
