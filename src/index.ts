@@ -32,6 +32,23 @@ export type { KubeProxyOptions, KubeProxyVersion, KubeProxyMode, DetectLocalMode
 export { compileCniNodeRules, podSandboxId } from './compile/cni/index.js';
 export type { CniNodeRulesOptions, PortmapOptions } from './compile/cni/index.js';
 export type { Snapshot, K8sObject, K8sNamespace, K8sNode, K8sPod, K8sService, K8sEndpointSlice, K8sNetworkPolicy } from './model/kubernetes.js';
+export type {
+  ObjectMeta as K8sObjectMeta,
+  LabelSelector as K8sLabelSelector,
+  LabelSelectorRequirement as K8sLabelSelectorRequirement,
+  K8sProtocol,
+  NodeAddress as K8sNodeAddress,
+  K8sContainer,
+  ContainerPort as K8sContainerPort,
+  ServicePort as K8sServicePort,
+  Endpoint as K8sEndpoint,
+  EndpointPort as K8sEndpointPort,
+  NetworkPolicyPort as K8sNetworkPolicyPort,
+  IPBlock as K8sIPBlock,
+  NetworkPolicyPeer as K8sNetworkPolicyPeer,
+  NetworkPolicyIngressRule as K8sNetworkPolicyIngressRule,
+  NetworkPolicyEgressRule as K8sNetworkPolicyEgressRule,
+} from './model/kubernetes.js';
 export { Netns, needsConntrack, parsePacketSpec, parseEndpoint, NetnsPool, connectBatch } from './engine/index.js';
 export type { BatchOptions, PoolOptions } from './engine/index.js';
 export type {
