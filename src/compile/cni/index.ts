@@ -8,6 +8,7 @@
  */
 import { diagnostic, NetfilterSimError } from '../../model/errors.js';
 import { expectArgument, expectFields } from '../../model/guard.js';
+import { checkSnapshotShape } from '../snapshot-shape.js';
 import type { K8sNode, K8sPod, Snapshot } from '../../model/kubernetes.js';
 import { formatIptablesSave } from '../../iptables/fmt.js';
 import { formatNftRuleset } from '../../nftables/index.js';
@@ -76,7 +77,7 @@ export interface CniNodeRulesOptions {
  */
 export function podSandboxId(pod: K8sPod): string {
   expectFields(pod, { metadata: 'object' }, 'pod');
-  expectFields(pod.metadata, { name: 'string' }, 'pod.metadata');
+  expectFields(pod.metadata, { name: 'string', namespace: ['string', 'undefined'], uid: ['string', 'undefined'] }, 'pod.metadata');
   const key = pod.metadata.uid !== undefined && pod.metadata.uid !== '' ? pod.metadata.uid : `${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`;
   return hex(sha256(`netfilter-sim/sandbox/${key}`));
 }
@@ -221,6 +222,7 @@ export function compileCniNodeRules(snapshot: Snapshot, node: string, options: C
   expectArgument(node, 'string', 'node');
   checkOptions(options);
   if (!Array.isArray(snapshot.pods) || !Array.isArray(snapshot.nodes)) bad('BAD_MANIFEST', 'snapshot.pods and snapshot.nodes must be arrays');
+  checkSnapshotShape(snapshot, ['nodes', 'pods']);
   const n = snapshot.nodes.find((x) => x.metadata.name === node);
   if (!n) bad('BAD_MANIFEST', `no Node named "${node}" in the snapshot`);
   const warn = options.onWarning ?? (() => undefined);

@@ -7,6 +7,7 @@
  */
 import { diagnostic, NetfilterSimError } from '../../model/errors.js';
 import { expectArgument } from '../../model/guard.js';
+import { checkSnapshotShape } from '../snapshot-shape.js';
 import type { Snapshot } from '../../model/kubernetes.js';
 import { formatIptablesSave } from '../../iptables/fmt.js';
 import { formatNftRuleset } from '../../nftables/index.js';
@@ -32,6 +33,7 @@ function checkSnapshot(snapshot: Snapshot, nodeName: string): void {
   for (const k of ['nodes', 'services', 'endpointSlices'] as const) {
     if (!Array.isArray(snapshot[k])) throw new NetfilterSimError(diagnostic('BAD_ARGUMENT', `snapshot.${k} must be an array`));
   }
+  checkSnapshotShape(snapshot, ['nodes', 'services', 'endpointSlices']);
   if (!findNode(snapshot, nodeName)) {
     const names = snapshot.nodes.map((n) => n.metadata.name);
     throw new NetfilterSimError(diagnostic('BAD_MANIFEST', `no Node named "${nodeName}" in the snapshot${names.length > 0 ? ` (nodes: ${names.slice(0, 10).join(', ')}${names.length > 10 ? ', …' : ''})` : ''}`));

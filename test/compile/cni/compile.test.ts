@@ -93,5 +93,9 @@ describe('a node', () => {
     expect(code(() => compileCniNodeRules(s, 'n1', { backend: 'ebpf' as never }))).toBe('BAD_CONFIG: options.backend must be "iptables" or "nftables", not "ebpf"');
     expect(code(() => compileCniNodeRules(s, 'n1', { portmap: { markMasqBit: 40 } }))).toBe('BAD_CONFIG: options.portmap.markMasqBit must be between 0 and 31');
     expect(code(() => compileCniNodeRules(s, 'n1', { flannel: { network: '10.0.0.0/99' } }))).toBe('BAD_CONFIG: options.flannel.network: "10.0.0.0/99" is not an IPv4 CIDR');
+    const pod = { kind: 'Pod', metadata: { name: 'p', namespace: 'x' }, spec: { nodeName: 'n1', containers: [{ name: 'c', ports: [{ containerPort: '80' as never, hostPort: 8080 }] }] }, status: { podIPs: [{ ip: '10.244.1.9' }] } } as const;
+    expect(code(() => compileCniNodeRules({ ...s, pods: [pod] }, 'n1'))).toBe('BAD_MANIFEST: snapshot.pods[0].spec.containers[0].ports[0].containerPort must be a port number (an integer 0–65535), not a string ("80")');
+    expect(code(() => compileCniNodeRules({ ...s, pods: [{} as never] }, 'n1'))).toBe('BAD_MANIFEST: snapshot.pods[0].metadata is missing');
+    expect(code(() => podSandboxId(5 as never))).toMatch(/^BAD_ARGUMENT: /);
   });
 });

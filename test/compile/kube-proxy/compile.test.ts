@@ -157,6 +157,23 @@ describe('bad input', () => {
     expect(code(() => compileKubeProxy(OVERALL, TEST_NODE, { mode: 'nftables', nodePortAddresses: ['primary', '10.0.0.0/8'] }))).toBe('BAD_CONFIG: options.nodePortAddresses: "primary" must be the only entry');
   });
 
+  it('names the first malformed field of a snapshot object, with its path', () => {
+    const n = [testNode()];
+    expect(code(() => compileKubeProxy(snapshot([{} as never], [], n), TEST_NODE, { mode: 'iptables' }))).toBe('BAD_MANIFEST: snapshot.services[0].metadata is missing');
+    expect(code(() => compileKubeProxy(snapshot([service('ns1', 'a', { clusterIP: '172.30.0.9', ports: 5 as never })], [], n), TEST_NODE, { mode: 'nftables' }))).toBe(
+      'BAD_MANIFEST: snapshot.services[0].spec.ports must be an array, not 5',
+    );
+    expect(code(() => compileKubeProxy(snapshot([service('ns1', 'a', { clusterIP: '172.30.0.9', ports: [{ port: 70000 }] })], [], n), TEST_NODE, { mode: 'iptables' }))).toBe(
+      'BAD_MANIFEST: snapshot.services[0].spec.ports[0].port must be a port number (an integer 0–65535), not 70000',
+    );
+    expect(code(() => compileKubeProxy(snapshot([], [slice('ns1', 'a', [{ addresses: [10 as never] }], [{ name: '', port: 80 }])], n), TEST_NODE, { mode: 'iptables' }))).toBe(
+      'BAD_MANIFEST: snapshot.endpointSlices[0].endpoints[0].addresses[0] must be a string, not 10',
+    );
+    expect(code(() => compileKubeProxy(snapshot([], [], [{ kind: 'Node', metadata: { name: TEST_NODE }, status: { addresses: 'x' as never } }]), TEST_NODE, { mode: 'iptables' }))).toBe(
+      'BAD_MANIFEST: snapshot.nodes[0].status.addresses must be an array, not a string ("x")',
+    );
+  });
+
   it('names a node without an address of the family', () => {
     const snap = snapshot([], [], [testNode({ status: { addresses: [{ type: 'InternalIP', address: '192.168.0.2' }] } })]);
     expect(code(() => compileKubeProxy(snap, TEST_NODE, { mode: 'iptables', family: 6 }))).toBe(
