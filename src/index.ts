@@ -13,7 +13,11 @@
  * @module netfilter-sim
  */
 export type * from './model/types.js';
-export type * from './model/kubernetes.js';
+export type {
+  Snapshot, K8sObject, K8sNamespace, K8sNode, K8sPod, K8sContainer, K8sService, K8sEndpointSlice, K8sNetworkPolicy, K8sProtocol,
+  ObjectMeta, LabelSelector, LabelSelectorRequirement, NodeAddress, EndpointPort, NetworkPolicyPort, IPBlock, NetworkPolicyPeer,
+  NetworkPolicyIngressRule, NetworkPolicyEgressRule,
+} from './model/kubernetes.js';
 export { BUILTIN_CHAINS, HOOK_NAMES, TABLE_NAMES } from './model/types.js';
 export { NetfilterSimError, type Diagnostic, type ErrorCode } from './model/errors.js';
 export { formatDiagnostic } from './model/diagnostic-text.js';
@@ -82,7 +86,7 @@ export {
   NAMESPACE_NAME_LABEL,
   type NetpolOptions, type NetpolConnection, type NetpolEndpointSpec, type NetpolEndpoint, type NetpolVerdict, type DirectionVerdict,
   type DirectionReason, type PolicyDecision, type PolicyDirection, type NetpolFieldError, type FieldErrorType, type ValidateOptions,
-  type DefaultedPolicy, type DefaultedRule, type DefaultedPort,
+  type DefaultedPolicy, type DefaultedRule, type DefaultedPort, type NetpolSnapshot,
 } from './netpol/index.js';
 export {
   compileNetworkPolicy, compileKubeRouter, compileKubeNetworkPolicies,
