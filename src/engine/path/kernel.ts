@@ -104,7 +104,7 @@ export class SocketTable {
 
   /** Adds a connection, replacing one with the same 4-tuple. */
   addConnection(s: SocketRecord): void {
-    if ((this.count + 1) * 2 > this.slots.length) this.resize(this.slots.length < 64 ? 64 : this.slots.length * 2);
+    if ((this.count + 1) * 2 > this.slots.length) this.resize(this.slots.length < 8 ? 8 : this.slots.length * 2);
     this.put(s);
   }
 

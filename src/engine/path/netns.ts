@@ -162,8 +162,8 @@ export class Netns {
     if (options.listen !== undefined && options.listen.length > 0) sockets.listeners = listenersOf(options.listen);
     const names = routing.ifaces.map((i) => i.name);
     const ipsets = ipsetTable(typeof options.ipsets === 'string' ? parseIpsetSave(options.ipsets) : (options.ipsets ?? []));
-    checkIpsetReferences(this.ruleset4, ipsets);
-    checkIpsetReferences(this.ruleset6, ipsets);
+    if (read4 === null || read4.namesSets) checkIpsetReferences(this.ruleset4, ipsets);
+    if (read6 === null || read6.namesSets) checkIpsetReferences(this.ruleset6, ipsets);
     const rateEstimators = rateEstimatorTable([this.ruleset4, this.ruleset6], options.clock ?? 0);
     const env = { ipsets, rateEstimators };
     const evaluator = (rs: Ruleset, read: SharedRules | null): TableEvaluator =>
