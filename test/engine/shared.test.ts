@@ -58,6 +58,10 @@ describe('namespaces built from shared readings', () => {
         const b = build()!;
         expect(a.ruleset4).toBe(b.ruleset4);
         expect(a.routing).toBe(b.routing);
+        if ('nft' in c) {
+          expect(a.nftRuleset).toBe(b.nftRuleset);
+          expect(a.nftRuleset).not.toBe(aloneA.nftRuleset);
+        }
         if (typeof options.rules === 'string') expect(a.ruleset4).not.toBe(aloneA.ruleset4);
         const pa = program4(a);
         if (pa !== null && pa === program4(b) && pa.tables.some((t) => t !== null)) sharedPrograms++;

@@ -37,7 +37,7 @@ import { OutcomeCache } from './capture.js';
 import { LOCAL_PORT_RANGE, SourcePorts } from './ports.js';
 import { DEFAULT_INTERFACES, gatewayFor, loadNft, loadRules, needsConntrack } from './setup.js';
 import { bad } from './helpers.js';
-import { keptRules, listenersOf, loweredProgram, readRules, routingFor } from './shared.js';
+import { isKeptNft, keptRules, listenersOf, loweredProgram, readNft, readRules, routingFor } from './shared.js';
 import type { SharedRules } from './shared.js';
 
 export type { CallOptions, ConnectResult, ConnectSpec, ConnectStep, ListenerSpec, LocalConnectSpec, NetnsOptions, RemoteConnectSpec } from './api.js';
@@ -105,11 +105,11 @@ export class Netns {
     let rules6 = options.rules6;
     const lenient = options.lenient ?? false;
     // A text a namespace has read before is iptables text; only a new one is looked at.
-    if (typeof rules4 === 'string' && keptRules(rules4, 4, registry, options.check, lenient) === undefined && detectRulesSyntax(rules4) === 'nft') {
+    if (typeof rules4 === 'string' && keptRules(rules4, 4, registry, options.check, lenient) === undefined && (isKeptNft(rules4) || detectRulesSyntax(rules4) === 'nft')) {
       nftInputs.unshift(rules4);
       rules4 = undefined;
     }
-    if (typeof rules6 === 'string' && keptRules(rules6, 6, registry, options.check, lenient) === undefined && detectRulesSyntax(rules6) === 'nft') {
+    if (typeof rules6 === 'string' && keptRules(rules6, 6, registry, options.check, lenient) === undefined && (isKeptNft(rules6) || detectRulesSyntax(rules6) === 'nft')) {
       nftInputs.push(rules6);
       rules6 = undefined;
     }
@@ -121,7 +121,8 @@ export class Netns {
     this.ruleset6 = read6 !== null ? read6.ruleset : loadRules(rules6, 6, registry, options.check, lenient, warnings);
     if (read6 !== null) pushAll(warnings, read6.warnings);
     this.warnings = warnings;
-    this.nftRuleset = loadNft(nftInputs);
+    // One nft text (the usual case) is loaded once for every namespace given it.
+    this.nftRuleset = nftInputs.length === 1 && typeof nftInputs[0] === 'string' ? readNft(nftInputs[0]) : loadNft(nftInputs);
     const ifaces: InterfaceSpec[] = options.interfaces === undefined
       ? [...DEFAULT_INTERFACES]
       : Array.isArray(options.interfaces)

@@ -29,7 +29,8 @@ import { outcomeCacheRefusal } from './outcome-cache.js';
 import { lowerRuleset } from '../rules/iptables-lower.js';
 import type { LoweredRuleset } from '../rules/iptables-lower.js';
 import type { LowerEnvironment } from '../../iptables/extensions/types.js';
-import { loadRules, needsConntrack } from './setup.js';
+import { loadNft, loadRules, needsConntrack } from './setup.js';
+import type { NftRuleset } from '../../nftables/model.js';
 import { Routing, parseAnyAddress } from '../state/routing.js';
 import type { RoutingConfig } from '../state/routing.js';
 import type { SocketView } from '../../model/packet.js';
@@ -279,6 +280,31 @@ export function internedOwner(o: SocketView): SocketView {
   return v;
 }
 
+/** nft texts loaded (a namespace's one nft input), frozen, oldest first. */
+const keptNft = new Map<string, NftRuleset>();
+
+/** Whether `text` is an nft text a namespace has loaded before. */
+export function isKeptNft(text: string): boolean {
+  return keptNft.has(text);
+}
+
+/**
+ * A namespace's only nft input, loaded as {@link loadNft} loads it: the kept rule set when a
+ * namespace has loaded the same text before, else a new one, frozen and kept (texts of at most
+ * {@link MAX_SHARED_TEXT} characters, at most {@link MAX_SHARED_RULE_SETS} of them). The nft
+ * engines keep their state (counters, sets, limits) apart from the rule set they are given.
+ */
+export function readNft(text: string): NftRuleset {
+  const hit = keptNft.get(text);
+  if (hit !== undefined) return hit;
+  const ruleset = loadNft([text]);
+  if (text.length > MAX_SHARED_TEXT) return ruleset;
+  freeze(ruleset);
+  if (keptNft.size >= MAX_SHARED_RULE_SETS) keptNft.delete(keptNft.keys().next().value!);
+  keptNft.set(text, ruleset);
+  return ruleset;
+}
+
 /** Routing tables kept by their configuration, at most; past that the oldest goes. */
 export const MAX_SHARED_ROUTINGS = 256;
 
@@ -331,6 +357,7 @@ function routingKey(config: RoutingConfig): string {
 /** Forgets everything kept (tests compare namespaces built with and without it). @internal */
 export function forgetShared(): void {
   kept.clear();
+  keptNft.clear();
   keptCount = 0;
   routings.clear();
   LISTENERS.clear();
