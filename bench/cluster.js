@@ -16,10 +16,9 @@
 // peak resident memory are its own. There, after a warm-up (the kinds built and connected a
 // few hundred times, on both sides, as pods with addresses of their own), two rounds alternate
 // the sides (Netns first, then IdealPod first): build N namespaces, then one connection through
-// each. Per side: µs per namespace
-// built and per first connection (the better round), heap bytes per namespace (JS heap and
-// typed arrays, after full collections, with the N namespaces alive, before and after their
-// connection). Every Netns result must equal IdealPod's (but for the source port the side picked).
+// each. Per side: µs per namespace built and per first connection (the better round), heap bytes
+// per namespace (JS heap and typed arrays, after full collections, with the N namespaces alive,
+// before and after their connection). Every Netns result must equal IdealPod's (but for the source port the side picked).
 // "Cold" is a namespace whose rule text the process has not seen (a comment line makes each
 // text new): what the first pod of a kind pays.
 //
