@@ -14,11 +14,11 @@
 //
 // Each size runs in a process of its own (this script with --child N), so that its heap and
 // peak resident memory are its own. There, after a warm-up (the kinds built and connected a
-// few hundred times, on both sides), two rounds alternate the sides (Netns first, then IdealPod
-// first): build N namespaces, then one connection through each. Per side: µs per namespace
-// built and per first connection (the better round), heap bytes per namespace (JS heap and
-// typed arrays, after full collections, with the N namespaces alive, before and after their
-// connection). Every Netns result must equal IdealPod's (but for the source port the side picked).
+// few hundred times, on both sides, as pods with addresses of their own), two rounds alternate
+// the sides (Netns first, then IdealPod first): build N namespaces, then one connection through
+// each. Per side: µs per namespace built and per first connection (the better round), heap bytes
+// per namespace (JS heap and typed arrays, after full collections, with the N namespaces alive,
+// before and after their connection). Every Netns result must equal IdealPod's (but for the source port the side picked).
 // "Cold" is a namespace whose rule text the process has not seen (a comment line makes each
 // text new): what the first pod of a kind pays.
 //
@@ -78,6 +78,19 @@ const KINDS = [
 
 /** Pod i's address: 10.244.0.2 on, one per pod. */
 const podAddr = (i) => ((10 << 24) | (244 << 16)) + 2 + i;
+/** The warm-up's pods: addresses no measured pod has (so that nothing the warm-up built is shared with them). */
+const WARM = 60000;
+
+/** Probe j of a mix of `shapes` (bench/probes.js's mix(shapes, j + 1)[j], without the first j). */
+function nthProbe(shapes, j) {
+  const total = shapes.reduce((s, [w]) => s + w, 0);
+  let k = (j * 7919) % total;
+  for (const [w, make] of shapes) {
+    if (k < w) return make(j);
+    k -= w;
+  }
+  throw new Error('unreachable');
+}
 
 /** Pod i: its kind, address, options for Netns, the hand-written pod, and its one probe. */
 function pod(i, cold = '') {
@@ -87,7 +100,8 @@ function pod(i, cold = '') {
   const options = { listen: kind.listen, interfaces: { eth0: [`${text}/16`] } };
   if (kind.text !== null) options.rules = cold + kind.text;
   const j = Math.floor(i / KINDS.length);
-  const probe = mix(kind.shapes(text), j + 1)[j];
+  const probe = nthProbe(kind.shapes(text), j);
+  if (i < 50 && JSON.stringify(probe) !== JSON.stringify(mix(kind.shapes(text), j + 1)[j])) throw new Error('nthProbe differs from mix');
   return { kind, addr, options, probe };
 }
 
@@ -144,18 +158,19 @@ function child(n) {
   const pods = Array.from({ length: n }, (_, i) => pod(i));
   // Warm-up: every kind built and connected, on both sides, with probes of its mix.
   for (let k = 0; k < 300; k++) {
-    const p = pod(k);
+    const p = pod(WARM + k);
     for (const side of Object.values(SIDES)) side.connect(side.make(p), p.probe);
   }
   // A namespace whose rules this process has not read: the first pod of a kind.
   const cold = [];
   const warm = [];
   for (let k = 0; k < 20; k++) {
-    const p = pod(k % KINDS.length === 4 ? k + 1 : k, `# cold ${k}\n`);
+    const i = WARM + 300 + (k % KINDS.length === 4 ? k + 1 : k);
+    const p = pod(i, `# cold ${k}\n`);
     let t = performance.now();
     new Netns(p.options);
     cold.push((performance.now() - t) * 1000);
-    const q = pod(k % KINDS.length === 4 ? k + 1 : k);
+    const q = pod(i + 100);
     t = performance.now();
     new Netns(q.options);
     warm.push((performance.now() - t) * 1000);

@@ -13,11 +13,6 @@
  * @module netfilter-sim
  */
 export type * from './model/types.js';
-export type {
-  Snapshot, K8sObject, K8sNamespace, K8sNode, K8sPod, K8sContainer, K8sService, K8sEndpointSlice, K8sNetworkPolicy, K8sProtocol,
-  ObjectMeta, LabelSelector, LabelSelectorRequirement, NodeAddress, EndpointPort, NetworkPolicyPort, IPBlock, NetworkPolicyPeer,
-  NetworkPolicyIngressRule, NetworkPolicyEgressRule,
-} from './model/kubernetes.js';
 export { BUILTIN_CHAINS, HOOK_NAMES, TABLE_NAMES } from './model/types.js';
 export { NetfilterSimError, type Diagnostic, type ErrorCode } from './model/errors.js';
 export { formatDiagnostic } from './model/diagnostic-text.js';
@@ -108,6 +103,6 @@ export type {
 } from './cluster/components.js';
 export type {
   Snapshot, K8sObject, K8sNamespace, K8sNode, K8sPod, K8sService, K8sEndpointSlice, K8sNetworkPolicy, K8sContainer, K8sProtocol, ObjectMeta, LabelSelector,
-  LabelSelectorRequirement, NetworkPolicyIngressRule, NetworkPolicyEgressRule, NetworkPolicyPeer, NetworkPolicyPort, IPBlock,
+  LabelSelectorRequirement, NetworkPolicyIngressRule, NetworkPolicyEgressRule, NetworkPolicyPeer, NetworkPolicyPort, IPBlock, NodeAddress, EndpointPort,
   ContainerPort as K8sContainerPort, ServicePort as K8sServicePort, Endpoint as K8sEndpoint, EndpointPort as K8sEndpointPort, NodeAddress as K8sNodeAddress,
 } from './model/kubernetes.js';

@@ -58,6 +58,10 @@ describe('namespaces built from shared readings', () => {
         const b = build()!;
         expect(a.ruleset4).toBe(b.ruleset4);
         expect(a.routing).toBe(b.routing);
+        if ('nft' in c) {
+          expect(a.nftRuleset).toBe(b.nftRuleset);
+          expect(a.nftRuleset).not.toBe(aloneA.nftRuleset);
+        }
         if (typeof options.rules === 'string') expect(a.ruleset4).not.toBe(aloneA.ruleset4);
         const pa = program4(a);
         if (pa !== null && pa === program4(b) && pa.tables.some((t) => t !== null)) sharedPrograms++;
@@ -185,5 +189,14 @@ describe('namespaces built from shared readings', () => {
     expect(observed.routing).not.toBe(a.routing);
     expect(observed.routing.observer).not.toBeNull();
     expect(a.routing.observer).toBeNull();
+    // Two addresses, a gateway, route_localnet: each another routing.
+    const two = new Netns({ interfaces: { eth0: ['10.0.0.2/24', '10.0.0.3/24'] } });
+    expect(two.routing).not.toBe(a.routing);
+    expect(new Netns({ interfaces: { eth0: ['10.0.0.2/24'] }, gateway: '10.0.0.9' }).routing).not.toBe(a.routing);
+    expect(new Netns({ interfaces: [{ name: 'eth0', addresses: ['10.0.0.2/24'], routeLocalnet: true }] }).routing).not.toBe(a.routing);
+    expect(new Netns({ interfaces: { eth0: ['10.0.0.2/24'] }, routeLocalnet: true }).routing).not.toBe(a.routing);
+    // A text that is not one address is refused, whatever was built before.
+    expect(() => new Netns({ interfaces: { eth0: ['10.0.0.2/24 10.0.0.3/24'] } })).toThrow(/bad prefix length/);
+    expect(() => new Netns({ interfaces: { 'eth0 10.0.0.2/24': [] } })).toThrow(/bad interface name/);
   });
 });

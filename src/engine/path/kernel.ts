@@ -113,7 +113,7 @@ export class SocketTable {
 
   /** Adds a connection, replacing one with the same 4-tuple. */
   addConnection(s: SocketRecord): void {
-    if ((this.count + 1) * 2 > this.slots.length) this.resize(this.slots.length < 64 ? 64 : this.slots.length * 2);
+    if ((this.count + 1) * 2 > this.slots.length) this.resize(this.slots.length < 8 ? 8 : this.slots.length * 2);
     this.put(s);
   }
 
@@ -640,7 +640,7 @@ export class Kernel implements TargetHost {
         }
         if (!(table.natDone[ct]! & manip)) this.natSetup(p, manip, null, null, 'null-binding', tr);
       } else if (tr !== null) {
-        tr.push({ packet: tr.packet, label: tr.label, type: 'nat', hook: p.hook, manip: manipName, action: 'skipped', from: '', to: '', reason: `the ${manipName} binding was made at ${manip === NF_NAT_MANIP_DST ? 'OUTPUT or PREROUTING' : 'POSTROUTING or INPUT'} already` });
+        tr.push({ packet: tr.packet, label: tr.label, type: 'nat', hook: p.hook, manip: manipName, action: 'skipped', from: '', to: '', reason: manip === NF_NAT_MANIP_DST ? DST_BOUND : SRC_BOUND });
       }
     } else if (tr !== null) {
       tr.push({ packet: tr.packet, label: tr.label, type: 'nat', hook: p.hook, manip: manipName, action: 'skipped', from: '', to: '', reason: p.ctDir === IP_CT_DIR_REPLY ? 'reply direction: the binding applies' : 'not the first packet: the binding applies' });
@@ -1016,12 +1016,26 @@ function dropped(p: PacketState, tr: TraceRecorder | null, hook: HookName | null
   return { kind: 'dropped', p, reason: why, reject: p.rejectWith };
 }
 
+/** Descriptions of listeners, as a TPROXY target or a socket lookup finds them. */
+const LISTENER_TEXT = new WeakMap<SocketRecord, string>();
+const LISTENER_TPROXY_TEXT = new WeakMap<SocketRecord, string>();
+/** Why the nat rules did not run for a packet whose binding of the manip type exists. */
+const DST_BOUND = 'the DST binding was made at OUTPUT or PREROUTING already';
+const SRC_BOUND = 'the SRC binding was made at POSTROUTING or INPUT already';
+
 /** `listener 0.0.0.0:4140 uid 2102`. */
 export function describeSocket(s: SocketRecord, how: string): string {
   if (s.remote === null) {
-    const a = s.local === null ? (s.family === 4 ? '0.0.0.0' : '::') : addressText(s.local, s.family);
-    const addr = s.family === 6 ? `[${a}]:${s.localPort}` : `${a}:${s.localPort}`;
-    return `${how === 'tproxy' ? 'transparent ' : ''}listener ${addr}${s.transparent && how !== 'tproxy' ? ' (IP_TRANSPARENT)' : ''} uid ${s.owner.uid}`;
+    // A listener's record never changes: its two descriptions are made once.
+    const cache = how === 'tproxy' ? LISTENER_TPROXY_TEXT : LISTENER_TEXT;
+    let text = cache.get(s);
+    if (text === undefined) {
+      const a = s.local === null ? (s.family === 4 ? '0.0.0.0' : '::') : addressText(s.local, s.family);
+      const addr = s.family === 6 ? `[${a}]:${s.localPort}` : `${a}:${s.localPort}`;
+      text = `${how === 'tproxy' ? 'transparent ' : ''}listener ${addr}${s.transparent && how !== 'tproxy' ? ' (IP_TRANSPARENT)' : ''} uid ${s.owner.uid}`;
+      cache.set(s, text);
+    }
+    return text;
   }
   return `connection ${formatEndpoint(s.local!, s.localPort, s.family)} ↔ ${formatEndpoint(s.remote!, s.remotePort, s.family)}`;
 }

@@ -38,7 +38,7 @@ import { LOCAL_PORT_RANGE, SourcePorts } from './ports.js';
 import { DEFAULT_INTERFACES, gatewayFor, loadNft, loadRules, needsConntrack } from './setup.js';
 import { bad } from './helpers.js';
 import { NetnsExchange } from './exchange.js';
-import { keptRules, listenersOf, loweredProgram, readRules, routingFor } from './shared.js';
+import { isKeptNft, keptRules, listenersOf, loweredProgram, readNft, readRules, routingFor } from './shared.js';
 import type { SharedRules } from './shared.js';
 
 export type { CallOptions, ConnectResult, ConnectSpec, ConnectStep, ListenerSpec, LocalConnectSpec, NetnsOptions, RemoteConnectSpec } from './api.js';
@@ -106,11 +106,11 @@ export class Netns {
     let rules6 = options.rules6;
     const lenient = options.lenient ?? false;
     // A text a namespace has read before is iptables text; only a new one is looked at.
-    if (typeof rules4 === 'string' && keptRules(rules4, 4, registry, options.check, lenient) === undefined && detectRulesSyntax(rules4) === 'nft') {
+    if (typeof rules4 === 'string' && keptRules(rules4, 4, registry, options.check, lenient) === undefined && (isKeptNft(rules4) || detectRulesSyntax(rules4) === 'nft')) {
       nftInputs.unshift(rules4);
       rules4 = undefined;
     }
-    if (typeof rules6 === 'string' && keptRules(rules6, 6, registry, options.check, lenient) === undefined && detectRulesSyntax(rules6) === 'nft') {
+    if (typeof rules6 === 'string' && keptRules(rules6, 6, registry, options.check, lenient) === undefined && (isKeptNft(rules6) || detectRulesSyntax(rules6) === 'nft')) {
       nftInputs.push(rules6);
       rules6 = undefined;
     }
@@ -128,7 +128,9 @@ export class Netns {
         ? [...(options.interfaces as readonly InterfaceSpec[])]
         : Object.entries(options.interfaces as Record<string, readonly string[]>).map(([name, addresses]) => ({ name, addresses }));
     // nft resolves interface names (iif, oif, devices) against the namespace's interfaces.
-    this.nftRuleset = loadNft(nftInputs, ifaces.map((i) => i.name).filter((n) => n !== 'lo'));
+    // One nft text (the usual case) is loaded once for every namespace given it with these interfaces.
+    const nftInterfaces = ifaces.map((i) => i.name).filter((n) => n !== 'lo');
+    this.nftRuleset = nftInputs.length === 1 && typeof nftInputs[0] === 'string' ? readNft(nftInputs[0], nftInterfaces) : loadNft(nftInputs, nftInterfaces);
     const eth = ifaces.find((i) => i.name === 'eth0') ?? ifaces.find((i) => i.name !== 'lo');
     let gateways: string[];
     if (options.gateway !== undefined) gateways = typeof options.gateway === 'string' ? [options.gateway] : [...options.gateway];
@@ -164,8 +166,8 @@ export class Netns {
     if (options.listen !== undefined && options.listen.length > 0) sockets.listeners = listenersOf(options.listen);
     const names = routing.ifaces.map((i) => i.name);
     const ipsets = ipsetTable(typeof options.ipsets === 'string' ? parseIpsetSave(options.ipsets) : (options.ipsets ?? []));
-    checkIpsetReferences(this.ruleset4, ipsets);
-    checkIpsetReferences(this.ruleset6, ipsets);
+    if (read4 === null || read4.namesSets) checkIpsetReferences(this.ruleset4, ipsets);
+    if (read6 === null || read6.namesSets) checkIpsetReferences(this.ruleset6, ipsets);
     const rateEstimators = rateEstimatorTable([this.ruleset4, this.ruleset6], options.clock ?? 0);
     const env = { ipsets, rateEstimators };
     const evaluator = (rs: Ruleset, read: SharedRules | null): TableEvaluator =>

@@ -56,8 +56,12 @@ export function needsConntrack(rs: Ruleset): boolean {
 /** The interfaces of a namespace given none (and `lo`, which every namespace has). */
 export const DEFAULT_INTERFACES: readonly InterfaceSpec[] = [{ name: 'eth0', addresses: ['10.0.0.2/24', 'fd00::2/64'] }];
 
+/** The nft rule set of a namespace without one (shared, frozen). */
+const NO_NFT: NftRuleset = Object.freeze({ kind: 'nftables', tables: Object.freeze([]) as NftRuleset['tables'] });
+
 /** nft inputs loaded in order, each on top of the last, refused as `nft -f` would refuse them. */
 export function loadNft(inputs: readonly (string | NftRuleset)[], interfaces: readonly string[]): NftRuleset {
+  if (inputs.length === 0) return NO_NFT;
   let ruleset: NftRuleset = { kind: 'nftables', tables: [] };
   for (const input of inputs) {
     if (typeof input !== 'string') {

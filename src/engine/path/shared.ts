@@ -29,7 +29,8 @@ import { outcomeCacheRefusal } from './outcome-cache.js';
 import { lowerRuleset } from '../rules/iptables-lower.js';
 import type { LoweredRuleset } from '../rules/iptables-lower.js';
 import type { LowerEnvironment } from '../../iptables/extensions/types.js';
-import { loadRules, needsConntrack } from './setup.js';
+import { loadNft, loadRules, needsConntrack } from './setup.js';
+import type { NftRuleset } from '../../nftables/model.js';
 import { Routing, parseAnyAddress } from '../state/routing.js';
 import type { RoutingConfig } from '../state/routing.js';
 import type { SocketView } from '../../model/packet.js';
@@ -40,7 +41,7 @@ import type { Endpoint } from './probe.js';
 import type { ListenerSpec } from './api.js';
 import { parseListener } from './setup.js';
 
-/** Rule texts kept at most; a new one past this drops the oldest. */
+/** Readings kept at most; a new text past this drops the oldest text's. */
 export const MAX_SHARED_RULE_SETS = 256;
 /** Characters of the longest text kept (longer ones are read for each namespace). */
 export const MAX_SHARED_TEXT = 1 << 20;
@@ -56,6 +57,8 @@ export interface SharedRules {
   readonly cacheRefusal: string | null;
   /** Its lowered programs by interface names; null when namespaces may not share them. */
   readonly programs: Map<string, LoweredRuleset> | null;
+  /** Whether a rule names an ipset (`-m set`, `-j SET`): else there is nothing to check against the namespace's sets. */
+  readonly namesSets: boolean;
 }
 
 /**
@@ -96,6 +99,19 @@ function programShareable(rs: Ruleset): boolean {
   return true;
 }
 
+/** Whether a rule of `rs` names an ipset: a `set` match or a `SET` target. */
+function namesSets(rs: Ruleset): boolean {
+  for (const t of rs.tables) {
+    for (const c of t.chains) {
+      for (const r of c.rules) {
+        if (r.matches.some((m) => m.name === 'set')) return true;
+        if (r.target?.kind === 'extension' && r.target.name === 'SET') return true;
+      }
+    }
+  }
+  return false;
+}
+
 /** Lowered programs kept per reading (interface-name lists seen), at most. */
 const MAX_PROGRAMS = 16;
 
@@ -116,11 +132,17 @@ export function loweredProgram(read: SharedRules, ifaceNames: readonly string[],
   return program;
 }
 
-/** Kept texts by key (see {@link keyOf}), oldest first. */
-const kept = new Map<string, SharedRules>();
+/**
+ * Kept readings by text (oldest first), then by how it was read (see {@link howRead}). The text
+ * itself is the key: a string keeps its hash, so a namespace given the same string again finds
+ * its reading without hashing the text anew.
+ */
+const kept = new Map<string, Map<string, SharedRules>>();
+/** Readings kept, all texts together. */
+let keptCount = 0;
 
-function keyOf(text: string, family: Family, lenient: boolean, options: CheckOptions | undefined): string {
-  return `${family}${lenient ? 'l' : 's'}${options?.backend === 'legacy' ? 'L' : 'n'}\n${text}`;
+function howRead(family: Family, lenient: boolean, options: CheckOptions | undefined): string {
+  return `${family}${lenient ? 'l' : 's'}${options?.backend === 'legacy' ? 'L' : 'n'}`;
 }
 
 /** Whether what namespaces read with `registry` may be shared: the built-in modules only. */
@@ -131,7 +153,7 @@ function sharedRegistry(registry: ExtensionRegistry, options: CheckOptions | und
 /** The kept reading of `text`, if a namespace has read it the same way before. */
 export function keptRules(text: string, family: Family, registry: ExtensionRegistry, options: CheckOptions | undefined, lenient: boolean): SharedRules | undefined {
   if (text.length > MAX_SHARED_TEXT || !sharedRegistry(registry, options)) return undefined;
-  return kept.get(keyOf(text, family, lenient, options));
+  return kept.get(text)?.get(howRead(family, lenient, options));
 }
 
 /**
@@ -141,19 +163,31 @@ export function keptRules(text: string, family: Family, registry: ExtensionRegis
  */
 export function readRules(text: string, family: Family, registry: ExtensionRegistry, options: CheckOptions | undefined, lenient: boolean): SharedRules {
   const shareable = text.length <= MAX_SHARED_TEXT && sharedRegistry(registry, options);
-  const key = shareable ? keyOf(text, family, lenient, options) : '';
-  const hit = shareable ? kept.get(key) : undefined;
+  const how = howRead(family, lenient, options);
+  const hit = shareable ? kept.get(text)?.get(how) : undefined;
   if (hit !== undefined) return hit;
   const warnings: Diagnostic[] = [];
   const ruleset = loadRules(text, family, registry, options, lenient, warnings);
   const read: SharedRules = {
     ruleset, warnings, needsConntrack: needsConntrack(ruleset), cacheRefusal: outcomeCacheRefusal([ruleset]),
     programs: shareable && programShareable(ruleset) ? new Map() : null,
+    namesSets: namesSets(ruleset),
   };
   if (!shareable) return read;
   freeze(read);
-  if (kept.size >= MAX_SHARED_RULE_SETS) kept.delete(kept.keys().next().value!);
-  kept.set(key, read);
+  let readings = kept.get(text);
+  if (readings === undefined) {
+    readings = new Map();
+    kept.set(text, readings);
+  }
+  readings.set(how, read);
+  keptCount++;
+  // Past the bound, the oldest texts' readings go (never the one just made).
+  for (const [oldest, r] of kept) {
+    if (keptCount <= MAX_SHARED_RULE_SETS || oldest === text) break;
+    keptCount -= r.size;
+    kept.delete(oldest);
+  }
   return read;
 }
 
@@ -246,6 +280,43 @@ export function internedOwner(o: SocketView): SocketView {
   return v;
 }
 
+/**
+ * nft texts loaded (a namespace's one nft input), oldest first; for each, the frozen rule set by
+ * the namespace's interface names (nft refuses a rule naming an interface with `iif`/`oif` that
+ * the namespace does not have, so the same text can load differently).
+ */
+const keptNft = new Map<string, Map<string, NftRuleset>>();
+
+/** Whether `text` is an nft text a namespace has loaded before. */
+export function isKeptNft(text: string): boolean {
+  return keptNft.has(text);
+}
+
+/**
+ * A namespace's only nft input, loaded as {@link loadNft} loads it: the kept rule set when a
+ * namespace with the same interface names has loaded the same text before, else a new one, frozen
+ * and kept (texts of at most {@link MAX_SHARED_TEXT} characters, at most
+ * {@link MAX_SHARED_RULE_SETS} texts, each with at most that many interface sets). The nft
+ * engines keep their state (counters, sets, limits) apart from the rule set they are given.
+ */
+export function readNft(text: string, interfaces: readonly string[]): NftRuleset {
+  const ifaceKey = interfaces.join('\0');
+  const byIfaces = keptNft.get(text);
+  const hit = byIfaces?.get(ifaceKey);
+  if (hit !== undefined) return hit;
+  const ruleset = loadNft([text], interfaces);
+  if (text.length > MAX_SHARED_TEXT) return ruleset;
+  freeze(ruleset);
+  if (byIfaces !== undefined) {
+    if (byIfaces.size >= MAX_SHARED_RULE_SETS) byIfaces.delete(byIfaces.keys().next().value!);
+    byIfaces.set(ifaceKey, ruleset);
+  } else {
+    if (keptNft.size >= MAX_SHARED_RULE_SETS) keptNft.delete(keptNft.keys().next().value!);
+    keptNft.set(text, new Map([[ifaceKey, ruleset]]));
+  }
+  return ruleset;
+}
+
 /** Routing tables kept by their configuration, at most; past that the oldest goes. */
 export const MAX_SHARED_ROUTINGS = 256;
 
@@ -258,7 +329,7 @@ const routings = new Map<string, Routing>();
  * namespace watched by an observer (`explore`) gets one of its own.
  */
 export function routingFor(config: RoutingConfig): Routing {
-  const key = JSON.stringify(config);
+  const key = routingKey(config);
   let r = routings.get(key);
   if (r === undefined) {
     r = new Routing(config);
@@ -268,9 +339,38 @@ export function routingFor(config: RoutingConfig): Routing {
   return r;
 }
 
+/** Any whitespace: no valid interface name, address or gateway holds one. */
+const SPACE = /\s/;
+
+/**
+ * A text that names the configuration. Interface names, addresses and gateways are joined with
+ * spaces and newlines, which none that is valid holds; a configuration with one (which Routing
+ * refuses) or with routes or policy rules is named by its JSON.
+ */
+function routingKey(config: RoutingConfig): string {
+  if (config.routes.length !== 0 || config.rules.length !== 0) return JSON.stringify(config);
+  let key = config.routeLocalnet ? 'L' : 'l';
+  for (const i of config.interfaces) {
+    if (SPACE.test(i.name) || Object.keys(i).some((k) => k !== 'name' && k !== 'addresses' && k !== 'routeLocalnet')) return JSON.stringify(config);
+    key += `\n${i.name}${i.routeLocalnet === true ? '+' : i.routeLocalnet === undefined ? '' : '-'}`;
+    for (const a of i.addresses) {
+      if (typeof a !== 'string' || SPACE.test(a)) return JSON.stringify(config);
+      key += ` ${a}`;
+    }
+  }
+  key += '\n=';
+  for (const g of config.gateways) {
+    if (typeof g !== 'string' || SPACE.test(g)) return JSON.stringify(config);
+    key += ` ${g}`;
+  }
+  return key;
+}
+
 /** Forgets everything kept (tests compare namespaces built with and without it). @internal */
 export function forgetShared(): void {
   kept.clear();
+  keptNft.clear();
+  keptCount = 0;
   routings.clear();
   LISTENERS.clear();
   endpoints.clear();

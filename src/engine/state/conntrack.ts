@@ -251,21 +251,24 @@ export class ConntrackTable {
   // The columns start empty (a namespace whose rules need no conntrack never fills them) and
   // grow by half as entries are created (see {@link nextCapacity}).
   private grow(capacity: number): void {
+    // The first columns copy nothing: an empty copy would still give each small column (kept in
+    // V8's heap) an ArrayBuffer object of its own.
+    const copy = this.capacity !== 0;
     const u8 = (a: Uint8Array): Uint8Array => {
       const b = new Uint8Array(capacity);
-      b.set(a);
+      if (copy) b.set(a);
       return b;
     };
     const u32 = (a: Uint32Array, k = 1): Uint32Array => {
       const b = new Uint32Array(capacity * k);
-      b.set(a);
+      if (copy) b.set(a);
       return b;
     };
     this.tuples = u32(this.tuples, ENTRY_WORDS);
     this.family = u8(this.family);
     this.proto = u8(this.proto);
     const zone = new Uint16Array(capacity);
-    zone.set(this.zone);
+    if (copy) zone.set(this.zone);
     this.zone = zone;
     this.status = u8(this.status);
     this.natDone = u8(this.natDone);
@@ -276,10 +279,10 @@ export class ConntrackTable {
     this.tcpState = u8(this.tcpState);
     this.tcpLast = u8(this.tcpLast);
     const expires = new Float64Array(capacity);
-    expires.set(this.expires);
+    if (copy) expires.set(this.expires);
     this.expires = expires;
     const free = new Int32Array(capacity);
-    free.set(this.free);
+    if (copy) free.set(this.free);
     this.free = free;
     this.capacity = capacity;
   }
@@ -639,11 +642,13 @@ export class ConntrackTable {
     if (this.heapSize === this.heapTime.length) {
       const n = nextCapacity(this.heapSize);
       const t = new Float64Array(n);
-      t.set(this.heapTime);
       const en = new Int32Array(n);
-      en.set(this.heapEntry);
       const ids = new Uint32Array(n);
-      ids.set(this.heapId);
+      if (this.heapSize !== 0) {
+        t.set(this.heapTime);
+        en.set(this.heapEntry);
+        ids.set(this.heapId);
+      }
       this.heapTime = t;
       this.heapEntry = en;
       this.heapId = ids;
