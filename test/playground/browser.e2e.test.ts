@@ -213,6 +213,8 @@ describe.skipIf(missing !== null)('the playground in Chromium', () => {
     await idle(again);
     expect(await again.inputValue('#rules')).toBe(rules);
     expect(await again.inputValue('#ns-listen')).toBe('4140,4143,8080');
+    // On a busy machine the reopened tab may lay out the trace after the card: wait for it.
+    await again.waitForSelector('#results-connect ul.outline', { timeout: 120_000 });
     expect(await again.locator('#results-connect-card').innerText()).toBe(cardText);
     expect(await again.locator('#results-connect ul.outline').innerText()).toBe(await page.locator('#results-connect ul.outline').innerText());
     await again.close();
