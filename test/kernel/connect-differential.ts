@@ -92,6 +92,9 @@ function report(c: ConnectCase, k: readonly View[], o: readonly (SimConnectResul
   return lines.join('\n');
 }
 
+/** connect()'s timeout when a case is asked again (see {@link connectDifferential}). */
+const RETRY_TIMEOUT_MS = 3000;
+
 /** Registers one test per case (inside a `describeKernel` body). */
 export function connectDifferential(cases: readonly ConnectCase[], title = 'seed $seed', options: BatchOptions & KernelConnectOptions = {}): void {
   const kernel = new Map<ConnectCase, KernelConnectReport>();
@@ -107,15 +110,13 @@ export function connectDifferential(cases: readonly ConnectCase[], title = 'seed
     console.log(`[kernel] ${cases.length} cases, ${probes} probes: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   }, 600_000);
 
-  it.for(cases)(title, (c) => {
+  it.for(cases)(title, async (c) => {
     if (Netns instanceof Error) throw Netns;
-    const k = kernel.get(c) as KernelConnectReport;
+    let k = kernel.get(c) as KernelConnectReport;
     if (!k.ok) expect.fail(`seed=${c.seed}: the kernel did not take the generated case (${k.stage}, status ${k.status}):\n${k.stderr}\n--- rules4 ---\n${c.kernel.rules4}\n--- rules6 ---\n${c.kernel.rules6}`);
     const withPeer = (v: View, peer: string | null | undefined, i: number): View =>
       c.peer ? { ...v, peer: v.outcome === 'local' || v.outcome === 'remote' ? peerText(peer, c.probes[i]?.sport !== undefined) : null } : v;
-    const kernelViews = k.results.map((r, i) => withPeer(kernelView(r), r.peer, i));
-    // Harness notes (a failed bind, a handshake no listener completed), not errno names or timeouts.
-    const notes = k.results.map((r) => (r.error && r.error !== 'timeout' && !/^E[A-Z]+$/.test(r.error) ? r.error : undefined));
+    let kernelViews = k.results.map((r, i) => withPeer(kernelView(r), r.peer, i));
     let ns;
     try {
       ns = new Netns(c.sim);
@@ -135,6 +136,21 @@ export function connectDifferential(cases: readonly ConnectCase[], title = 'seed
       }
     }
     const oursViews = results.map((r, i) => (typeof r === 'string' ? withPeer({ outcome: r, address: null, port: null, originalDestination: null, source: null }, null, i) : withPeer(simView(r), simPeer(r), i)));
+    // A probe the kernel left unanswered within the batch's timeout, where we answer, is asked
+    // again: the whole case, alone, in fresh namespaces, with 3 s per connect(). On a loaded
+    // machine the loopback's RST can wait in the softirq backlog past a short timeout; a packet
+    // the rules really drop stays dropped however long the wait.
+    const differs = oursViews.map((v, i) => JSON.stringify(v) !== JSON.stringify(kernelViews[i]));
+    if (differs.some((d) => d) && differs.every((d, i) => !d || (k.results[i]?.error === 'timeout' && oursViews[i]?.outcome !== 'dropped'))) {
+      const again = (await kernelConnectMany([c.kernel], { ...options, concurrency: 1, connectTimeoutMs: RETRY_TIMEOUT_MS }))[0] as KernelConnectReport;
+      if (again.ok) {
+        console.log(`[kernel] seed=${c.seed}: probes ${differs.flatMap((d, i) => (d ? [i + 1] : [])).join(', ')} timed out; asked again with ${RETRY_TIMEOUT_MS} ms`);
+        k = again;
+        kernelViews = k.results.map((r, i) => withPeer(kernelView(r), r.peer, i));
+      }
+    }
+    // Harness notes (a failed bind, a handshake no listener completed), not errno names or timeouts.
+    const notes = k.results.map((r) => (r.error && r.error !== 'timeout' && !/^E[A-Z]+$/.test(r.error) ? r.error : undefined));
     expect(oursViews, report(c, kernelViews, results, notes, oursViews)).toEqual(kernelViews);
   });
 }
