@@ -112,8 +112,10 @@ export function connectDifferential(cases: readonly ConnectCase[], title = 'seed
 
   it.for(cases)(title, async (c) => {
     if (Netns instanceof Error) throw Netns;
-    let k = kernel.get(c) as KernelConnectReport;
-    if (!k.ok) expect.fail(`seed=${c.seed}: the kernel did not take the generated case (${k.stage}, status ${k.status}):\n${k.stderr}\n--- rules4 ---\n${c.kernel.rules4}\n--- rules6 ---\n${c.kernel.rules6}`);
+    const first = kernel.get(c) as KernelConnectReport;
+    if (!first.ok) expect.fail(`seed=${c.seed}: the kernel did not take the generated case (${first.stage}, status ${first.status}):\n${first.stderr}\n--- rules4 ---\n${c.kernel.rules4}\n--- rules6 ---\n${c.kernel.rules6}`);
+    let k: Extract<KernelConnectReport, { ok: true }> = first;
+    const noteOf = (r: (typeof first.results)[number]): string | undefined => (r.error && r.error !== 'timeout' && !/^E[A-Z]+$/.test(r.error) ? r.error : undefined);
     const withPeer = (v: View, peer: string | null | undefined, i: number): View =>
       c.peer ? { ...v, peer: v.outcome === 'local' || v.outcome === 'remote' ? peerText(peer, c.probes[i]?.sport !== undefined) : null } : v;
     let kernelViews = k.results.map((r, i) => withPeer(kernelView(r), r.peer, i));
@@ -121,7 +123,7 @@ export function connectDifferential(cases: readonly ConnectCase[], title = 'seed
     try {
       ns = new Netns(c.sim);
     } catch (e) {
-      expect.fail(report(c, kernelViews, c.probes.map(() => `Netns constructor threw: ${describeError(e)}`), notes));
+      expect.fail(report(c, kernelViews, c.probes.map(() => `Netns constructor threw: ${describeError(e)}`), k.results.map(noteOf)));
     }
     // In order, in one namespace: conntrack state carries from probe to probe, as in the kernel.
     const results: (SimConnectResult | string)[] = [];
@@ -143,14 +145,14 @@ export function connectDifferential(cases: readonly ConnectCase[], title = 'seed
     const differs = oursViews.map((v, i) => JSON.stringify(v) !== JSON.stringify(kernelViews[i]));
     if (differs.some((d) => d) && differs.every((d, i) => !d || (k.results[i]?.error === 'timeout' && oursViews[i]?.outcome !== 'dropped'))) {
       const again = (await kernelConnectMany([c.kernel], { ...options, concurrency: 1, connectTimeoutMs: RETRY_TIMEOUT_MS }))[0] as KernelConnectReport;
-      if (again.ok) {
+      if (again.ok && again.results.length === k.results.length) {
         console.log(`[kernel] seed=${c.seed}: probes ${differs.flatMap((d, i) => (d ? [i + 1] : [])).join(', ')} timed out; asked again with ${RETRY_TIMEOUT_MS} ms`);
         k = again;
         kernelViews = k.results.map((r, i) => withPeer(kernelView(r), r.peer, i));
       }
     }
     // Harness notes (a failed bind, a handshake no listener completed), not errno names or timeouts.
-    const notes = k.results.map((r) => (r.error && r.error !== 'timeout' && !/^E[A-Z]+$/.test(r.error) ? r.error : undefined));
+    const notes = k.results.map(noteOf);
     expect(oursViews, report(c, kernelViews, results, notes, oursViews)).toEqual(kernelViews);
   });
 }
