@@ -20,6 +20,7 @@ import type { InnerPacket, PacketHost, SocketRecord } from '../state/packet-stat
 import type { Iface, RouteResult } from '../state/routing.js';
 import type { TraceRecorder } from '../trace/events.js';
 import type { BridgeDecision, Kernel, PathResult } from './kernel.js';
+import { KERNEL_SOCKET, icmpError, isIcmpError, protoName } from './helpers.js';
 
 /** What the namespace lends the exchange (see `Netns.exchange`). @internal */
 export interface NetnsInternals {
@@ -52,41 +53,6 @@ export interface WirePacket {
 export type OpenResult =
   | { readonly kind: 'open'; readonly socket: SocketRecord; readonly packet: PacketState }
   | { readonly kind: 'error'; readonly errno: string; readonly reason: string };
-
-/**
- * The kernel's own control socket, which sends RSTs for closed ports: it exists but has no file,
- * so owner matches find no uid or gid (as `Netns` models it).
- */
-const KERNEL_SOCKET: SocketView = { uid: 0xffffffff, gid: 0xffffffff, groups: [] };
-
-/** Whether `p` is an ICMP error (no error answers one). */
-function isIcmpError(p: PacketState): boolean {
-  if (p.proto === PROTO.ICMP) return p.icmpType === 3 || p.icmpType === 4 || p.icmpType === 5 || p.icmpType === 11 || p.icmpType === 12 || p.icmpType > 18;
-  if (p.proto === PROTO.ICMPV6) return p.icmpType >= 0 && p.icmpType < 128;
-  return false;
-}
-
-/** ICMP type and code of a REJECT answer (`--reject-with`), as `Netns` sends them. */
-function icmpError(family: Family, kind: string): [number, number] {
-  // ip_forward / ip6_forward: ICMP time exceeded (ICMPv6 type 3), code 0 (in transit).
-  if (kind === 'time-exceeded') return family === 4 ? [11, 0] : [3, 0];
-  if (family === 4) {
-    const codes: Record<string, number> = {
-      'icmp-net-unreachable': 0, 'icmp-host-unreachable': 1, 'icmp-proto-unreachable': 2, 'icmp-port-unreachable': 3,
-      'icmp-net-prohibited': 9, 'icmp-host-prohibited': 10, 'icmp-admin-prohibited': 13,
-    };
-    return [3, codes[kind] ?? 3];
-  }
-  const codes: Record<string, number> = {
-    'icmp6-no-route': 0, 'icmp6-adm-prohibited': 1, 'icmp6-addr-unreachable': 3, 'icmp6-port-unreachable': 4,
-    'icmp6-policy-fail': 5, 'icmp6-reject-route': 6,
-  };
-  return [1, codes[kind] ?? 4];
-}
-
-function protoName(n: number): string {
-  return n === PROTO.TCP ? 'tcp' : n === PROTO.UDP ? 'udp' : n === PROTO.ICMP ? 'icmp' : n === PROTO.ICMPV6 ? 'ipv6-icmp' : String(n);
-}
 
 function flagsText(f: number): string {
   const out: string[] = [];

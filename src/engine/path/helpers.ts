@@ -90,8 +90,10 @@ export function isIcmpError(p: PacketState): boolean {
   return false;
 }
 
-/** ICMP type and code of a REJECT answer (`--reject-with`). */
+/** ICMP type and code of a REJECT answer (`--reject-with`), or of `time-exceeded` (a forwarded packet's TTL ran out). */
 export function icmpError(family: Family, kind: string): [number, number] {
+  // ip_forward / ip6_forward: ICMP time exceeded (ICMPv6 type 3), code 0 (in transit).
+  if (kind === 'time-exceeded') return family === 4 ? [11, 0] : [3, 0];
   if (family === 4) {
     const codes: Record<string, number> = {
       'icmp-net-unreachable': 0, 'icmp-host-unreachable': 1, 'icmp-proto-unreachable': 2, 'icmp-port-unreachable': 3,
