@@ -43,7 +43,7 @@ describeKernel('CNI node rules, iptables backend: iptables-save after loading th
 describeNftKernel('CNI node rules, nftables backend: nft list ruleset after loading the compiled rules', () => {
   const cases = SEEDS.map((seed) => {
     const g = generateCniCluster(seed);
-    return { name: `seed ${seed}`, text: compileCniNodeRules(g.snapshot, CNI_NODE, { backend: 'nftables', ipMasq: seed % 2 === 0, portmap: seed % 7 === 0 ? { snat: false } : true }) };
+    return { name: `seed ${seed}`, text: compileCniNodeRules(g.snapshot, CNI_NODE, { backend: 'nftables', ipMasq: seed % 2 === 0, portmap: seed % 7 === 0 ? { snat: false } : true, ...(seed % 3 === 0 ? { flannel: { network: '10.244.0.0/16', ipv6Network: 'fd00:10:244::/56', randomFully: seed % 2 === 1 } } : {}) }) };
   });
   let results: KernelNftResult[] = [];
   beforeAll(async () => {

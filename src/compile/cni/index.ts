@@ -14,7 +14,7 @@ import { formatIptablesSave } from '../../iptables/fmt.js';
 import { formatNftRuleset } from '../../nftables/index.js';
 import { hex, sha256 } from '../digest.js';
 import { goCIDR, goIP, maskIP } from '../kube-proxy/services.js';
-import { flannelRules } from './flannel.js';
+import { flannelNftTransaction, flannelRules } from './flannel.js';
 import { iptablesMasq, nftMasqTransaction, type MasqAddress } from './ipmasq.js';
 import { dnatChain, markMasqChain, portmapNftTransaction, setMarkChain, topLevelDnatChain, type PortmapChain, type PortmapConfig, type PortMapEntry } from './portmap.js';
 
@@ -51,8 +51,9 @@ export interface CniNodeRulesOptions {
   /** portmap in the plugin chain: true (its defaults, the default), its settings, or false. */
   readonly portmap?: boolean | PortmapOptions;
   /**
-   * flanneld's rules (iptables backend): the flannel network (net-conf `Network`, and
-   * `IPv6Network`), with this node's pod CIDR as its lease. Absent: none.
+   * flanneld's rules: the flannel network (net-conf `Network`, and `IPv6Network`), with this
+   * node's pod CIDR as its lease. With `backend: 'nftables'`, flanneld's nftables backend
+   * (`EnableNFTables`): tables `ip flannel-ipv4` and `ip6 flannel-ipv6`. Absent: none.
    */
   readonly flannel?: { readonly network?: string; readonly ipv6Network?: string; readonly randomFully?: boolean };
   /**
@@ -96,7 +97,6 @@ function checkOptions(o: CniNodeRulesOptions): void {
   if (pm?.markMasqBit !== undefined && (!Number.isInteger(pm.markMasqBit) || pm.markMasqBit < 0 || pm.markMasqBit > 31)) bad('BAD_CONFIG', 'options.portmap.markMasqBit must be between 0 and 31');
   if (pm?.markMasqBit !== undefined && pm.externalSetMarkChain !== undefined) bad('BAD_CONFIG', 'options.portmap: cannot specify externalSetMarkChain and markMasqBit');
   if (o.flannel !== undefined) {
-    if (o.backend === 'nftables') bad('BAD_CONFIG', 'options.flannel: flanneld\'s rules are compiled for the iptables backend only');
     for (const [k, fam] of [['network', 4], ['ipv6Network', 6]] as const) {
       const v = o.flannel[k];
       if (v !== undefined && goCIDR(v, fam) === null) bad('BAD_CONFIG', `options.flannel.${k}: "${v}" is not an IPv${fam} CIDR`);
@@ -251,6 +251,18 @@ export function compileCniNodeRules(snapshot: Snapshot, node: string, options: C
   }
   if ((options.backend ?? 'iptables') === 'nftables') {
     const ops: string[] = [];
+    if (options.flannel !== undefined) {
+      const nodeCidrs: readonly string[] = n.spec?.podCIDRs ?? (n.spec?.podCIDR !== undefined ? [n.spec.podCIDR] : []);
+      const nets: { 4?: { network: string; lease: string | null }; 6?: { network: string; lease: string | null } } = {};
+      for (const [k, fam] of [['network', 4], ['ipv6Network', 6]] as const) {
+        const net = options.flannel[k];
+        if (net === undefined) continue;
+        const lease = nodeCidrs.map((c) => goCIDR(c, fam)).find((c): c is string => c !== null) ?? null;
+        if (lease === null) warn(`Node ${node}: no IPv${fam} pod CIDR, which flannel takes as its lease; no flannel masquerade rules for IPv${fam}`);
+        nets[fam] = { network: goCIDR(net, fam)!, lease };
+      }
+      ops.push(...flannelNftTransaction(nets, options.flannel.randomFully ?? true));
+    }
     for (const p of pods) {
       if (options.ipMasq === true) ops.push(...nftMasqTransaction(network, ifName, p.id, p.addrs));
       if (config !== null && p.maps.length > 0) {

@@ -80,6 +80,23 @@ describe('a node', () => {
     ]);
   });
 
+  it('writes flanneld\'s nftables tables before the pods\' rules, and leaves out the masquerade chain of a family without a lease', () => {
+    const s: Snapshot = {
+      namespaces: [], services: [], endpointSlices: [], networkPolicies: [], warnings: [], pods: [],
+      nodes: [{ kind: 'Node', metadata: { name: 'n1' }, spec: { podCIDR: '10.244.1.0/24' } }],
+    };
+    const warnings: string[] = [];
+    const text = compileCniNodeRules(s, 'n1', { backend: 'nftables', flannel: { network: '10.244.0.0/16', ipv6Network: 'fd00:10:244::/56', randomFully: false }, onWarning: (w) => warnings.push(w) });
+    expect(text.match(/^table \S+ \S+/gm)).toEqual(['table ip flannel-ipv4', 'table ip6 flannel-ipv6']);
+    expect(text).toContain('\t\tip saddr != 10.244.1.0/24 ip daddr 10.244.0.0/16 return\n');
+    expect(text).toContain('\t\tip saddr 10.244.0.0/16 ip daddr != 224.0.0.0/4 masquerade\n');
+    expect(text).not.toContain('fully-random');
+    // IPv6: the forward chain only (flanneld sets it up from the network alone).
+    const v6 = text.slice(text.indexOf('table ip6 flannel-ipv6'));
+    expect(v6.match(/^\tchain \S+/gm)).toEqual(['\tchain forward']);
+    expect(warnings).toEqual(['Node n1: no IPv6 pod CIDR, which flannel takes as its lease; no flannel masquerade rules for IPv6']);
+  });
+
   it('refuses bad options and unknown nodes', () => {
     const code = (f: () => unknown): string => {
       try {
