@@ -352,7 +352,10 @@ function probeAtVeth(
   const own = cluster.topology.cni === 'bridge' ? planned.bridge.find((b) => b.family === family)?.text : planned.internal.find((a) => a.family === family)?.text;
   const src = c.src ?? own ?? c.to[0]!;
   const protocol = c.proto === 'udp' ? 'UDP' : 'TCP';
-  const v = cluster.policyVerdict({ direction: 'ingress', pod: key, protocol, src, sport: c.sport, dst: c.dst.address, dport: c.dst.port });
+  // The enforcer knows a node by its InternalIP; a probe that keeps the node's own source (cni0's
+  // address on the way to the pod) is the node's, asked about as such.
+  const asked = c.src === null ? planned.internal.find((a) => a.family === family)?.text ?? src : src;
+  const v = cluster.policyVerdict({ direction: 'ingress', pod: key, protocol, src: asked, sport: c.sport, dst: c.dst.address, dport: c.dst.port });
   const base = { pod: `node/${node}`, from: formatAddr(src, c.sport), to: formatAddr(c.dst.address, c.dst.port), originalDestination: null, rule: null, steps: [], fromActor: 'network', toActor: 'network' };
   const enforcer = cluster.decidesAtVeth ? `the ${cluster.netpol} NetworkPolicy enforcer at ${key}'s veth` : 'no enforcer at the veth';
   if (v !== null) {
