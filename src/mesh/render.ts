@@ -53,7 +53,8 @@ const VERDICT_WORDS: Record<MeshVerdict, string> = {
 
 /**
  * The object `mesh --json` prints: verdict, hops (`pod`, `from`, `to`, `why`, and what received
- * the connection) and diagnosis.
+ * the connection) and diagnosis; on a cluster, `cause` and `policy` when a NetworkPolicy decided
+ * (also on the hop where it dropped).
  *
  * @example
  * ```ts
