@@ -481,7 +481,7 @@ function policyStory(p: MeshPolicyStop, story: Story): string {
     case 'hbone':
       return `${head}: the connection arrives on ${p.port}, ztunnel's HBONE port, because both ends are in the ambient mesh (the application port ${p.appPort} travels inside the tunnel's CONNECT); ${rule}. Allow ${p.port}/${proto} ${peer} (ambient's own advice: allow 15008 wherever an application port is allowed; the port rules then no longer restrict meshed clients, and AuthorizationPolicy is where to restrict them).`;
     case 'probe-snat':
-      return `${head}: the kubelet's probe arrives from ${p.src}, istio-cni's probe SNAT address, not from the node's address, so the rule that always admits traffic from the pod's own node does not apply and the policy judges the probe; ${rule}. Allow ingress from ipBlock ${p.src.includes(':') ? `${p.src}/128` : `${p.src}/32`} to port ${p.port}/${proto} (Istio's ambient docs ask for exactly this), or turn the probe SNAT off.`;
+      return `${head}: the kubelet's probe arrives from ${p.src}, istio-cni's probe SNAT address, not from the node's address, so the rule that always admits traffic from the pod's own node does not apply and the policy judges the probe; ${rule}. Allow ingress from ipBlock ${p.src.includes(':') ? `${p.src}/128` : `${p.src}/32`} to port ${p.port}/${proto} (Istio's ambient NetworkPolicy guide asks for this exception), or turn the probe SNAT off.`;
     default: {
       const sidecar = story.mesh === 'istio' && story.dest?.mesh.proxy?.kind !== 'ztunnel' && story.dest?.mesh.proxy && p.direction === 'ingress'
         ? ` The node sees the application's port ${p.port}: the sidecar's rules redirect it to Envoy's ${story.dest.mesh.proxy.inboundPort} only inside the pod, after the policy judged it.`
