@@ -29,7 +29,7 @@ import { AMBIENT } from '../compile/istio/ambient-config.js';
  *
  * @example
  * ```ts
- * const o: MeshClusterOptions = { mesh: 'linkerd', snapshot: yamlText, client: 'shop/web', server: 'shop/redis', dst: 'shop/svc/redis' };
+ * const o: MeshClusterOptions = { mesh: 'linkerd', snapshot: yaml, client: 'shop/web', server: 'shop/redis', dst: 'shop/svc/redis' };
  * ```
  */
 export interface MeshClusterOptions extends Omit<MeshScenarioOptions, 'client' | 'server' | 'namespace' | 'services'> {
@@ -64,7 +64,7 @@ export interface MeshClusterOptions extends Omit<MeshScenarioOptions, 'client' |
  *
  * @example
  * ```ts
- * const r: MeshClusterResult = simulateMeshOnCluster(options);
+ * const r: MeshClusterResult = simulateMeshOnCluster({ mesh: 'istio', snapshot: yaml, client: 'shop/web', server: 'shop/api' });
  * r.nodes; // { client: 'worker-1', server: 'worker-2' }
  * ```
  */
@@ -151,7 +151,7 @@ function podExtras(pod: MeshPod, phase: string, addresses: readonly string[]): P
  *
  * @example
  * ```ts
- * const r = simulateMeshOnCluster({ mesh: 'linkerd', snapshot: yamlText, client: 'shop/web', server: 'shop/redis' });
+ * const r = simulateMeshOnCluster({ mesh: 'linkerd', snapshot: yaml, client: 'shop/web', server: 'shop/redis' });
  * r.verdict;          // 'dropped'
  * r.policy?.port;     // 4143: the proxy's inbound port, where the opaque port 6379 travels
  * r.diagnosis[0];     // 'dropped by NetworkPolicy shop/redis (ingress to shop/redis on node worker-2): …'

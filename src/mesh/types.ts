@@ -290,7 +290,7 @@ export interface MeshHop {
  *
  * @example
  * ```ts
- * const p: MeshPolicyStop | undefined = simulateMeshOnCluster(options).policy;
+ * const p: MeshPolicyStop | undefined = simulateMeshOnCluster({ mesh: 'linkerd', snapshot: yaml, client: 'shop/web', server: 'shop/redis' }).policy;
  * p?.port; // 4143: the port the connection arrived on, not the application's 6379
  * ```
  */
