@@ -12,7 +12,7 @@ import type { K8sPod, K8sService, Snapshot } from '../model/kubernetes.js';
 import { NetfilterSimError, diagnostic } from '../model/errors.js';
 import { expectArgument, expectOneOf } from '../model/guard.js';
 import { printIptablesSave } from '../iptables/print/save.js';
-import { readNamespace, readPod, type Namespace } from '../compile/pod.js';
+import { readNamespace, readPod, type Namespace, type Pod } from '../compile/pod.js';
 import { Cluster, type ClusterConnectResult, type PodExtras } from '../cluster/cluster.js';
 import type { CniMode, KubeProxyMode, NetpolImplementation, PolicyVerdict } from '../cluster/components.js';
 import { readSnapshot, type SnapshotSource } from '../cluster/snapshot.js';
@@ -142,22 +142,24 @@ function podExtras(pod: MeshPod, phase: string, addresses: readonly string[]): P
   return { rules, listen, loopback: [...lo], routes: [...(o.routes ?? [])], ipRules: [...(o.ipRules ?? [])] };
 }
 
+/** What {@link meshClusterPlan} builds: the cluster with the two pods' mesh rules, and what it was built from. @internal */
+export interface MeshClusterPlan {
+  readonly snapshot: Snapshot;
+  readonly cluster: Cluster;
+  /** What each of the two pods' namespaces holds (`ns/name` → rules, listeners, routing). */
+  readonly podRules: Readonly<Record<string, PodExtras>>;
+  readonly client: Pod;
+  readonly server: Pod;
+  readonly clientNs: Namespace | undefined;
+  readonly serverNs: Namespace | undefined;
+  readonly services: readonly MeshService[];
+}
+
 /**
- * Runs the mesh scenario between two pods of a cluster snapshot over the cluster path: the
- * client's rules and proxy, its node, the other node, the server's rules and proxy; kube-proxy
- * translates a Service that no proxy resolved (or a socket load balancer does at connect()), the
- * snapshot's NetworkPolicies are enforced at the pods' veths. A policy that drops the connection
- * is named in its hop, in `policy` and in the diagnosis.
- *
- * @example
- * ```ts
- * const r = simulateMeshOnCluster({ mesh: 'linkerd', snapshot: yaml, client: 'shop/web', server: 'shop/redis' });
- * r.verdict;          // 'dropped'
- * r.policy?.port;     // 4143: the proxy's inbound port, where the opaque port 6379 travels
- * r.diagnosis[0];     // 'dropped by NetworkPolicy shop/redis (ingress to shop/redis on node worker-2): …'
- * ```
+ * The cluster a mesh scenario runs on: the snapshot read, the two pods prepared as their mesh runs
+ * them, their rules and sockets placed in their namespaces. @internal
  */
-export function simulateMeshOnCluster(options: MeshClusterOptions): MeshClusterResult {
+export function meshClusterPlan(options: MeshClusterOptions): MeshClusterPlan {
   expectArgument(options, 'object', 'options');
   expectOneOf(options.serviceLb, ['kube-proxy', 'socket'], 'options.serviceLb', true);
   const snap = options.snapshot;
@@ -198,6 +200,28 @@ export function simulateMeshOnCluster(options: MeshClusterOptions): MeshClusterR
     ...(options.nodeRules !== undefined ? { nodeRules: options.nodeRules } : {}),
     podRules,
   });
+  return { snapshot, cluster, podRules, client, server, clientNs, serverNs, services };
+}
+
+/**
+ * Runs the mesh scenario between two pods of a cluster snapshot over the cluster path: the
+ * client's rules and proxy, its node, the other node, the server's rules and proxy; kube-proxy
+ * translates a Service that no proxy resolved (or a socket load balancer does at connect()), the
+ * snapshot's NetworkPolicies are enforced at the pods' veths. A policy that drops the connection
+ * is named in its hop, in `policy` and in the diagnosis.
+ *
+ * @example
+ * ```ts
+ * const r = simulateMeshOnCluster({ mesh: 'linkerd', snapshot: yaml, client: 'shop/web', server: 'shop/redis' });
+ * r.verdict;          // 'dropped'
+ * r.policy?.port;     // 4143: the proxy's inbound port, where the opaque port 6379 travels
+ * r.diagnosis[0];     // 'dropped by NetworkPolicy shop/redis (ingress to shop/redis on node worker-2): …'
+ * ```
+ */
+export function simulateMeshOnCluster(options: MeshClusterOptions): MeshClusterResult {
+  const { snapshot, cluster, client, server, clientNs, serverNs, services } = meshClusterPlan(options);
+  const clientKey = options.client;
+  const serverKey = options.server;
   const planned = (key: string) => cluster.topology.pods.find((p) => p.key === key)!;
   const nodeOf = (key: string): string => planned(key).node;
   const keyOf = (addresses: readonly string[]): string | null => cluster.topology.pods.find((p) => !p.hostNetwork && p.addresses.some((a) => addresses.includes(a.text)))?.key ?? null;
