@@ -298,7 +298,7 @@ function nodeHops(r: ClusterConnectResult, src: string, dst: Addr, policy: MeshP
       pod: h.namespace, from: src, to: dnat ? dnat.to : formatAddr(dst.address, dst.port), why: parts.join('; '),
       receiver: stopped ? (r.outcome === 'refused' ? 'nothing: refused' : 'nothing: dropped') : h.out === null ? 'the node' : 'the network',
       outcome: stopped ? (r.outcome as 'refused' | 'dropped') : 'remote', originalDestination: null, rule: null, steps: h.steps,
-      fromActor: 'network', toActor: 'network',
+      fromActor: i === 0 ? 'network' : places[i - 1]!.namespace, toActor: h.namespace,
       ...(stopped && policy !== null ? { policy } : {}),
     });
   });
@@ -380,7 +380,7 @@ function probeAtVeth(
   // address on the way to the pod) is the node's, asked about as such.
   const asked = c.src === null ? planned.internal.find((a) => a.family === family)?.text ?? src : src;
   const v = cluster.policyVerdict({ direction: 'ingress', pod: key, protocol, src: asked, sport: c.sport, dst: c.dst.address, dport: c.dst.port });
-  const base = { pod: `node/${node}`, from: formatAddr(src, c.sport), to: formatAddr(c.dst.address, c.dst.port), originalDestination: null, rule: null, steps: [], fromActor: 'network', toActor: 'network' };
+  const base = { pod: `node/${node}`, from: formatAddr(src, c.sport), to: formatAddr(c.dst.address, c.dst.port), originalDestination: null, rule: null, steps: [], fromActor: 'network', toActor: `node/${node}` };
   const enforcer = cluster.decidesAtVeth ? `the ${cluster.netpol} NetworkPolicy enforcer at ${key}'s veth` : 'no enforcer at the veth';
   if (v !== null) {
     const stop = policyStop(v, key, node, src, c.dst.address, c.dst.port, protocol, null, c.src !== null ? 'probe-snat' : null);

@@ -473,13 +473,15 @@ function policyStory(p: MeshPolicyStop, story: Story): string {
   const head = `dropped by NetworkPolicy ${p.namespace}/${p.name} (${where})`;
   const proto = p.protocol;
   const peer = p.direction === 'ingress' ? `from ${p.src}` : `to ${p.dst}`;
+  const arrives = p.direction === 'ingress' ? 'arrives on' : 'leaves for';
+  const open = p.direction === 'ingress' ? 'every port of the pod is open to them' : 'they reach every port of meshed pods';
   switch (p.why) {
     case 'opaque':
-      return `${head}: the connection arrives on ${p.port}, the proxy's inbound port, because ${p.appPort} is opaque (Linkerd's opaque transport carries ${p.appPort} in a header); ${rule}. Allow ${p.port}/${proto} ${peer} in the policy's ${p.direction} rules (the port rules on ${p.appPort} do not see meshed clients: once ${p.port} is allowed, every port of the pod is open to them, and Linkerd's Server/AuthorizationPolicy is where to restrict them), or skip the proxy for ${p.appPort} (config.linkerd.io/skip-inbound-ports).`;
+      return `${head}: the connection ${arrives} ${p.port}, the proxy's inbound port, because ${p.appPort} is opaque (Linkerd's opaque transport carries ${p.appPort} in a header); ${rule}. Allow ${p.port}/${proto} ${peer} in the policy's ${p.direction} rules (the port rules on ${p.appPort} do not see meshed clients: once ${p.port} is allowed, ${open}, and Linkerd's Server/AuthorizationPolicy is where to restrict them), or skip the proxy for ${p.appPort} (config.linkerd.io/skip-inbound-ports).`;
     case 'forced':
-      return `${head}: the connection arrives on ${p.port}, the proxy's inbound port, not on ${p.appPort}, because Linkerd 2.18 and later send every meshed pod-to-pod connection there with the target port in a transport header (linkerd/linkerd2#13715, #15246); ${rule}. Allow ${p.port}/${proto} ${peer} (then the policy's port rules no longer restrict meshed clients: restrict them with Linkerd's Server/AuthorizationPolicy).`;
+      return `${head}: the connection ${arrives} ${p.port}, the proxy's inbound port, not ${p.appPort}, because Linkerd 2.18 and later send every meshed pod-to-pod connection there with the target port in a transport header (linkerd/linkerd2#13715, #15246); ${rule}. Allow ${p.port}/${proto} ${peer} (then the policy's port rules no longer restrict meshed clients: restrict them with Linkerd's Server/AuthorizationPolicy).`;
     case 'hbone':
-      return `${head}: the connection arrives on ${p.port}, ztunnel's HBONE port, because both ends are in the ambient mesh (the application port ${p.appPort} travels inside the tunnel's CONNECT); ${rule}. Allow ${p.port}/${proto} ${peer} (ambient's own advice: allow 15008 wherever an application port is allowed; the port rules then no longer restrict meshed clients, and AuthorizationPolicy is where to restrict them).`;
+      return `${head}: the connection ${arrives} ${p.port}, ztunnel's HBONE port, because both ends are in the ambient mesh (the application port ${p.appPort} travels inside the tunnel's CONNECT); ${rule}. Allow ${p.port}/${proto} ${peer} (ambient's own advice: allow 15008 wherever an application port is allowed; the port rules then no longer restrict meshed clients, and AuthorizationPolicy is where to restrict them).`;
     case 'probe-snat':
       return `${head}: the kubelet's probe arrives from ${p.src}, istio-cni's probe SNAT address, not from the node's address, so the rule that always admits traffic from the pod's own node does not apply and the policy judges the probe; ${rule}. Allow ingress from ipBlock ${p.src.includes(':') ? `${p.src}/128` : `${p.src}/32`} to port ${p.port}/${proto} (Istio's ambient NetworkPolicy guide asks for this exception), or turn the probe SNAT off.`;
     default: {

@@ -119,6 +119,33 @@ describe('mesh on the cluster path: Linkerd', () => {
     expect(dropped.diagnosis[0]).toContain('because Linkerd 2.18 and later send every meshed pod-to-pod connection there');
   });
 
+  it('an egress policy of the client that admits 6379 only: the proxy leaves for 4143, dropped on the client\'s node', () => {
+    const egress = `
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: web-egress, namespace: shop}
+spec:
+  podSelector: {matchLabels: {app: web}}
+  policyTypes: [Egress]
+  egress:
+  - to: [{podSelector: {matchLabels: {app: redis}}}]
+    ports: [{port: 6379, protocol: TCP}]
+`;
+    const r = run({ snapshot: [...LINKERD_4143, { name: 'egress', text: egress }], dst: 'shop/svc/redis' });
+    expect(r.policy).toMatchObject({ name: 'web-egress', direction: 'egress', pod: 'shop/web', node: 'worker-1', port: 4143, appPort: 6379, why: 'opaque' });
+    expect(r.hops.map((h) => h.pod)).toEqual(['web', 'web', 'node/worker-1']);
+    expect(r.diagnosis[0]).toContain('(egress from shop/web on node worker-1): the connection leaves for 4143');
+    expect(r.diagnosis[0]).toContain('Allow 4143/TCP to 10.244.2.8 in the policy\'s egress rules');
+  });
+
+  it('the node hops are actors of their own in diagrams', () => {
+    const r = run({ snapshot: LINKERD_6379, dst: 'shop/svc/redis' });
+    const mermaid = renderMesh(r, 'mermaid');
+    expect(mermaid).toContain('as worker-1 @ node');
+    expect(mermaid).toContain('as worker-2 @ node');
+    expect(renderMesh(r, 'dot')).toContain('worker-2');
+  });
+
   it('the release decides the transport', () => {
     expect(['2.9', '2.10', '2.17', '2.18', '2.19', 'stable-2.14.10', 'edge-25.2.2', 'edge-25.2.3', 'edge-26.1.1'].map((v) => linkerdTransport(v)))
       .toEqual(['none', 'opaque', 'opaque', 'forced', 'forced', 'opaque', 'opaque', 'forced', 'forced']);
@@ -220,7 +247,7 @@ describe('netfilter-sim mesh --cluster', () => {
     const o = JSON.parse(r.out) as { verdict: string; cause: string; policy: { port: number; why: string } };
     expect([o.verdict, o.cause, o.policy.port, o.policy.why]).toEqual(['dropped', 'network-policy', 4143, 'opaque']);
     const v = await mesh(['linkerd', ...cluster, '--client', 'shop/web', '--server', 'shop/redis', '--dst', '10.244.2.8:9121', '--linkerd-version', '2.19']);
-    expect(v.out).toContain('the connection arrives on 4143, the proxy\'s inbound port, not on 9121');
+    expect(v.out).toContain('the connection arrives on 4143, the proxy\'s inbound port, not 9121');
     const none = await mesh(['linkerd', ...cluster, '--client', 'shop/web', '--server', 'shop/redis', '--netpol', 'none', '--kube-proxy', 'nftables']);
     expect(none.out).toContain('verdict: meshed');
   });
