@@ -388,5 +388,8 @@ function probeAtVeth(
     return { kind: 'dropped', hops: [hop], reason: `dropped by NetworkPolicy ${v.namespace}/${v.name} at ${key}'s veth on ${node}`, policy: stop, notes: [] };
   }
   const why = c.src === null ? `${enforcer} admits it: from ${src}, the pod's own node` : `${enforcer} admits it from ${src}${c.src === AMBIENT.HOST_PROBE_SNAT ? ' (the probe SNAT address)' : ''}`;
-  return { kind: 'arrive', hops: [{ ...base, why, receiver: 'the network', outcome: 'remote' }], src, sport: c.sport, dst: c.dst, notes: [] };
+  const notes = cluster.netpol !== 'none' && !cluster.decidesAtVeth
+    ? [`note: the kubelet's probe is judged by an enforcer that decides at the veth (--netpol reference); the ${cluster.netpol} enforcer's rules on the node are not run for it here, so no NetworkPolicy was applied to the probe`]
+    : [];
+  return { kind: 'arrive', hops: [{ ...base, why, receiver: 'the network', outcome: 'remote' }], src, sport: c.sport, dst: c.dst, notes };
 }
