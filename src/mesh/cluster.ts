@@ -83,9 +83,12 @@ function findPod(snapshot: Snapshot, key: string, what: string): K8sPod {
   if (ns === undefined || name === undefined || more.length > 0 || ns === '' || name === '') fail(`--${what} ${key}: write NS/POD`);
   const pod = snapshot.pods.find((p) => (p.metadata.namespace ?? 'default') === ns && p.metadata.name === name);
   if (pod === undefined) {
+    const why = snapshot.warnings.find((w) => w.startsWith(`Pod ${key}:`));
+    if (why !== undefined) fail(`--${what} ${key} is not on the cluster path: ${why.slice(`Pod ${key}: `.length)}`);
     const known = snapshot.pods.map((p) => `${p.metadata.namespace ?? 'default'}/${p.metadata.name}`);
     fail(`--${what}: no pod ${key} in the snapshot${known.length > 0 ? ` (pods: ${known.slice(0, 8).join(', ')}${known.length > 8 ? ', …' : ''})` : ''}`);
   }
+  if (pod.spec.hostNetwork === true) fail(`--${what} ${key} runs on the host network: it has no namespace of its own to hold a mesh's rules (meshes do not inject host-network pods)`);
   return pod;
 }
 
@@ -191,15 +194,23 @@ export function meshClusterPlan(options: MeshClusterOptions): MeshClusterPlan {
   const addrs = (p: MeshPod): string[] => p.pod.podIPs.map((ip) => canonicalAddress(ip) ?? ip);
   const podRules: Record<string, PodExtras> = { [clientKey]: podExtras(clientMesh, phase, addrs(clientMesh)) };
   if (!same) podRules[serverKey] = podExtras(serverMesh, 'app', addrs(serverMesh));
-  const cluster = new Cluster({
-    snapshot,
-    ...(options.kubeProxy !== undefined ? { kubeProxy: options.kubeProxy } : {}),
-    ...(options.netpol !== undefined ? { netpol: options.netpol } : {}),
-    ...(options.cniMode !== undefined ? { cni: options.cniMode } : {}),
-    ...(options.hairpin !== undefined ? { hairpin: options.hairpin } : {}),
-    ...(options.nodeRules !== undefined ? { nodeRules: options.nodeRules } : {}),
-    podRules,
-  });
+  let cluster: Cluster;
+  try {
+    cluster = new Cluster({
+      snapshot,
+      ...(options.kubeProxy !== undefined ? { kubeProxy: options.kubeProxy } : {}),
+      ...(options.netpol !== undefined ? { netpol: options.netpol } : {}),
+      ...(options.cniMode !== undefined ? { cni: options.cniMode } : {}),
+      ...(options.hairpin !== undefined ? { hairpin: options.hairpin } : {}),
+      ...(options.nodeRules !== undefined ? { nodeRules: options.nodeRules } : {}),
+      podRules,
+    });
+  } catch (e) {
+    // A pod the path leaves out (its node is not in the snapshot, it has no address of its CIDR, …).
+    const m = e instanceof NetfilterSimError ? /^pod rules for "([^"]+)", which is not a pod with a namespace of its own in the cluster(?: \((.*)\))?$/.exec(e.message) : null;
+    if (m) fail(`--${m[1] === clientKey ? 'client' : 'server'} ${m[1]} is not on the cluster path${m[2] !== undefined ? `: ${m[2]}` : ''}`);
+    throw e;
+  }
   return { snapshot, cluster, podRules, client, server, clientNs, serverNs, services };
 }
 

@@ -229,6 +229,20 @@ describe('mesh on the cluster path: bad input', () => {
     expect(error(() => run({ snapshot: LINKERD_6379, dst: 'shop/svc/redis:80' })).message).toBe('--dst shop/svc/redis:80: the Service has no TCP port 80');
     expect(error(() => run({ snapshot: LINKERD_6379, linkerdVersion: 'two' })).code).toBe('BAD_CONFIG');
   });
+
+  it('a pod the path leaves out, or on the host network, is named with why', () => {
+    const yaml = text('linkerd-redis.yaml');
+    const unscheduled = yaml.replace('  nodeName: worker-1\n  containers:\n  - name: web', '  containers:\n  - name: web');
+    expect(unscheduled).not.toBe(yaml);
+    const e1 = error(() => run({ snapshot: [{ name: 'nodes', text: text('nodes.yaml') }, { name: 'pods', text: unscheduled }] }));
+    expect([e1.code, e1.message.startsWith('--client shop/web is not on the cluster path: ')]).toEqual(['BAD_PROBE', true]);
+    const host = yaml.replace('  nodeName: worker-1\n  containers:\n  - name: web', '  nodeName: worker-1\n  hostNetwork: true\n  containers:\n  - name: web');
+    const e2 = error(() => run({ snapshot: [{ name: 'nodes', text: text('nodes.yaml') }, { name: 'pods', text: host }] }));
+    expect(e2.message).toBe('--client shop/web runs on the host network: it has no namespace of its own to hold a mesh\'s rules (meshes do not inject host-network pods)');
+    const elsewhere = yaml.replace('  nodeName: worker-2', '  nodeName: worker-9');
+    const e3 = error(() => run({ snapshot: [{ name: 'nodes', text: text('nodes.yaml') }, { name: 'pods', text: elsewhere }] }));
+    expect(e3.message).toMatch(/^--server shop\/redis is not on the cluster path/);
+  });
 });
 
 describe('netfilter-sim mesh --cluster', () => {
