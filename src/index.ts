@@ -70,6 +70,9 @@ export * from './laws/index.js';
 export { explore, classOf, expectedFor, renderExplore, addressRangeText } from './explore/index.js';
 export type { ExploreOptions, ExploreResult, ExploreClass, ExploreBox, ExploreOutcome, ExploreFrom } from './explore/index.js';
 export { simulateMeshAllPorts, renderMeshAllPorts, renderPortVerdicts } from './mesh/all-ports.js';
+export { simulateMeshOnCluster } from './mesh/cluster.js';
+export type { MeshClusterOptions, MeshClusterResult } from './mesh/cluster.js';
+export type { MeshPolicyStop } from './mesh/types.js';
 export type { MeshAllPortsResult, PortVerdict, UidVerdicts } from './mesh/all-ports.js';
 export {
   parseNftRuleset, parseNftRulesetOrThrow, formatNftRuleset, nftLoadErrors, printNftRuleset, printNftRule, printNftTable, checkNftRuleset, detectRulesSyntax,
@@ -91,6 +94,7 @@ export {
 export { Cluster } from './cluster/cluster.js';
 export type {
   ClusterOptions, ClusterConnectSpec, ClusterConnectResult, ClusterHop, ClusterStep, ClusterTraceEvent, ReachOptions, ReachResult, ReachWhy,
+  PodExtras, ClusterPolicyQuestion,
 } from './cluster/cluster.js';
 export {
   readSnapshot, objectName, MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_FILES, MAX_SNAPSHOT_OBJECTS, MAX_SNAPSHOT_NODES, MAX_PODS_PER_NODE, type SnapshotSource,

@@ -17,7 +17,7 @@ import { addressText, formatEndpoint } from '../model/address.js';
 import { Netns, stepsOf } from '../engine/path/netns.js';
 import type { ConnectStep, ListenerSpec } from '../engine/path/netns.js';
 import { parseEndpoint } from '../engine/path/probe.js';
-import type { RouteSpec } from '../engine/state/routing.js';
+import type { RouteSpec, RuleSpec } from '../engine/state/routing.js';
 import type { SocketRecord } from '../engine/state/packet-state.js';
 import type { TraceEvent } from '../engine/trace/events.js';
 import { PROTO } from '../engine/state/constants.js';
@@ -56,7 +56,32 @@ export interface ClusterOptions {
    * mesh's init container or CNI plugin wrote there (iptables-save or nft text, loaded in order)
    * and more listeners (a proxy's, with its uid). A hostNetwork pod has no namespace of its own.
    */
-  readonly podRules?: Readonly<Record<string, { readonly rules?: readonly string[]; readonly listen?: readonly ListenerSpec[] }>>;
+  readonly podRules?: Readonly<Record<string, PodExtras>>;
+}
+
+/**
+ * What a pod's namespace holds besides its containers' listeners (see {@link ClusterOptions.podRules}):
+ * rules, more listeners, and the routing a mesh adds (addresses on `lo`, routes, `ip rule`s).
+ */
+export interface PodExtras {
+  readonly rules?: readonly string[];
+  readonly listen?: readonly ListenerSpec[];
+  /** Addresses added to the pod's `lo` (`ADDR/LEN`, as Istio adds `::6/128`). */
+  readonly loopback?: readonly string[];
+  readonly routes?: readonly RouteSpec[];
+  readonly ipRules?: readonly RuleSpec[];
+}
+
+/** A packet a NetworkPolicy enforcer is asked about (see {@link Cluster.policyVerdict}). */
+export interface ClusterPolicyQuestion {
+  readonly direction: 'ingress' | 'egress';
+  /** The pod the direction is about, `NS/NAME`. */
+  readonly pod: string;
+  readonly protocol: 'TCP' | 'UDP' | 'SCTP';
+  readonly src: string;
+  readonly sport?: number;
+  readonly dst: string;
+  readonly dport: number;
 }
 
 /** A connection to simulate. */
@@ -71,6 +96,11 @@ export interface ClusterConnectSpec {
   readonly proto?: 'tcp' | 'udp' | 'sctp';
   /** The address family, for a dual-stack target (default: the target's first address). */
   readonly family?: 4 | 6;
+  /** The socket's owner instead of the container's `runAsUser`/`runAsGroup` (a proxy's, for instance). */
+  readonly uid?: number;
+  readonly gid?: number;
+  /** `SO_MARK` on the connecting socket (default 0). */
+  readonly mark?: number;
 }
 
 /** A trace step with the namespace it happened in. */
@@ -298,7 +328,7 @@ export class Cluster {
     this.fabric.add({ name: 'outside', kind: 'outside', netns, ex: netns.exchange(), node: null, pod: null }, this.topology.outside.eth0.map((a) => a.slice(0, a.indexOf('/'))));
   }
 
-  private addPod(pod: PlannedPod, seed: number, extra?: { readonly rules?: readonly string[]; readonly listen?: readonly ListenerSpec[] }): void {
+  private addPod(pod: PlannedPod, seed: number, extra?: PodExtras): void {
     const node = this.topology.nodes.find((n) => n.name === pod.node)!;
     const bridge = this.topology.cni === 'bridge';
     const routes: RouteSpec[] = [];
@@ -320,8 +350,15 @@ export class Cluster {
     }
     const texts = (extra?.rules ?? []).map((text, i) => ({ text, where: `pod ${pod.key}'s rules (${i + 1})` }));
     const sets = loadNodeRules(texts.flatMap(splitDumps));
+    if (extra?.routes !== undefined) {
+      expectArgument(extra.routes, 'array', `options.podRules["${pod.key}"].routes`);
+      routes.push(...extra.routes);
+    }
+    if (extra?.loopback !== undefined) expectArgument(extra.loopback, 'array', `options.podRules["${pod.key}"].loopback`);
+    if (extra?.ipRules !== undefined) expectArgument(extra.ipRules, 'array', `options.podRules["${pod.key}"].ipRules`);
     const netns = new Netns({
-      interfaces: [{ name: 'eth0', addresses }], gateway, routes, listen, seed,
+      interfaces: [...(extra?.loopback !== undefined && extra.loopback.length > 0 ? [{ name: 'lo', addresses: [...extra.loopback] }] : []), { name: 'eth0', addresses }], gateway, routes, listen, seed,
+      ...(extra?.ipRules !== undefined && extra.ipRules.length > 0 ? { ipRules: [...extra.ipRules] } : {}),
       ...(sets.rules4 !== null ? { rules: sets.rules4 } : {}),
       ...(sets.rules6 !== null ? { rules6: sets.rules6 } : {}),
       ...(sets.nft.length > 0 ? { nft: sets.nft } : {}),
@@ -339,6 +376,24 @@ export class Cluster {
   /** Forgets every connection of every namespace (`conntrack -F` and the sockets of connections everywhere). */
   flushConntrack(): void {
     for (const p of this.fabric.places.values()) p.netns.flushConntrack();
+  }
+
+  /**
+   * What the enforcer's verdict at the pod's veth would be for one packet (null: allowed, or no
+   * enforcer decides there: `none`, or one that writes rules instead of deciding at the veth).
+   */
+  policyVerdict(q: ClusterPolicyQuestion): PolicyVerdict | null {
+    expectArgument(q, 'object', 'question');
+    expectOneOf(q.direction, ['ingress', 'egress'], 'question.direction');
+    expectOneOf(q.protocol, ['TCP', 'UDP', 'SCTP'], 'question.protocol');
+    const pod = this.pod(q.pod, 'policy question');
+    if (this.enforcer?.decide === undefined) return null;
+    return this.enforcer.decide({ direction: q.direction, pod: pod.pod, node: pod.node, protocol: q.protocol, src: q.src, sport: q.sport ?? 0, dst: q.dst, dport: q.dport });
+  }
+
+  /** Whether the enforcer decides at the pods' veths (so {@link policyVerdict} answers). */
+  get decidesAtVeth(): boolean {
+    return this.enforcer?.decide !== undefined;
   }
 
   /** The rules a node holds, as `iptables-save` (both families) and `nft list ruleset` would print them. */
@@ -428,7 +483,13 @@ export class Cluster {
     const fromParts = spec.from.split('/');
     if (fromParts.length !== 2 && fromParts.length !== 3) fail('BAD_PROBE', `--from ${spec.from}: write NS/POD or NS/POD/CONTAINER`);
     const client = this.pod(`${fromParts[0]}/${fromParts[1]}`, '--from');
-    const owner = this.ownerOf(client.pod, fromParts[2], spec.from);
+    for (const k of ['uid', 'gid', 'mark'] as const) {
+      const x = spec[k];
+      if (x !== undefined && (!Number.isInteger(x) || x < 0 || x > 0xffffffff)) fail('BAD_PROBE', `bad ${k} ${String(x)} (from 0 to 4294967295)`);
+    }
+    const own = this.ownerOf(client.pod, fromParts[2], spec.from);
+    const owner: SocketView = spec.uid !== undefined || spec.gid !== undefined ? { uid: spec.uid ?? own.uid, gid: spec.gid ?? spec.uid ?? own.gid, groups: [] } : own;
+    const mark = spec.mark ?? 0;
     const target = this.target(spec, proto);
     if (!client.addresses.some((a) => a.family === target.family)) fail('BAD_PROBE', `--from ${spec.from}: the pod has no IPv${target.family} address to reach ${formatEndpoint(target.addr, target.port, target.family)}`);
     const place = this.fabric.places.get(client.place)!;
@@ -437,7 +498,7 @@ export class Cluster {
     fabric.tracing = options.trace !== false;
     let r: Omit<ClusterConnectResult, 'steps' | 'hops' | 'trace' | 'policy'> & { policy?: PolicyVerdict | null };
     try {
-      r = proto === 'udp' ? this.udp(place, target, owner) : this.tcp(place, target, owner);
+      r = proto === 'udp' ? this.udp(place, target, owner, mark) : this.tcp(place, target, owner, mark);
     } finally {
       for (const p of fabric.places.values()) p.ex.settle();
     }
@@ -510,9 +571,9 @@ export class Cluster {
     return dropped(`${what} reached ${end.place.name}${end.kind === 'refused' ? `, where no socket has ${formatEndpoint(end.p.dst, end.p.dport, end.p.family)}` : ''}, not the other end`, null);
   }
 
-  private tcp(client: Place, t: Target, owner: SocketView): Result {
+  private tcp(client: Place, t: Target, owner: SocketView, mark: number): Result {
     const fabric = this.fabric;
-    const open = client.ex.open(t.family, PROTO.TCP, t.addr, t.port, owner, 0);
+    const open = client.ex.open(t.family, PROTO.TCP, t.addr, t.port, owner, mark);
     if (open.kind === 'error') return { ...refused(open.reason, null), error: open.errno };
     const c = open.socket;
     let ok = false;
@@ -578,9 +639,9 @@ export class Cluster {
     }
   }
 
-  private udp(client: Place, t: Target, owner: SocketView): Result {
+  private udp(client: Place, t: Target, owner: SocketView, mark: number): Result {
     const fabric = this.fabric;
-    const open = client.ex.open(t.family, PROTO.UDP, t.addr, t.port, owner, 0);
+    const open = client.ex.open(t.family, PROTO.UDP, t.addr, t.port, owner, mark);
     if (open.kind === 'error') return { ...refused(open.reason, null), error: open.errno };
     const c = open.socket;
     try {

@@ -11,7 +11,7 @@ import { formatHopRule } from './decide.js';
 import { AMBIENT, markMask } from '../compile/istio/ambient.js';
 import { ZTUNNEL } from './ambient.js';
 import type { End, PodRuntime } from './runtime.js';
-import type { HopRule, MeshAmbient, MeshHop, MeshName, MeshPod, MeshService, MeshVerdict, ValidatorResult } from './types.js';
+import type { HopRule, MeshAmbient, MeshHop, MeshName, MeshPod, MeshPolicyStop, MeshService, MeshVerdict, ValidatorResult } from './types.js';
 
 /** Everything the diagnosis looks at. @internal */
 export interface Story {
@@ -38,6 +38,8 @@ export interface Story {
   readonly validators: readonly ValidatorResult[];
   readonly notes: readonly string[];
   readonly warnings: readonly string[];
+  /** The NetworkPolicy that dropped the connection on the cluster path. */
+  readonly policy?: MeshPolicyStop | null;
 }
 
 interface MeshWords {
@@ -414,6 +416,12 @@ function dropped(story: Story): string[] {
  */
 export function diagnose(story: Story): string[] {
   const out: string[] = [];
+  if (story.policy) {
+    out.push(policyStory(story.policy, story));
+    out.push(...story.notes);
+    out.push(...story.warnings.map((x) => `note: ${x}`));
+    return out;
+  }
   if (story.kubelet) {
     out.push(...kubeletStory(story));
     const end = story.end;
@@ -453,4 +461,34 @@ export function diagnose(story: Story): string[] {
   for (const v of story.validators) if (!v.ok) out.push(`${v.pod}: ${v.message}.`);
   out.push(...story.warnings.map((x) => `note: ${x}`));
   return out;
+}
+
+/**
+ * The diagnosis of a connection a NetworkPolicy dropped on the cluster path: the policy, where it
+ * was enforced, the port and source the enforcer saw and why (the mesh changed them), the fix.
+ */
+function policyStory(p: MeshPolicyStop, story: Story): string {
+  const where = `${p.direction === 'ingress' ? 'ingress to' : 'egress from'} ${p.pod} on node ${p.node}`;
+  const rule = p.rule === null ? `the pod is isolated for ${p.direction} and no rule of ${p.namespace}/${p.name} allows it` : `rule ${p.rule} of ${p.namespace}/${p.name} decided`;
+  const head = `dropped by NetworkPolicy ${p.namespace}/${p.name} (${where})`;
+  const proto = p.protocol;
+  const peer = p.direction === 'ingress' ? `from ${p.src}` : `to ${p.dst}`;
+  const arrives = p.direction === 'ingress' ? 'arrives on' : 'leaves for';
+  const open = p.direction === 'ingress' ? 'every port of the pod is open to them' : 'they reach every port of meshed pods';
+  switch (p.why) {
+    case 'opaque':
+      return `${head}: the connection ${arrives} ${p.port}, the proxy's inbound port, because ${p.appPort} is opaque (Linkerd's opaque transport carries ${p.appPort} in a header); ${rule}. Allow ${p.port}/${proto} ${peer} in the policy's ${p.direction} rules (the port rules on ${p.appPort} do not see meshed clients: once ${p.port} is allowed, ${open}, and Linkerd's Server/AuthorizationPolicy is where to restrict them), or skip the proxy for ${p.appPort} (config.linkerd.io/skip-inbound-ports).`;
+    case 'forced':
+      return `${head}: the connection ${arrives} ${p.port}, the proxy's inbound port, not ${p.appPort}, because Linkerd 2.18 and later send every meshed pod-to-pod connection there with the target port in a transport header (linkerd/linkerd2#13715, #15246); ${rule}. Allow ${p.port}/${proto} ${peer} (then the policy's port rules no longer restrict meshed clients: restrict them with Linkerd's Server/AuthorizationPolicy).`;
+    case 'hbone':
+      return `${head}: the connection ${arrives} ${p.port}, ztunnel's HBONE port, because both ends are in the ambient mesh (the application port ${p.appPort} travels inside the tunnel's CONNECT); ${rule}. Allow ${p.port}/${proto} ${peer} (ambient's own advice: allow 15008 wherever an application port is allowed; the port rules then no longer restrict meshed clients, and AuthorizationPolicy is where to restrict them).`;
+    case 'probe-snat':
+      return `${head}: the kubelet's probe arrives from ${p.src}, istio-cni's probe SNAT address, not from the node's address, so the rule that always admits traffic from the pod's own node does not apply and the policy judges the probe; ${rule}. Allow ingress from ipBlock ${p.src.includes(':') ? `${p.src}/128` : `${p.src}/32`} to port ${p.port}/${proto} (Istio's ambient NetworkPolicy guide asks for this exception), or turn the probe SNAT off.`;
+    default: {
+      const sidecar = story.mesh === 'istio' && story.dest?.mesh.proxy?.kind !== 'ztunnel' && story.dest?.mesh.proxy && p.direction === 'ingress'
+        ? ` The node sees the application's port ${p.port}: the sidecar's rules redirect it to Envoy's ${story.dest.mesh.proxy.inboundPort} only inside the pod, after the policy judged it.`
+        : '';
+      return `${head}: ${rule} for ${p.src} → ${p.dst}:${p.port}/${proto}.${sidecar} Allow it in the policy's ${p.direction} rules.`;
+    }
+  }
 }

@@ -5,7 +5,7 @@
  * @module
  */
 import { createColors } from 'picocolors';
-import type { MeshHop, MeshResult, MeshVerdict } from './types.js';
+import type { MeshHop, MeshPolicyStop, MeshResult, MeshVerdict } from './types.js';
 import { expectArgument, expectFields } from '../model/guard.js';
 
 /**
@@ -53,7 +53,8 @@ const VERDICT_WORDS: Record<MeshVerdict, string> = {
 
 /**
  * The object `mesh --json` prints: verdict, hops (`pod`, `from`, `to`, `why`, and what received
- * the connection) and diagnosis.
+ * the connection) and diagnosis; on a cluster, `cause` and `policy` when a NetworkPolicy decided
+ * (also on the hop where it dropped).
  *
  * @example
  * ```ts
@@ -63,14 +64,18 @@ const VERDICT_WORDS: Record<MeshVerdict, string> = {
  */
 export function meshJson(result: MeshResult): {
   verdict: MeshVerdict;
-  hops: { pod: string; from: string; to: string; why: string; receiver: string; outcome: MeshHop['outcome'] }[];
+  cause?: 'network-policy';
+  policy?: MeshPolicyStop;
+  hops: { pod: string; from: string; to: string; why: string; receiver: string; outcome: MeshHop['outcome']; policy?: MeshPolicyStop }[];
   diagnosis: string[];
 } {
   expectArgument(result, 'object', 'result');
   expectFields(result, { hops: 'array', diagnosis: 'array', client: 'object', server: 'object' }, 'result');
   return {
     verdict: result.verdict,
-    hops: result.hops.map((h) => ({ pod: h.pod, from: h.from, to: h.to, why: h.why, receiver: h.receiver, outcome: h.outcome })),
+    ...(result.cause !== undefined ? { cause: result.cause } : {}),
+    ...(result.policy !== undefined ? { policy: result.policy } : {}),
+    hops: result.hops.map((h) => ({ pod: h.pod, from: h.from, to: h.to, why: h.why, receiver: h.receiver, outcome: h.outcome, ...(h.policy !== undefined ? { policy: h.policy } : {}) })),
     diagnosis: [...result.diagnosis],
   };
 }
@@ -118,7 +123,8 @@ export function renderMeshText(result: MeshResult, options: MeshRenderOptions = 
     lines.push(`${indent}   ${c.dim(h.why)}`);
   });
   const colour = result.verdict === 'meshed' ? c.green : result.verdict === 'refused' || result.verdict === 'dropped' || result.verdict === 'loop' ? c.red : c.yellow;
-  lines.push(`verdict: ${colour(c.bold(result.verdict))} (${VERDICT_WORDS[result.verdict]})`);
+  const words = result.policy ? `by NetworkPolicy ${result.policy.namespace}/${result.policy.name}, ${result.policy.direction} ${result.policy.direction === 'ingress' ? 'to' : 'from'} ${result.policy.pod} on node ${result.policy.node}` : VERDICT_WORDS[result.verdict];
+  lines.push(`verdict: ${colour(c.bold(result.verdict))} (${words})`);
   if (result.diagnosis.length > 0) {
     lines.push(result.verdict === 'meshed' ? 'notes:' : 'diagnosis:');
     for (const d of result.diagnosis) lines.push(`  - ${d}`);

@@ -18,7 +18,7 @@ import { defaultPods } from './defaults.js';
 import { ISTIO_SCENARIO_DEFAULTS, prepareIstioPod } from './istio.js';
 import { prepareLinkerdPod } from './linkerd.js';
 import { findListener, podRuntime, type End, type PodListener, type PodRuntime } from './runtime.js';
-import type { HopRule, MeshHop, MeshName, MeshPod, MeshResult, MeshScenarioOptions, MeshService, MeshVerdict, ValidatorResult } from './types.js';
+import type { HopRule, MeshHop, MeshName, MeshPod, MeshPolicyStop, MeshResult, MeshScenarioOptions, MeshService, MeshVerdict, ValidatorResult } from './types.js';
 import { validateMeshPod } from './validate.js';
 import { hostProbeRules, ZTUNNEL } from './ambient.js';
 import { AMBIENT } from '../compile/istio/ambient.js';
@@ -132,6 +132,46 @@ export function podAddresses(pod: MeshPod, fallback: string, warnings: string[])
  * ```
  */
 export function simulateMesh(options: MeshScenarioOptions): MeshResult {
+  return runMeshScenario(options, null);
+}
+
+/**
+ * What joins the two pods when they are not joined by the abstract network: the cluster path
+ * (`mesh --cluster`). @internal
+ */
+export interface MeshNetwork {
+  /** A socket load balancer's translation of a Service address at connect(), before any rule (null: none). */
+  readonly socketLb: ((dst: Addr, proto: 'tcp' | 'udp') => { readonly dst: Addr; readonly note: string } | null) | null;
+  /** A connection that left the pod `from` (made by `owner`, to `dst` as connect() was asked) across the cluster. */
+  cross(c: {
+    readonly from: readonly string[]; readonly uid: number; readonly gid: number; readonly mark: number | null;
+    readonly dst: Addr; readonly proto: 'tcp' | 'udp'; readonly transport: MeshTransport | null;
+  }): MeshCrossing;
+  /** The kubelet's probe, SNATed (or not) on the node, arriving at the server pod's veth. */
+  probe(c: { readonly to: readonly string[]; readonly src: string | null; readonly sport: number; readonly dst: Addr; readonly proto: 'tcp' | 'udp' }): MeshCrossing;
+}
+
+/** Why a connection travels to another port than its application's (a tunnel or a transport header). @internal */
+export interface MeshTransport {
+  readonly why: 'opaque' | 'forced' | 'hbone';
+  /** The application port it stands for. */
+  readonly appPort: number;
+  /** The port it travels to. */
+  readonly port: number;
+}
+
+/** How a connection crossed the cluster. @internal */
+export type MeshCrossing =
+  | { readonly kind: 'arrive'; readonly hops: readonly MeshHop[]; readonly src: string; readonly sport: number; readonly dst: Addr; readonly notes: readonly string[] }
+  | { readonly kind: 'external'; readonly hops: readonly MeshHop[]; readonly address: string; readonly port: number; readonly notes: readonly string[] }
+  | { readonly kind: 'dropped' | 'refused'; readonly hops: readonly MeshHop[]; readonly reason: string; readonly policy: MeshPolicyStop | null; readonly notes: readonly string[] };
+
+/** @internal */
+export function runMeshScenario(
+  options: MeshScenarioOptions,
+  network: MeshNetwork | null,
+  namespaces: { readonly client?: Namespace | undefined; readonly server?: Namespace | undefined } = {},
+): MeshResult {
   expectArgument(options, 'object', 'options');
   const mesh = options.mesh;
   if (mesh !== 'linkerd' && mesh !== 'istio') throw new NetfilterSimError(diagnostic('BAD_CONFIG', `unknown mesh "${String(mesh)}" (linkerd or istio)`));
@@ -140,9 +180,10 @@ export function simulateMesh(options: MeshScenarioOptions): MeshResult {
   const proto = options.proto ?? 'tcp';
   const phase = options.phase ?? 'app';
   const notReady = options.cniNotReady;
-  const prep = (pod: Pod, role: 'client' | 'server'): MeshPod =>
-    prepareMeshPod(mesh, pod, {
-      ...(namespace ? { namespace } : {}),
+  const prep = (pod: Pod, role: 'client' | 'server'): MeshPod => {
+    const ns = namespaces[role] ?? namespace;
+    return prepareMeshPod(mesh, pod, {
+      ...(ns ? { namespace: ns } : {}),
       ...(options.cni !== undefined ? { cni: options.cni } : {}),
       ...(options.nativeSidecars !== undefined ? { nativeSidecars: options.nativeSidecars } : {}),
       cniNotReady: notReady === true || notReady === role,
@@ -150,6 +191,7 @@ export function simulateMesh(options: MeshScenarioOptions): MeshResult {
       ...(options.nativeNftables !== undefined ? { nativeNftables: options.nativeNftables } : {}),
       ...(options.dnsCapture !== undefined ? { dnsCapture: options.dnsCapture } : {}),
     });
+  };
   const client = prep(options.client === undefined ? defaults.client : asPod(options.client), 'client');
   const server = prep(options.server === undefined ? defaults.server : asPod(options.server), 'server');
   const warnings: string[] = [];
@@ -180,6 +222,9 @@ export function simulateMesh(options: MeshScenarioOptions): MeshResult {
   const legs: { rt: PodRuntime; kind: Leg['kind']; landed: PodListener['role'] | 'refused' | 'dropped' | 'remote' }[] = [];
   const notes: string[] = [];
   const strict = options.mtls === 'strict';
+  const transportMode = linkerdTransport(options.linkerdVersion);
+  let transport: MeshTransport | null = null;
+  let policyStop: MeshPolicyStop | null = null;
   let leg: Leg | null = { kind: 'local', rt: clientRt, actor, dst, note: null, header: null };
   let kubelet: KubeletStart | null = null;
   if (options.kubelet === true) {
@@ -187,6 +232,22 @@ export function simulateMesh(options: MeshScenarioOptions): MeshResult {
     hops.push(kubelet.hop);
     legs.push({ rt: serverRt, kind: 'local', landed: 'remote' });
     leg = kubelet.leg;
+    if (network !== null && leg.kind === 'arrive') {
+      const x = network.probe({ to: serverRt.addresses, src: kubelet.snat ? leg.src : null, sport: leg.sport, dst, proto });
+      hops.push(...x.hops);
+      x.hops.forEach(() => legs.push({ rt: serverRt, kind: 'local', landed: 'remote' }));
+      notes.push(...x.notes);
+      if (x.kind === 'arrive') {
+        leg = { ...leg, src: x.src, from: `${formatAddr(x.src, x.sport)} (kubelet)` };
+      } else if (x.kind === 'external') {
+        leg = null;
+        end = { kind: 'external', address: x.address, port: x.port };
+      } else {
+        leg = null;
+        policyStop = x.policy;
+        end = { kind: x.kind, rt: serverRt, reason: x.reason };
+      }
+    }
   }
 
   for (let n = 0; leg !== null; n++) {
@@ -195,8 +256,12 @@ export function simulateMesh(options: MeshScenarioOptions): MeshResult {
       end = { kind: 'loop', rt: leg.rt, actor: last?.from ?? 'a proxy', uid: -1, gid: -1 };
       break;
     }
-    const current: Leg = leg;
+    let current: Leg = leg;
     leg = null;
+    if (network?.socketLb && current.kind === 'local') {
+      const t = network.socketLb(current.dst, proto);
+      if (t !== null) current = { ...current, dst: t.dst, note: [current.note, t.note].filter((x) => x !== null).join('; ') };
+    }
     const rt: PodRuntime = current.rt;
     const family: 4 | 6 = current.dst.family;
     const spec: ConnectSpec = current.kind === 'local'
@@ -240,7 +305,8 @@ export function simulateMesh(options: MeshScenarioOptions): MeshResult {
         const orig: Addr = r.originalDestination !== null ? parseAddr(r.originalDestination) : current.dst;
         hops.push({ ...base, to, receiver: `${l.label} (SO_ORIGINAL_DST ${formatAddr(orig.address, orig.port)})`, outcome: 'local', toActor });
         const p = rt.mesh.proxy!;
-        const target: { dst: Addr; note: string; header: number | null } = p.kind === 'ztunnel' ? ztunnelTarget(orig, proto, services, byAddress) : outboundTarget(rt.mesh, orig, proto, services, byAddress, notes);
+        const target: { dst: Addr; note: string; header: number | null; why?: MeshTransport['why'] } = p.kind === 'ztunnel' ? ztunnelTarget(orig, proto, services, byAddress) : outboundTarget(rt.mesh, orig, proto, services, byAddress, notes, transportMode);
+        transport = target.header !== null ? { why: target.why ?? 'hbone', appPort: target.header, port: target.dst.port } : null;
         leg = {
           kind: 'local',
           rt,
@@ -339,6 +405,33 @@ export function simulateMesh(options: MeshScenarioOptions): MeshResult {
       legs.push({ rt, kind: current.kind, landed: 'remote' });
       const src = dep?.src ?? rt.addresses[0]!;
       const sport = dep?.sport ?? 40000;
+      if (network !== null && current.kind === 'local') {
+        const x = network.cross({
+          from: rt.addresses, uid: current.actor.uid, gid: current.actor.gid, mark: current.actor.mark ?? null, dst: current.dst, proto,
+          transport: current.actor.role === 'outbound' ? transport : null,
+        });
+        hops.push(...x.hops);
+        notes.push(...x.notes);
+        x.hops.forEach(() => legs.push({ rt, kind: 'local', landed: 'remote' }));
+        if (x.kind === 'arrive') {
+          const next = byAddress(x.dst.address);
+          if (!next) {
+            end = { kind: 'external', address: x.dst.address, port: x.dst.port };
+            break;
+          }
+          leg = {
+            kind: 'arrive', rt: next, src: x.src, sport: x.sport, from: `${formatAddr(x.src, x.sport)} (${rt.mesh.name})`, dst: x.dst, header: current.header,
+            secured: current.actor.role === 'outbound',
+          };
+        } else if (x.kind === 'external') {
+          end = { kind: 'external', address: x.address, port: x.port };
+        } else {
+          policyStop = x.policy;
+          const dest = byAddress(current.dst.address);
+          end = { kind: x.kind, rt: x.policy?.direction === 'ingress' && dest ? dest : rt, reason: x.reason };
+        }
+        continue;
+      }
       let target: Addr = leftTo;
       const svc = findService(services, leftTo.address, leftTo.port, proto);
       if (svc) {
@@ -401,6 +494,7 @@ export function simulateMesh(options: MeshScenarioOptions): MeshResult {
     services,
     validators,
     notes,
+    policy: policyStop,
     warnings: [...warnings, ...client.warnings, ...(samePod ? [] : server.warnings)],
   };
   return {
@@ -415,7 +509,33 @@ export function simulateMesh(options: MeshScenarioOptions): MeshResult {
     proto,
     phase,
     validators,
+    ...(policyStop !== null ? { cause: 'network-policy' as const, policy: policyStop } : {}),
   };
+}
+
+/** How a Linkerd release sends a meshed connection to the server's proxy. @internal */
+export type LinkerdTransportMode = 'none' | 'opaque' | 'forced';
+
+/**
+ * Linkerd's transport to the inbound port by release: before 2.10 none (the proxy connects to the
+ * application port); from 2.10 the opaque ports go to the inbound port with a transport header;
+ * from edge-25.2.3 (stable 2.18) the destination controller tells the client proxy to do so for
+ * every meshed pod (its `forceOpaqueTransport`, linkerd/linkerd2#13715). Default: 2.17's. @internal
+ */
+export function linkerdTransport(version: string | undefined): LinkerdTransportMode {
+  if (version === undefined) return 'opaque';
+  const stable = /^(?:stable-)?(\d+)\.(\d+)(?:\.\d+)?$/.exec(version);
+  if (stable) {
+    const [major, minor] = [Number(stable[1]), Number(stable[2])];
+    if (major !== 2) throw new NetfilterSimError(diagnostic('BAD_CONFIG', `Linkerd version "${version}": this scenario knows the 2.x releases`, undefined, version));
+    return minor >= 18 ? 'forced' : minor >= 10 ? 'opaque' : 'none';
+  }
+  const edge = /^edge-(\d+)\.(\d+)\.(\d+)$/.exec(version);
+  if (edge) {
+    const n = Number(edge[1]) * 10000 + Number(edge[2]) * 100 + Number(edge[3]);
+    return n >= 250203 ? 'forced' : 'opaque';
+  }
+  throw new NetfilterSimError(diagnostic('BAD_CONFIG', `Linkerd version "${version}": write 2.MINOR (2.17, 2.19) or edge-YY.M.N`, undefined, version));
 }
 
 function verdictOf(end: End, clientProxy: boolean, serverProxy: boolean): MeshVerdict {
@@ -448,7 +568,8 @@ function outboundTarget(
   services: readonly MeshService[],
   byAddress: (a: string) => PodRuntime | undefined,
   notes: string[],
-): { dst: Addr; note: string; header: number | null } {
+  mode: LinkerdTransportMode = 'opaque',
+): { dst: Addr; note: string; header: number | null; why?: MeshTransport['why'] } {
   const svc = findService(services, orig.address, orig.port, proto);
   let dst: Addr = orig;
   let note = `SO_ORIGINAL_DST ${formatAddr(orig.address, orig.port)}, no Service there: connects to it as is`;
@@ -460,7 +581,17 @@ function outboundTarget(
   if (pod.mesh === 'linkerd') {
     const target = byAddress(dst.address);
     const tp = target?.mesh;
-    if (tp?.proxy && tp.mesh === 'linkerd' && tp.opaquePorts.includes(dst.port) && target !== undefined && target.state.rules) {
+    const meshedTarget = tp?.proxy && tp.mesh === 'linkerd' && target !== undefined && target.state.rules && target.state.proxy;
+    if (meshedTarget && mode === 'forced' && !tp.opaquePorts.includes(dst.port) && dst.port !== tp.proxy.inboundPort) {
+      notes.push(`Linkerd 2.18 and later (edge-25.2.3 on): the destination controller tells the client proxy to send every connection to a meshed pod to its inbound port ${tp.proxy.inboundPort} with the target port ${dst.port} in a transport header (forceOpaqueTransport, linkerd/linkerd2#13715), so the network sees ${tp.proxy.inboundPort}, not ${dst.port}`);
+      return {
+        dst: { family: dst.family, address: dst.address, port: tp.proxy.inboundPort },
+        note: `${note}; transport header (Linkerd 2.18+): to the server proxy's inbound port ${tp.proxy.inboundPort}`,
+        header: dst.port,
+        why: 'forced',
+      };
+    }
+    if (mode !== 'none' && tp?.proxy && tp.mesh === 'linkerd' && tp.opaquePorts.includes(dst.port) && target !== undefined && target.state.rules) {
       // Opaque transport: a meshed server's opaque port is reached on its inbound port, the
       // original port carried in a transport header (no protocol detection on either side).
       notes.push(`port ${dst.port} is opaque on pod ${tp.name} (${tp.annotations['config.linkerd.io/opaque-ports'] !== undefined ? `config.linkerd.io/opaque-ports: "${tp.annotations['config.linkerd.io/opaque-ports']}"` : 'the default proxy.opaquePorts'}): the proxies do no protocol detection; the client proxy uses the opaque transport to ${formatAddr(dst.address, tp.proxy.inboundPort)} with the port in a header, and the connection is still mTLS through both proxies`);
@@ -468,6 +599,7 @@ function outboundTarget(
         dst: { family: dst.family, address: dst.address, port: tp.proxy.inboundPort },
         note: `${note}; port ${dst.port} is opaque: opaque transport to the server proxy's inbound port ${tp.proxy.inboundPort}`,
         header: dst.port,
+        why: 'opaque',
       };
     }
   }
@@ -508,6 +640,8 @@ function ztunnelTarget(
 
 /** The kubelet's probe from the node, up to its arrival at the server pod. */
 interface KubeletStart {
+  /** istio-cni's host rule SNATed the probe. */
+  readonly snat: boolean;
   readonly hop: MeshHop;
   readonly leg: Leg;
   readonly origin: string;
@@ -551,6 +685,7 @@ function kubeletProbe(server: PodRuntime, dst: Addr, proto: 'tcp' | 'udp', hostR
     originalDestination: null, rule, steps: r.steps, fromActor: 'node/kubelet', toActor: 'network',
   };
   return {
+    snat: rule !== null,
     hop,
     origin,
     leg: { kind: 'arrive', rt: server, src, sport, from: `${formatAddr(src, sport)} (kubelet)`, dst, header: null, secured: false },

@@ -279,6 +279,38 @@ export interface MeshHop {
   /** Actor ids for diagrams: `pod/container`, or `network`. */
   readonly fromActor: string;
   readonly toActor: string;
+  /** On the cluster path: the NetworkPolicy that dropped the connection in this hop. */
+  readonly policy?: MeshPolicyStop;
+}
+
+/**
+ * A NetworkPolicy that dropped the connection on the cluster path (`mesh --cluster`): the policy
+ * and rule (`rule: null`: the pod is isolated and no rule allows it), where it was enforced, and
+ * the packet as the enforcer saw it.
+ *
+ * @example
+ * ```ts
+ * const p: MeshPolicyStop | undefined = simulateMeshOnCluster({ mesh: 'linkerd', snapshot: yaml, client: 'shop/web', server: 'shop/redis' }).policy;
+ * p?.port; // 4143: the port the connection arrived on, not the application's 6379
+ * ```
+ */
+export interface MeshPolicyStop {
+  readonly namespace: string;
+  readonly name: string;
+  readonly direction: 'ingress' | 'egress';
+  readonly rule: number | null;
+  /** The pod the direction is about (`NS/NAME`) and its node. */
+  readonly pod: string;
+  readonly node: string;
+  /** The packet the enforcer judged. */
+  readonly src: string;
+  readonly dst: string;
+  readonly port: number;
+  readonly protocol: 'TCP' | 'UDP' | 'SCTP';
+  /** The application port the connection stands for, when it travels to another (a tunnel, a transport header). */
+  readonly appPort: number | null;
+  /** Why it travels to `port`: Linkerd's opaque transport, its transport header for every meshed connection (2.18+), HBONE; the kubelet probe's SNAT; null: the port is the application's. */
+  readonly why: 'opaque' | 'forced' | 'hbone' | 'probe-snat' | null;
 }
 
 /**
@@ -355,6 +387,12 @@ export interface MeshScenarioOptions {
   readonly hostRules?: boolean;
   /** Istio: the server's PeerAuthentication mode (default `permissive`); `strict` refuses plain text at ztunnel and Envoy. */
   readonly mtls?: 'permissive' | 'strict';
+  /**
+   * Linkerd's release (`2.17`, `2.19`, `edge-25.2.3`), which decides the port a meshed connection
+   * travels to: opaque ports to the inbound port from 2.10, every meshed connection from 2.18
+   * (edge-25.2.3). Default: 2.17's behaviour (opaque ports only).
+   */
+  readonly linkerdVersion?: string;
 }
 
 /**
@@ -381,4 +419,8 @@ export interface MeshResult {
   readonly phase: string;
   /** The start-up checks of pods that have one. */
   readonly validators: readonly ValidatorResult[];
+  /** `network-policy`: a NetworkPolicy on the cluster path decided the verdict (`mesh --cluster`). */
+  readonly cause?: 'network-policy';
+  /** The NetworkPolicy that dropped the connection. */
+  readonly policy?: MeshPolicyStop;
 }

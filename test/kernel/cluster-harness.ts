@@ -20,6 +20,9 @@ export interface ClusterProbe {
   readonly dst: string;
   /** Default tcp. */
   readonly proto?: 'tcp' | 'udp';
+  /** The socket's owner instead of the pod's first container's (a mesh proxy's, for instance). */
+  readonly uid?: number;
+  readonly gid?: number;
 }
 
 /** What the kernel said about one probe. */
@@ -56,6 +59,9 @@ interface NsSpec {
 /** The rules each node loads, as texts (what `Cluster` was given as `nodeRules`). */
 export type NodeRuleTexts = Readonly<Record<string, readonly string[]>>;
 
+/** What a pod's namespace holds besides its containers' listeners, by `ns/name` (what `Cluster` was given as `podRules`). */
+export type PodRuleTexts = Readonly<Record<string, { readonly rules?: readonly string[]; readonly listen?: readonly { readonly port: number; readonly proto?: 'tcp' | 'udp' }[] }>>;
+
 const WORLD_RULES = '*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n-A PREROUTING -p tcp -j REDIRECT --to-ports 9\nCOMMIT\n';
 
 /** Which of a node's texts is nft, IPv6 or IPv4 (by the same rules as the cluster reads them). */
@@ -65,7 +71,7 @@ function kindOf(text: string): 'nft' | 4 | 6 {
 }
 
 /** The kernel's request for a cluster: every namespace, link and listener of the plan. */
-export function kernelPlan(t: Topology, nodeRules: NodeRuleTexts): { namespaces: NsSpec[]; links: { a: string; aName: string; aIndex: number; b: string; bName: string; bIndex: number }[] } {
+export function kernelPlan(t: Topology, nodeRules: NodeRuleTexts, podRules: PodRuleTexts = {}): { namespaces: NsSpec[]; links: { a: string; aName: string; aIndex: number; b: string; bName: string; bIndex: number }[] } {
   const namespaces: NsSpec[] = [];
   const links: { a: string; aName: string; aIndex: number; b: string; bName: string; bIndex: number }[] = [];
   let index = 10;
@@ -146,6 +152,17 @@ export function kernelPlan(t: Topology, nodeRules: NodeRuleTexts): { namespaces:
         if (p.addresses.some((a) => a.family === 6)) n.ip.push('route add default via fe80::1 dev eth0');
       }
       for (const l of p.listeners) if (l.proto !== 'sctp' && !n.listeners.some((x) => x.port === l.port && x.proto === l.proto)) n.listeners.push({ port: l.port, proto: l.proto });
+      const extra = podRules[p.key];
+      for (const l of extra?.listen ?? []) {
+        const proto = l.proto ?? 'tcp';
+        if (!n.listeners.some((x) => x.port === l.port && x.proto === proto)) n.listeners.push({ port: l.port, proto });
+      }
+      for (const text of extra?.rules ?? []) {
+        const k = kindOf(text);
+        if (k === 'nft') n.nft = (n.nft ?? '') + text;
+        else if (k === 6) n.rules6.push(text);
+        else n.rules4.push(text);
+      }
     }
   }
   const router = ns('outside');
@@ -203,9 +220,9 @@ function run(argv: readonly string[], input: string, timeoutMs: number): Promise
 }
 
 /** Builds the cluster in the kernel and runs the probes (uid/gid of the pod's first container). */
-export async function kernelCluster(cluster: Cluster, nodeRules: NodeRuleTexts, probes: readonly ClusterProbe[], options: { connectTimeoutMs?: number; debug?: readonly (readonly string[])[] } = {}): Promise<KernelClusterReport> {
+export async function kernelCluster(cluster: Cluster, nodeRules: NodeRuleTexts, probes: readonly ClusterProbe[], options: { connectTimeoutMs?: number; debug?: readonly (readonly string[])[]; podRules?: PodRuleTexts } = {}): Promise<KernelClusterReport> {
   const tools = kernelTools();
-  const plan = kernelPlan(cluster.topology, nodeRules);
+  const plan = kernelPlan(cluster.topology, nodeRules, options.podRules ?? {});
   const usesNft = plan.namespaces.some((n) => n.nft !== undefined);
   const pods = new Map(cluster.topology.pods.map((p) => [p.key, p]));
   const request = {
@@ -215,7 +232,7 @@ export async function kernelCluster(cluster: Cluster, nodeRules: NodeRuleTexts, 
     probes: probes.map((p) => {
       const pod = pods.get(p.from)!;
       const c = pod.pod.spec.containers[0]!;
-      return { from: pod.place, dst: p.dst, proto: p.proto ?? 'tcp', uid: c.securityContext?.runAsUser ?? 0, gid: c.securityContext?.runAsGroup ?? 0 };
+      return { from: pod.place, dst: p.dst, proto: p.proto ?? 'tcp', uid: p.uid ?? c.securityContext?.runAsUser ?? 0, gid: p.gid ?? p.uid ?? c.securityContext?.runAsGroup ?? 0 };
     }),
     connectTimeoutMs: options.connectTimeoutMs ?? 400,
     ...(options.debug ? { debug: options.debug } : {}),

@@ -170,10 +170,10 @@ function read(io: CliIO, path: string): string {
   }
 }
 
-/** The snapshot's texts: files, every .yaml/.yml/.json file of a directory, or standard input. */
-function snapshotSources(io: CliIO, paths: readonly string[]): SnapshotSource[] {
-  if (paths.length === 0) throw new UsageError('--snapshot PATH is required (kubectl get … -o yaml, a file or a directory)');
-  if (paths.filter((p) => p === '-').length > 1) throw new UsageError('only one --snapshot can read standard input');
+/** The snapshot's texts: files, every .yaml/.yml/.json file of a directory, or standard input. @internal */
+export function snapshotSources(io: CliIO, paths: readonly string[], flag = '--snapshot'): SnapshotSource[] {
+  if (paths.length === 0) throw new UsageError(`${flag} PATH is required (kubectl get … -o yaml, a file or a directory)`);
+  if (paths.filter((p) => p === '-').length > 1) throw new UsageError(`only one ${flag} can read standard input`);
   const out: SnapshotSource[] = [];
   for (const p of paths) {
     const names = io.listDir?.(p) ?? null;

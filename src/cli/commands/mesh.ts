@@ -11,6 +11,9 @@ import { parseServices } from '../../mesh/address.js';
 import { MESH_FORMATS, renderMesh, type MeshFormat } from '../../mesh/render.js';
 import { simulateMesh } from '../../mesh/simulate.js';
 import { renderMeshAllPorts, simulateMeshAllPorts } from '../../mesh/all-ports.js';
+import { simulateMeshOnCluster } from '../../mesh/cluster.js';
+import { readSnapshot } from '../../cluster/snapshot.js';
+import { snapshotSources } from './cluster.js';
 import type { MeshName, MeshScenarioOptions, MeshService } from '../../mesh/types.js';
 import { EXIT_OK, FileReadError, SourceError, UsageError, type CliIO, reportCliError } from '../io.js';
 
@@ -66,6 +69,33 @@ The connection:
   --service VIP:PORT=ADDR:PORT,…   ClusterIP Services (repeat a VIP to add endpoints); the
                              outbound proxy resolves them, without a proxy the node's DNAT does
 
+Linkerd:
+  --linkerd-version V        the release (2.17, 2.19, edge-25.2.3), which decides the port a
+                             meshed connection travels to: opaque ports to the inbound port 4143
+                             from 2.10; every meshed pod-to-pod connection from 2.18 (edge-25.2.3,
+                             the destination controller's forceOpaqueTransport). Default: 2.17's
+                             behaviour (opaque ports only)
+
+On a cluster (the pods from a snapshot, on their nodes):
+  --cluster PATH             what kubectl get namespaces,nodes,pods,services,endpointslices,
+                             networkpolicies -A -o yaml prints (a file or a directory; repeat to
+                             add files); then --client and --server are NS/POD, and --dst may be
+                             NS/svc/NAME[:PORT]. Each pod's namespace holds its mesh's rules and
+                             its proxy, the nodes hold kube-proxy's and the CNI's rules and
+                             enforce the snapshot's NetworkPolicies at the pods' veths; the node
+                             hops are printed, and a policy that drops the connection is named
+                             with the port and source it saw (verdict dropped, cause
+                             network-policy)
+  --kube-proxy iptables|nftables|none   kube-proxy's mode on the nodes (default iptables)
+  --netpol reference|kube-router|kube-network-policies|none   the NetworkPolicy enforcer
+                             (default reference)
+  --cluster-cni bridge|ptp   how pods are joined to their node (default bridge)
+  --node-rules NODE=FILE     a node's real rules instead of the compiled ones (repeat)
+  --service-lb kube-proxy|socket   who translates a Service address no proxy resolved:
+                             kube-proxy on the node (default, after the pod's rules) or a socket
+                             load balancer at connect() (Cilium's), before the pod's rules, so
+                             that the proxy's SO_ORIGINAL_DST is the endpoint
+
 Output:
   --all-ports                the verdict for every destination port of --dst's address (a short
                              table of port ranges), and per client UID where the UID matters
@@ -87,6 +117,9 @@ Examples:
   netfilter-sim mesh istio --client web.yaml --server api.yaml --ambient
   netfilter-sim mesh istio --server api.yaml --ambient server --kubelet --host-rules off --mtls strict
   netfilter-sim mesh linkerd --all-ports
+  netfilter-sim mesh linkerd --cluster snapshot/ --client shop/web --server shop/redis \\
+      --dst shop/svc/redis
+  netfilter-sim mesh istio --cluster snapshot/ --server shop/api --client shop/web --kubelet
 `;
 
 type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
@@ -161,6 +194,13 @@ export async function runMesh(args: string[], io: CliIO): Promise<number> {
         'host-rules': { type: 'string' },
         mtls: { type: 'string' },
         'so-mark': { type: 'string' },
+        'linkerd-version': { type: 'string' },
+        cluster: { type: 'string', multiple: true },
+        'kube-proxy': { type: 'string' },
+        netpol: { type: 'string' },
+        'cluster-cni': { type: 'string' },
+        'node-rules': { type: 'string', multiple: true },
+        'service-lb': { type: 'string' },
         color: { type: 'boolean' },
         'no-color': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -223,13 +263,26 @@ export async function runMesh(args: string[], io: CliIO): Promise<number> {
         if (values[k] !== undefined) throw new UsageError(`--${k} is for Istio (mesh istio)`);
       }
     }
+    if (mesh === 'istio' && values['linkerd-version'] !== undefined) throw new UsageError('--linkerd-version is for Linkerd (mesh linkerd)');
+    const clusterPaths = values.cluster ?? [];
+    const onCluster = clusterPaths.length > 0;
+    if (!onCluster) {
+      for (const k of ['kube-proxy', 'netpol', 'cluster-cni', 'node-rules', 'service-lb'] as const) {
+        if (values[k] !== undefined) throw new UsageError(`--${k} is for a mesh on a cluster (--cluster PATH)`);
+      }
+    } else {
+      for (const k of ['service', 'namespace', 'all-ports'] as const) {
+        if (values[k] !== undefined) throw new UsageError(`--${k} does not go with --cluster (${k === 'service' ? 'the Services come from the snapshot' : k === 'namespace' ? 'the Namespaces come from the snapshot' : 'give one --dst'})`);
+      }
+      if (str(values, 'client') === undefined || str(values, 'server') === undefined) throw new UsageError('--cluster needs --client NS/POD and --server NS/POD');
+    }
 
     const clientFile = str(values, 'client');
     const serverFile = str(values, 'server');
     const nsFile = str(values, 'namespace');
     if ([clientFile, serverFile, nsFile].filter((f) => f === '-').length > 1) throw new UsageError('only one of --client, --server and --namespace can read standard input');
-    const client: Pod | undefined = clientFile !== undefined ? readManifest(io, clientFile, readPod, sources) : undefined;
-    const server: Pod | undefined = serverFile !== undefined ? readManifest(io, serverFile, readPod, sources) : undefined;
+    const client: Pod | undefined = clientFile !== undefined && !onCluster ? readManifest(io, clientFile, readPod, sources) : undefined;
+    const server: Pod | undefined = serverFile !== undefined && !onCluster ? readManifest(io, serverFile, readPod, sources) : undefined;
     const namespace: Namespace | undefined = nsFile !== undefined ? readManifest(io, nsFile, readNamespace, sources) : undefined;
     const services: MeshService[] = (values.service ?? []).flatMap((s) => parseServices(s));
 
@@ -255,7 +308,49 @@ export async function runMesh(args: string[], io: CliIO): Promise<number> {
       ...(hostRules !== undefined ? { hostRules } : {}),
       ...(mtls !== undefined ? { mtls: mtls as 'permissive' | 'strict' } : {}),
       ...(mark !== undefined ? { mark } : {}),
+      ...(str(values, 'linkerd-version') !== undefined ? { linkerdVersion: str(values, 'linkerd-version')! } : {}),
     };
+    const linkerdVersion = str(values, 'linkerd-version');
+    if (onCluster) {
+      const choice = <T extends string>(k: string, allowed: readonly T[]): T | undefined => {
+        const x = str(values, k);
+        if (x !== undefined && !(allowed as readonly string[]).includes(x)) throw new UsageError(`--${k} is ${allowed.join(', ')}, not "${x}"`);
+        return x as T | undefined;
+      };
+      const kubeProxy = choice('kube-proxy', ['iptables', 'nftables', 'none'] as const);
+      const netpol = choice('netpol', ['reference', 'kube-router', 'kube-network-policies', 'none'] as const);
+      const cniMode = choice('cluster-cni', ['bridge', 'ptp'] as const);
+      const serviceLb = choice('service-lb', ['kube-proxy', 'socket'] as const);
+      const nodeRules: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
+      for (const spec of values['node-rules'] ?? []) {
+        const eq = spec.indexOf('=');
+        if (eq <= 0 || eq === spec.length - 1) throw new UsageError(`--node-rules needs NODE=FILE, not "${spec}"`);
+        let text: string;
+        try {
+          text = io.readFile(spec.slice(eq + 1));
+        } catch (e) {
+          throw e instanceof FileReadError ? e : new FileReadError(spec.slice(eq + 1), e);
+        }
+        (nodeRules[spec.slice(0, eq)] ??= []).push(text);
+      }
+      const { client: _c, server: _s, services: _v, namespace: _n, ...rest } = options;
+      const result = simulateMeshOnCluster({
+        ...rest,
+        snapshot: readSnapshot(snapshotSources(io, clusterPaths, '--cluster')),
+        client: str(values, 'client')!,
+        server: str(values, 'server')!,
+        ...(kubeProxy !== undefined ? { kubeProxy } : {}),
+        ...(netpol !== undefined ? { netpol } : {}),
+        ...(cniMode !== undefined ? { cniMode } : {}),
+        ...(serviceLb !== undefined ? { serviceLb } : {}),
+        ...(Object.keys(nodeRules).length > 0 ? { nodeRules } : {}),
+        ...(linkerdVersion !== undefined ? { linkerdVersion } : {}),
+      });
+      for (const w of result.warnings) io.stderr(`netfilter-sim mesh: warning: ${w}\n`);
+      const color = values['no-color'] === true ? false : values.color === true ? true : io.color;
+      io.stdout(renderMesh(result, format, { color }));
+      return EXIT_OK;
+    }
     if (values['all-ports']) {
       if (format !== 'text' && format !== 'json') throw new UsageError('--all-ports prints text or JSON');
       const all = simulateMeshAllPorts(options);
