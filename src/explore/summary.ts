@@ -71,9 +71,12 @@ function percent(part: bigint, whole: bigint): number {
   return (Number(part) / Number(whole)) * 100;
 }
 
-/** A share as text: two decimals, or four significant digits below 0.01 %. */
+/** A share as text: two decimals, four significant digits below 0.01 %, `>99.99%` just below the whole. */
 function shareText(share: number): string {
-  if (share === 0 || share >= 0.01) return `${share.toFixed(2)}%`;
+  if (share === 100 || share === 0) return `${share}%`;
+  // Never 100.00 or 0.00 for a part that is not the whole or nothing.
+  if (share > 99.99) return '>99.99%';
+  if (share >= 0.01) return `${share.toFixed(2)}%`;
   return `${share.toPrecision(4)}%`;
 }
 
