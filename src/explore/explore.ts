@@ -812,11 +812,11 @@ export function classOf(result: ExploreResult, probe: { uid?: number; gid?: numb
 }
 
 /**
- * What a class says `connect` gives for one of its probes: the literal `"dst"`/`"dport"`/`"src"`
+ * What a class (or an outcome of one, or of a summary) says `connect` gives for one of its probes: the literal `"dst"`/`"dport"`/`"src"`
  * replaced by the probe's own values (a local probe's destination 0.0.0.0 or :: by 127.0.0.1 or ::1,
  * where `connect()` sends it). With random draws, the first alternative.
  */
-export function expectedFor(c: ExploreClass | ExploreOutcome, probe: { src?: string; dst: string }): { outcome: string; address: string | null; port: number | null; originalDestination: string | null } {
+export function expectedFor(c: ExploreClass | ExploreOutcome | (Pick<ExploreOutcome, 'address' | 'port' | 'originalDestination'> & { readonly outcome: string }), probe: { src?: string; dst: string }): { outcome: string; address: string | null; port: number | null; originalDestination: string | null } {
   expectArgument(c, 'object', 'class');
   expectFields(probe, { dst: 'string' }, 'probe');
   if (!/^\[([^\]]+)\]:(\d+)$|^([^:]+):(\d+)$/.test(probe.dst)) bad(`expectedFor: bad destination "${probe.dst}"`);
