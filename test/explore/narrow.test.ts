@@ -13,6 +13,7 @@ import { bigToWords, wordsToBig } from '../../src/explore/instrument.js';
 import { addressText } from '../../src/model/address.js';
 import { generateConnectCase, mulberry32 } from '../kernel/generate.js';
 import { cornerProbes, expectAgreement, ranges } from './helpers.js';
+import { POLICY_PODS } from './policy-pods.js';
 
 type Range = readonly [bigint, bigint];
 const IFACES = ['eth0'];
@@ -135,6 +136,24 @@ describe('explore narrowing', () => {
       for (const p of cornerProbes(narrowed, 4, mulberry32(seed), 8)) expectAgreement(narrowed, options, p);
     },
   );
+
+  it('with policy routing (the TPROXY and ambient pods): narrowed classes are the full classes cut to the box', () => {
+    const full = (i: number, from: 'local' | 'remote'): ExploreResult => explore({ ...POLICY_PODS[i]!.options, from, family: 4 });
+    for (let i = 0; i < POLICY_PODS.length; i++) {
+      const remote = { dst: '10.0.0.0/24', dport: '15000-15010', src: '10.1.0.0/16' };
+      const r = explore({ ...POLICY_PODS[i]!.options, from: 'remote', family: 4, ...remote });
+      expectNarrowedExact(full(i, 'remote'), r, [[0x0a010000n, 0x0a01ffffn], [0x0a000000n, 0x0a0000ffn], [15000n, 15010n], [0n, 0n]]);
+      const local = { dst: '127.0.0.0/8', dport: '15001,15006,8080', uid: '1336-1338' };
+      const l = explore({ ...POLICY_PODS[i]!.options, from: 'local', family: 4, ...local });
+      // Three single ports: the box's volume is the sum over them (expectNarrowedExact takes one range each).
+      expect(l.spaces[0]!.probes).toBe((3n * (1n << 32n) * (1n << 24n) * 3n).toString());
+      const f = full(i, 'local');
+      for (const port of [15001n, 15006n, 8080n]) {
+        const one = explore({ ...POLICY_PODS[i]!.options, from: 'local', family: 4, ...local, dport: String(port) });
+        expectNarrowedExact(f, one, [[1336n, 1338n], [0n, 0xffffffffn], [0x7f000000n, 0x7fffffffn], [port, port]]);
+      }
+    }
+  });
 
   it('a destination prefix of one family explores only that family', () => {
     const r = explore({ rules: '*nat\n:OUTPUT ACCEPT [0:0]\n-A OUTPUT -p tcp -d 10.96.0.10 --dport 80 -j DNAT --to-destination 10.1.0.5:8080\nCOMMIT\n', from: 'local', dst: '10.96.0.0/12', dport: '80,443' });
