@@ -67,8 +67,8 @@ export type {
   MeshAmbient,
 } from './mesh/index.js';
 export * from './laws/index.js';
-export { explore, classOf, expectedFor, renderExplore, addressRangeText } from './explore/index.js';
-export type { ExploreOptions, ExploreResult, ExploreClass, ExploreBox, ExploreOutcome, ExploreFrom } from './explore/index.js';
+export { explore, classOf, expectedFor, renderExplore, addressRangeText, summarizeExplore, renderExploreSummary } from './explore/index.js';
+export type { ExploreOptions, ExploreResult, ExploreClass, ExploreBox, ExploreOutcome, ExploreFrom, ExploreSummary, ExploreSummaryOutcome, ExploreNarrowing } from './explore/index.js';
 export { simulateMeshAllPorts, renderMeshAllPorts, renderPortVerdicts } from './mesh/all-ports.js';
 export { simulateMeshOnCluster } from './mesh/cluster.js';
 export type { MeshClusterOptions, MeshClusterResult } from './mesh/cluster.js';

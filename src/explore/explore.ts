@@ -26,14 +26,19 @@ import type { NatRange, PortRange } from '../iptables/extensions/target-options.
 import { FactRecorder, bigToWords, instrumentProgram, wordsToBig } from './instrument.js';
 import type { FieldKind } from './instrument.js';
 import { instrumentNft } from './instrument-nft.js';
-import { EMPTY, contains, intersect, isSingleton, leastFree, normalize, range, splitAt, subtract } from './intervals.js';
+import { EMPTY, contains, intersect, isSingleton, leastFree, normalize, range, size, splitAt, subtract } from './intervals.js';
+import { readNarrowing } from './narrow.js';
+import type { ExploreNarrowing, NarrowSets } from './narrow.js';
 import type { IntervalSet } from './intervals.js';
 
 /** Where explored probes come from. */
 export type ExploreFrom = 'local' | 'remote';
 
-/** Options of {@link explore}: the namespace (as {@link Netns} takes it) and the space. */
-export interface ExploreOptions extends Omit<NetnsOptions, 'evaluator' | 'instrument' | 'instrumentNft' | 'observe'> {
+/**
+ * Options of {@link explore}: the namespace (as {@link Netns} takes it, policy routing included),
+ * the space, and what narrows it ({@link ExploreNarrowing}).
+ */
+export interface ExploreOptions extends Omit<NetnsOptions, 'evaluator' | 'instrument' | 'instrumentNft' | 'observe'>, ExploreNarrowing {
   readonly from: ExploreFrom;
   /** Default tcp. */
   readonly proto?: 'tcp' | 'udp';
@@ -102,6 +107,13 @@ export interface ExploreResult {
   readonly classes: readonly ExploreClass[];
   /** How many regions were run through the namespace (a measure of the work done). */
   readonly regions: number;
+  /**
+   * The explored space per family: how many probes it holds (a decimal integer; the product of
+   * the fields' sizes, after narrowing). A family the narrowing leaves empty is not listed.
+   */
+  readonly spaces: readonly { readonly family: Family; readonly probes: string }[];
+  /** The narrowing options as given (each a list of strings), when any was. */
+  readonly narrowed?: Readonly<Partial<Record<keyof ExploreNarrowing, readonly string[]>>>;
 }
 
 interface FieldDef {
@@ -450,7 +462,8 @@ export function explore(options: ExploreOptions, internal?: { readonly eagerCuts
   if (!Number.isInteger(sport) || sport < 1 || sport > 65535) bad(`explore: bad source port "${sport}"`);
   const rec = new FactRecorder();
   const registry = options.registry ?? defaultRegistry();
-  const { from: _f, proto: _p, family: _fam, sport: _s, maxRegions: _m, ...nsOptions } = options;
+  const { from: _f, proto: _p, family: _fam, sport: _s, maxRegions: _m, dst: _nd, src: _ns, dport: _np, uid: _nu, gid: _ng, iface: _ni, ...nsOptions } = options;
+  const narrow = readNarrowing(options, from);
   // Built-in chains whose policy is DROP: a run that moved one's counter was dropped by it.
   const dropPolicies: { family: Family; slot: number; text: string; seen: number }[] = [];
   const instrument = (program: LoweredRuleset): LoweredRuleset => {
@@ -468,8 +481,11 @@ export function explore(options: ExploreOptions, internal?: { readonly eagerCuts
   const maxRegions = options.maxRegions ?? 2_000_000;
   let explored = 0;
   const classes: ExploreClass[] = [];
+  const spaces: { family: Family; probes: string }[] = [];
   for (const family of options.family ? [options.family] : ([4, 6] as const)) {
-    const fields = fieldDefs(ns, options, family, sport);
+    const fields = narrowFields(fieldDefs(ns, options, family, sport), narrow, family, ns);
+    if (fields.some((f) => f.domain.length === 0)) continue;
+    spaces.push({ family, probes: fields.reduce((n, f) => n * size(f.domain), 1n).toString() });
     const kinds = fields.map((f) => f.kind);
     const ifaceName = (i: number): string => ns.routing.ifaceByIndex(i)?.name ?? '?';
     // The namespace's own ranges, field by field. Interfaces are cut apart up front; addresses
@@ -559,7 +575,48 @@ export function explore(options: ExploreOptions, internal?: { readonly eagerCuts
     built.sort((a, b) => compareBoxes(a.first, b.first));
     for (const b of built) classes.push(b.cls);
   }
-  return { from, fields: from === 'local' ? ['uid', 'gid', 'dst', 'dport'] : ['src', 'dst', 'dport', 'iface'], proto, sport, classes, regions: explored };
+  if (spaces.length === 0) {
+    throw new NetfilterSimError(diagnostic('BAD_ARGUMENT', `explore: the narrowed space is empty (no ${options.family ? `IPv${options.family} ` : ''}probe has every narrowed field's value)`));
+  }
+  const result: { -readonly [K in keyof ExploreResult]: ExploreResult[K] } = { from, fields: from === 'local' ? ['uid', 'gid', 'dst', 'dport'] : ['src', 'dst', 'dport', 'iface'], proto, sport, classes, regions: explored, spaces };
+  const given: Partial<Record<keyof ExploreNarrowing, readonly string[]>> = {};
+  for (const k of ['uid', 'gid', 'src', 'dst', 'dport', 'iface'] as const) {
+    const v = options[k];
+    if (v !== undefined) given[k] = (Array.isArray(v) ? (v as readonly (string | number)[]) : [v as string | number]).flatMap((x) => String(x).split(',').map((t) => t.trim()));
+  }
+  if (Object.keys(given).length > 0) result.narrowed = given;
+  return result;
+}
+
+/** The fields with their domains cut down to the narrowing (addresses of `family`). */
+function narrowFields(fields: FieldDef[], narrow: NarrowSets, family: Family, ns: Netns): FieldDef[] {
+  return fields.map((def) => {
+    let allowed: IntervalSet | undefined;
+    switch (def.name) {
+      case 'dst':
+      case 'src':
+        allowed = narrow[def.name]?.[family];
+        break;
+      case 'dport':
+      case 'uid':
+      case 'gid':
+        allowed = narrow[def.name];
+        break;
+      case 'iface':
+        if (narrow.iface) {
+          allowed = normalize(
+            narrow.iface.map((name) => {
+              const i = ns.routing.ifaces.find((x) => x.name === name);
+              if (!i) throw new NetfilterSimError(diagnostic('BAD_ARGUMENT', `explore: iface: the namespace has no interface "${name}" (it has ${ns.routing.ifaces.map((x) => x.name).join(', ')})`));
+              if (i.loopback) throw new NetfilterSimError(diagnostic('BAD_ARGUMENT', `explore: iface: remote probes do not arrive on the loopback interface "${name}"`));
+              return [BigInt(i.index), BigInt(i.index)] as const;
+            }),
+          );
+        }
+        break;
+    }
+    return allowed === undefined ? def : { ...def, domain: intersect(def.domain, allowed) };
+  });
 }
 
 function signature(results: readonly ConnectResult[], fields: readonly FieldDef[], reps: readonly bigint[], live: readonly boolean[], family: Family, rules: string[], assumptions: string[], literal: boolean): Signature {
@@ -755,11 +812,11 @@ export function classOf(result: ExploreResult, probe: { uid?: number; gid?: numb
 }
 
 /**
- * What a class says `connect` gives for one of its probes: the literal `"dst"`/`"dport"`/`"src"`
+ * What a class (or an outcome of one, or of a summary) says `connect` gives for one of its probes: the literal `"dst"`/`"dport"`/`"src"`
  * replaced by the probe's own values (a local probe's destination 0.0.0.0 or :: by 127.0.0.1 or ::1,
  * where `connect()` sends it). With random draws, the first alternative.
  */
-export function expectedFor(c: ExploreClass | ExploreOutcome, probe: { src?: string; dst: string }): { outcome: string; address: string | null; port: number | null; originalDestination: string | null } {
+export function expectedFor(c: ExploreClass | ExploreOutcome | (Pick<ExploreOutcome, 'address' | 'port' | 'originalDestination'> & { readonly outcome: string }), probe: { src?: string; dst: string }): { outcome: string; address: string | null; port: number | null; originalDestination: string | null } {
   expectArgument(c, 'object', 'class');
   expectFields(probe, { dst: 'string' }, 'probe');
   if (!/^\[([^\]]+)\]:(\d+)$|^([^:]+):(\d+)$/.test(probe.dst)) bad(`expectedFor: bad destination "${probe.dst}"`);

@@ -8,7 +8,7 @@ import { expectArgument, expectFields, expectObjects } from '../model/guard.js';
 import { parseAnyAddress } from '../engine/state/routing.js';
 import { addressText } from '../model/address.js';
 import type { Family } from '../model/types.js';
-import type { ExploreBox, ExploreClass, ExploreOutcome, ExploreResult } from './explore.js';
+import type { ExploreBox, ExploreOutcome, ExploreResult } from './explore.js';
 import { bigToWords, wordsToBig } from './instrument.js';
 
 /** `lo-hi` as the fewest CIDR prefixes that cover exactly it. */
@@ -68,7 +68,9 @@ function boxCells(b: ExploreBox, fields: readonly string[]): string[] {
   });
 }
 
-function where(o: ExploreOutcome | ExploreClass, family: Family): string {
+type OutcomeFields = Pick<ExploreOutcome, 'address' | 'port' | 'originalDestination'> & { readonly outcome: string };
+
+function where(o: OutcomeFields, family: Family): string {
   if (o.address === null) return '';
   const addr = o.address === 'dst' ? "the probe's destination" : o.address === 'src' ? "the probe's source" : o.address;
   const port = o.port === 'dport' ? "the probe's port" : String(o.port);
@@ -76,7 +78,16 @@ function where(o: ExploreOutcome | ExploreClass, family: Family): string {
   return ` → ${text}`;
 }
 
-function outcomeLine(o: ExploreOutcome | ExploreClass, family: Family): string {
+/** `; narrowed to dst 10.96.0.0/12, dport 80`, or nothing. */
+export function narrowedText(r: Pick<ExploreResult, 'narrowed'>): string {
+  const n = r.narrowed;
+  if (n === undefined) return '';
+  const parts = Object.entries(n).map(([k, v]) => `${k} ${(v as readonly string[]).join(',')}`);
+  return parts.length > 0 ? `; narrowed to ${parts.join(', ')}` : '';
+}
+
+/** One outcome as a line: what it is, where it goes, its SO_ORIGINAL_DST. @internal */
+export function outcomeLine(o: OutcomeFields, family: Family): string {
   const orig = o.originalDestination === null ? '' : o.originalDestination === 'dst' ? " (SO_ORIGINAL_DST: the probe's destination)" : ` (SO_ORIGINAL_DST ${o.originalDestination})`;
   return `${o.outcome}${where(o, family)}${orig}`;
 }
@@ -94,7 +105,7 @@ export function renderExplore(r: ExploreResult): string {
   expectObjects(r.classes, 'result.classes');
   const lines: string[] = [];
   const space = r.from === 'local' ? 'uid × gid × destination × port' : 'source × destination × port × interface';
-  lines.push(`${r.classes.length} classes cover every ${r.proto} connection from ${r.from === 'local' ? 'a local process' : 'a remote client'} (${space}; source port ${r.sport})`);
+  lines.push(`${r.classes.length} classes cover every ${r.proto} connection from ${r.from === 'local' ? 'a local process' : 'a remote client'} (${space}; source port ${r.sport}${narrowedText(r)})`);
   r.classes.forEach((c, i) => {
     lines.push('');
     lines.push(`class ${i + 1} (IPv${c.family}): ${outcomeLine(c, c.family)}`);

@@ -448,7 +448,6 @@ export function runExplore(state: PlaygroundState): ExploreView | PlaygroundFail
   try {
     const f = state.explore;
     const { options: ns } = namespaceOptions(state);
-    if (ns.routes !== undefined || ns.ipRules !== undefined) bad('explore', 'explore does not take routes or policy rules (policy routing is for connect and trace)');
     const options: ExploreOptions = {
       ...ns,
       from: f.from,

@@ -125,10 +125,15 @@ describe('connect --rule / --route / --listen attributes', () => {
     expect(b.err).toContain('eth9');
   });
 
-  it('explore refuses --rule and --route rather than ignoring them', async () => {
-    const r = await cli(['explore', '--rules', 'e.rules', '--from', 'local', ...POLICY], { 'e.rules': '*filter\nCOMMIT\n' });
-    expect(r.code).toBe(2);
-    expect(r.err).toContain('--rule');
+  it('explore takes --rule and --route: TPROXY with its policy routing delivers what it drops without', async () => {
+    const args = ['explore', '--rules', 't.rules', '--listen', '15006,transparent', '--from', 'remote', '-4', '--dst', '10.9.9.0/24', '--dport', '80', '--summary', '--json'];
+    const outcomes = (out: string): string[] => (JSON.parse(out) as { outcomes: { outcome: string }[] }).outcomes.map((o) => o.outcome);
+    const withPolicy = await cli([...args, ...POLICY], { 't.rules': TPROXY });
+    expect(withPolicy.code, withPolicy.err).toBe(0);
+    expect(outcomes(withPolicy.out)).toContain('local');
+    const without = await cli(args, { 't.rules': TPROXY });
+    expect(without.code, without.err).toBe(0);
+    expect(outcomes(without.out)).not.toContain('local');
   });
 });
 

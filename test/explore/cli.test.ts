@@ -99,6 +99,62 @@ describe('netfilter-sim explore', () => {
     }
   });
 
+  it('narrowing flags: the classes cover exactly the narrowed space; --iface NAME narrows, NAME=ADDRS makes one', async () => {
+    const files = { 'l.rules': LINKERD };
+    const r = await cli(['explore', '--rules', 'l.rules', '--listen', '4140,4143,8080', '--from', 'local', '--uid', '1000-1001', '--gid', '5', '--dst', '10.96.0.0/12', '--dst', 'fd00::/64', '--dport', '80,443', '--dport', '8000-8009', '--json'], files);
+    expect(r.code, r.err).toBe(0);
+    const j = JSON.parse(r.out) as { spaces: { family: number; probes: string }[]; narrowed: Record<string, string[]>; classes: { family: number; boxes: { uid: number[]; gid: number[]; dport: number[] }[] }[] };
+    expect(j.spaces).toEqual([
+      { family: 4, probes: (2n * 1n * (1n << 20n) * 12n).toString() },
+      { family: 6, probes: (2n * 1n * (1n << 64n) * 12n).toString() },
+    ]);
+    expect(j.narrowed).toEqual({ uid: ['1000-1001'], gid: ['5'], dst: ['10.96.0.0/12', 'fd00::/64'], dport: ['80', '443', '8000-8009'] });
+    for (const c of j.classes) for (const b of c.boxes) {
+      expect(b.uid[0]).toBeGreaterThanOrEqual(1000);
+      expect(b.uid[1]).toBeLessThanOrEqual(1001);
+      expect(b.gid).toEqual([5, 5]);
+    }
+    const remote = await cli(['explore', '--rules', 'l.rules', '--iface', 'eth0=10.0.0.2/24', '--iface', 'eth1=10.1.0.2/24', '--iface', 'eth1', '--src', '10.1.0.0/24', '--from', 'remote', '-4', '--json'], files);
+    expect(remote.code, remote.err).toBe(0);
+    const rj = JSON.parse(remote.out) as { classes: { boxes: { iface: string; src: string[] }[] }[] };
+    expect(new Set(rj.classes.flatMap((c) => c.boxes.map((b) => b.iface)))).toEqual(new Set(['eth1']));
+    expect(rj.classes.flatMap((c) => c.boxes.map((b) => b.src[0]!.startsWith('10.1.0.') && b.src[1]!.startsWith('10.1.0.'))).every(Boolean)).toBe(true);
+  });
+
+  it('--summary: per outcome its exact probes and share, adding up to the space; --json', async () => {
+    const files = { 'l.rules': LINKERD };
+    const text = await cli(['explore', '--rules', 'l.rules', '--listen', '4140,4143,8080', '--from', 'local', '-4', '--summary'], files);
+    expect(text.code, text.err).toBe(0);
+    expect(text.out).toMatch(/^4 outcomes of every tcp connection from a local process/);
+    expect(text.out).toContain('IPv4: 5,192,217,630,372,313,364,192,902,785,269,760 probes');
+    const r = await cli(['explore', '--rules', 'l.rules', '--listen', '4140,4143,8080', '--from', 'local', '-4', '--summary', '--json'], files);
+    const j = JSON.parse(r.out) as { spaces: { probes: string }[]; outcomes: { outcome: string; probes: string; share: number; classes: number; rules: string[] }[] };
+    expect(j.outcomes.reduce((n, o) => n + BigInt(o.probes), 0n).toString()).toBe(j.spaces[0]!.probes);
+    expect(j.spaces[0]!.probes).toBe(((1n << 32n) ** 3n * 65535n).toString());
+    expect(j.outcomes.map((o) => o.outcome)).toEqual(['local', 'refused', 'remote', 'local']);
+    expect(j.outcomes.reduce((n, o) => n + o.classes, 0)).toBe(8);
+    expect(j.outcomes[0]!.rules).toEqual([expect.stringMatching(/REDIRECT --to-ports 4140$/)]);
+  });
+
+  it('bad narrowing values are usage errors naming the flag', async () => {
+    const files = { 'l.rules': LINKERD };
+    const cases: [string[], RegExp][] = [
+      [['--dport', '70000'], /--dport "70000" is outside the ports 1-65535/],
+      [['--dst', '10.0.0.0/40'], /--dst "10.0.0.0\/40": the prefix length is 0-32 for IPv4/],
+      [['--uid', '5-1'], /--uid "5-1" has its first value above its last/],
+      [['--src', '10.0.0.0/8'], /--src narrows the remote space; local probes have uid, gid, dst and dport/],
+      [['--iface', 'eth0'], /--iface narrows the remote space/],
+    ];
+    for (const [flags, message] of cases) {
+      const r = await cli(['explore', '--rules', 'l.rules', '--from', 'local', ...flags], files);
+      expect(r.code, flags.join(' ')).toBe(2);
+      expect(r.err).toMatch(message);
+    }
+    const noIface = await cli(['explore', '--rules', 'l.rules', '--from', 'remote', '--iface', 'wlan0'], files);
+    expect(noIface.code).toBe(1);
+    expect(noIface.err).toMatch(/iface: the namespace has no interface "wlan0"/);
+  });
+
   it('--help', async () => {
     const r = await cli(['explore', '--help']);
     expect(r.code).toBe(0);

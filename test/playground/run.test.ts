@@ -121,6 +121,17 @@ describe.skipIf(!existsSync(CLI))('the playground gives what the CLI gives', () 
     expect(v.report).toBe(cli(shellWords(v.command).slice(1)).stdout);
   });
 
+  it('explore with policy routing: the classes of explore --rule … --route … --json', () => {
+    const tproxy = '*mangle\n-A PREROUTING -d 10.9.9.0/24 -p tcp -j TPROXY --on-port 15006 --on-ip 0.0.0.0 --tproxy-mark 0x1/0x1\nCOMMIT\n';
+    const s = state({ rules: tproxy, ns: { ...DEFAULT_STATE.ns, listen: '15006,transparent', ipRules: 'fwmark 1 lookup 100', routes: 'local default dev lo table 100' }, explore: { ...DEFAULT_STATE.explore, from: 'remote', family: '4' } });
+    const v = runExplore(s);
+    if (!v.ok) throw new Error(JSON.stringify(v));
+    expect(v.command).toContain("--rule 'fwmark 1 lookup 100'");
+    const out = cli(shellWords(v.command).slice(1).concat('--json'), [{ name: 'rules', text: tproxy }]);
+    expect(JSON.parse(JSON.stringify(v.result))).toEqual(JSON.parse(out.stdout));
+    expect(v.result.classes.some((c) => c.outcome === 'local' && c.rules.some((r) => r.includes('TPROXY')))).toBe(true);
+  });
+
   for (const [mesh, client, server, extra] of [
     ['linkerd', 'web.yaml', 'api.yaml', {}],
     ['linkerd', 'web.yaml', 'api.yaml', { cni: true, nativeSidecars: 'off', phase: 'init:fetch-config' }],

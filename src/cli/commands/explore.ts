@@ -8,6 +8,9 @@ import { parseArgs } from 'node:util';
 import { explore } from '../../explore/explore.js';
 import type { ExploreOptions } from '../../explore/explore.js';
 import { renderExplore } from '../../explore/render.js';
+import { renderExploreSummary, summarizeExplore } from '../../explore/summary.js';
+import { readNarrowing } from '../../explore/narrow.js';
+import { NetfilterSimError } from '../../model/errors.js';
 import { EXIT_OK, UsageError } from '../io.js';
 import type { CliIO } from '../io.js';
 import { NETNS_OPTIONS, netnsOptions, reportError } from './connect.js';
@@ -32,6 +35,10 @@ Rules and namespace (as for connect):
   --route-localnet        net.ipv4.conf.all.route_localnet=1
   --ip-forward            net.ipv4.ip_forward=1
   --peer IP=PORTS         a remote host that listens only on PORTS
+  --rule 'ARGS'           a policy routing rule, as ip rule add takes it: 'fwmark 1 lookup 100',
+                          '-6 fwmark 0x1/0x1 pref 100 lookup 100' (IPv4 unless -6); repeatable
+  --route 'ARGS'          a route, as ip route add takes it: 'local default dev lo table 100',
+                          '10.96.0.0/12 via 10.0.0.1 dev eth0'; repeatable
 
 The space:
   --from local|remote     probes from a process of the pod, or from a remote client
@@ -40,9 +47,20 @@ The space:
   --sport N               the probes' source port (default 41000 local, 40000 remote: fixed
                           ports of the ephemeral range)
 
+Narrowing (each repeatable or a comma list; the classes partition the narrowed space):
+  --dst CIDR              destinations in these prefixes (a family with none is not explored)
+  --dport N|N-M           destination ports
+  --uid N|N-M             the local process's uid (--from local)
+  --gid N|N-M             the local process's gid (--from local)
+  --src CIDR              sources in these prefixes (--from remote)
+  --iface NAME            arriving on this interface (--from remote; NAME=ADDRS makes one)
+
 Output:
-  --json                  one object: from, fields, classes (outcome, address, port,
-                          originalDestination, boxes, example, rules)
+  --summary               per outcome: its exact number of probes, its share of the space and
+                          the rules that produce it, instead of the classes
+  --json                  one object: from, fields, spaces, classes (outcome, address, port,
+                          originalDestination, boxes, example, rules); with --summary,
+                          outcomes (outcome, address, port, probes, share, classes, rules)
 
 Exit status: 0 the exploration ran, 1 bad input or a rule explore cannot split exactly
 (named, with its line), 2 usage error.
@@ -51,6 +69,7 @@ Examples:
   netfilter-sim explore --rules linkerd.rules --listen 4140,4143,8080 --from local -4
   netfilter-sim explore --rules istio.rules --listen 15001,15006 --from remote --json
   netfilter-sim explore --rules pod.nft --listen 15001,8080 --from local -4
+  netfilter-sim explore --rules node.rules --from local --dst 10.96.0.0/12 --dport 80 --summary
 `;
 
 /** JSON with one field per line, but ranges (arrays of plain values) on one line. */
@@ -77,6 +96,12 @@ export async function runExplore(args: string[], io: CliIO): Promise<number> {
         from: { type: 'string' },
         proto: { type: 'string' },
         sport: { type: 'string' },
+        dst: { type: 'string', multiple: true },
+        src: { type: 'string', multiple: true },
+        dport: { type: 'string', multiple: true },
+        uid: { type: 'string', multiple: true },
+        gid: { type: 'string', multiple: true },
+        summary: { type: 'boolean' },
         '4': { type: 'boolean', short: '4' },
         '6': { type: 'boolean', short: '6' },
       },
@@ -94,7 +119,6 @@ export async function runExplore(args: string[], io: CliIO): Promise<number> {
     if (proto !== undefined && proto !== 'tcp' && proto !== 'udp') throw new UsageError(`--proto is tcp or udp, not "${proto}"`);
     if (values['4'] && values['6']) throw new UsageError('-4 and -6 exclude each other (give neither for both)');
     if (values.format !== undefined) throw new UsageError('explore has no --format; --json prints the classes as data');
-    if (values.rule !== undefined || values.route !== undefined) throw new UsageError('explore does not take --rule or --route (policy routing is for connect and trace)');
     let sport: number | undefined;
     if (values.sport !== undefined) {
       if (!/^\d+$/.test(values.sport) || Number(values.sport) < 1 || Number(values.sport) > 65535) throw new UsageError(`--sport needs a port 1-65535, not "${values.sport}"`);
@@ -102,7 +126,19 @@ export async function runExplore(args: string[], io: CliIO): Promise<number> {
     }
     files = { rules: values.rules?.[0], rules6: values.rules6 };
     if (files.rules === undefined && files.rules6 === undefined) throw new UsageError('--rules FILE (or --rules6 FILE) is required');
-    const built = netnsOptions(values, io);
+    // --iface NAME=ADDRS makes an interface (as for connect); --iface NAME narrows the remote space.
+    const ifaceSpecs = values.iface ?? [];
+    const narrowIfaces = ifaceSpecs.filter((v) => !v.includes('='));
+    // The narrowing's own errors name the flag: a bad value is a usage error.
+    const narrowing = { dst: values.dst, src: values.src, dport: values.dport, uid: values.uid, gid: values.gid, iface: narrowIfaces.length > 0 ? narrowIfaces : undefined };
+    try {
+      readNarrowing(narrowing, from);
+    } catch (e) {
+      const m = e instanceof NetfilterSimError ? /^explore: (\w+): (.*)$/s.exec(e.diagnostics[0]?.message ?? '') : null;
+      if (m) throw new UsageError(`--${m[1]!} ${m[2]!}`);
+      throw e;
+    }
+    const built = netnsOptions({ ...values, iface: ifaceSpecs.filter((v) => v.includes('=')) }, io);
     sources = built.sources;
     const { evaluator: _e, seed: _s, ...ns } = built.options;
     const options: ExploreOptions = {
@@ -111,8 +147,19 @@ export async function runExplore(args: string[], io: CliIO): Promise<number> {
       ...(proto !== undefined ? { proto } : {}),
       ...(values['4'] ? { family: 4 as const } : values['6'] ? { family: 6 as const } : {}),
       ...(sport !== undefined ? { sport } : {}),
+      ...(values.dst !== undefined ? { dst: values.dst } : {}),
+      ...(values.src !== undefined ? { src: values.src } : {}),
+      ...(values.dport !== undefined ? { dport: values.dport } : {}),
+      ...(values.uid !== undefined ? { uid: values.uid } : {}),
+      ...(values.gid !== undefined ? { gid: values.gid } : {}),
+      ...(narrowIfaces.length > 0 ? { iface: narrowIfaces } : {}),
     };
     const result = explore(options);
+    if (values.summary) {
+      const summary = summarizeExplore(result);
+      io.stdout(values.json ? compactJson(summary) + '\n' : renderExploreSummary(summary));
+      return EXIT_OK;
+    }
     io.stdout(values.json ? compactJson(result) + '\n' : renderExplore(result));
     return EXIT_OK;
   } catch (e) {
