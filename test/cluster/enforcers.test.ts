@@ -1,6 +1,8 @@
 // NetworkPolicy enforcers on the cluster path: kube-router's compiled iptables rules and ipsets in
 // each node's namespace, kube-network-policies' nft table with its queue answered by the
 // reference evaluator, and the reference evaluator at the veth; each names the policy that decided.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Cluster } from '../../src/cluster/cluster.js';
 import type { ClusterConnectResult } from '../../src/cluster/cluster.js';
@@ -90,5 +92,19 @@ describe('kube-network-policies on the cluster path', () => {
     const r = c.connect({ from: 'x/a', to: 'y/a', port: 81 });
     expect(r.outcome).toBe('local');
     expect((r.trace ?? []).filter((e) => e.type === 'effect' && e.target === 'queue' && e.namespace === 'node/node-2')).toEqual([]);
+  });
+});
+
+describe('cluster reach with each enforcer', () => {
+  it('the worked example (examples/netpol/shop-list.json): the same matrix, each blocked cell naming the same policy', () => {
+    const text = readFileSync(resolve(import.meta.dirname, '../../examples/netpol/shop-list.json'), 'utf8');
+    const results = (['reference', 'kube-router', 'kube-network-policies'] as const).map((netpol) => new Cluster({ snapshot: text, kubeProxy: 'none', netpol }).reach({ port: 5432 }));
+    const [ref, kr, knp] = results;
+    expect(ref!.allowed.flat().filter((x) => x).length).toBeGreaterThan(0);
+    expect(ref!.allowed.flat().filter((x) => !x).length).toBeGreaterThan(0);
+    for (const r of [kr!, knp!]) {
+      expect(r.allowed).toEqual(ref!.allowed);
+      expect(Object.fromEntries(Object.entries(r.why).map(([k, v]) => [k, v.policy]))).toEqual(Object.fromEntries(Object.entries(ref!.why).map(([k, v]) => [k, v.policy])));
+    }
   });
 });
