@@ -191,7 +191,8 @@ function kubeRouterEnforcer(snapshot: Snapshot): PolicyEnforcer {
     nodeRules: (node) => [rules(node).rules, rules(node).rules6].filter((t) => t !== ''),
     nodeIpsets: (node) => rules(node).ipsets,
     explainDrop(d) {
-      if (!d.reason.startsWith('REJECT')) return null;
+      // Only a node holding the compiled rules (not one given its own dump) is explained.
+      if (!d.reason.startsWith('REJECT') || !compiled.has(d.node)) return null;
       if (d.events !== null) {
         let chain: string | null = null;
         for (const e of d.events) if (e.type === 'rule' && e.target === 'REJECT') chain = e.chain;

@@ -108,3 +108,15 @@ describe('cluster reach with each enforcer', () => {
     }
   });
 });
+
+describe('a node given its own dump', () => {
+  it('a REJECT in a given dump is not attributed to a NetworkPolicy', () => {
+    const dump = '*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A FORWARD -p tcp --dport 80 -j REJECT\nCOMMIT\n';
+    const c = new Cluster({ snapshot: demo(), kubeProxy: 'none', netpol: 'kube-router', nodeRules: { 'node-1': dump } });
+    for (const trace of [true, false]) {
+      const r = c.connect({ from: 'y/a', to: 'x/a', port: 80 }, { trace });
+      expect(r.outcome).toBe('refused');
+      expect(r.policy).toBeNull();
+    }
+  });
+});
