@@ -37,6 +37,7 @@ export type { BatchOptions, PoolOptions } from './engine/batch/pool.js';
 export type {
   NetnsOptions, ListenerSpec, ConnectSpec, LocalConnectSpec, RemoteConnectSpec, ConnectResult, ConnectStep, CallOptions,
   PacketSpec, Endpoint, InterfaceSpec, RouteSpec, RuleSpec, ConntrackSnapshot, ExtensionRegistry, RuleCounter, TraceEvent,
+  QueueReader, QueuedPacket, QueueAnswer,
 } from './engine/index.js';
 export { check, reachableHooks, MAX_CHAIN_NAME_LENGTH, NFT_JUMP_STACK_SIZE, type CheckOptions, type IpsetDeclaration } from './iptables/check/index.js';
 export {

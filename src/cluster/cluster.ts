@@ -249,14 +249,16 @@ export class Cluster {
         const list = typeof given === 'string' ? [given] : given;
         list.forEach((t, i) => texts.push({ text: t, where: `node ${node.name}'s rules${list.length > 1 ? ` (${i + 1})` : ''}` }));
       } else {
+        // The enforcer's rules first: kube-router keeps its jumps at the top of INPUT, FORWARD and
+        // OUTPUT, ahead of kube-proxy's.
+        for (const t of this.enforcer?.nodeRules?.(node.name) ?? []) texts.push({ text: t, where: `the ${this.netpol} NetworkPolicy rules on ${node.name}` });
         const kp = kubeProxyRules(this.snapshot, node.name, this.kubeProxy);
         if (kp !== null) texts.push({ text: kp, where: `kube-proxy's rules on ${node.name}` });
         if (COMPONENTS.cniNodeRules !== null) texts.push({ text: COMPONENTS.cniNodeRules(this.snapshot, node.name, { cni }), where: `the CNI's node rules on ${node.name}` });
-        for (const t of this.enforcer?.nodeRules?.(node.name) ?? []) texts.push({ text: t, where: `the ${this.netpol} NetworkPolicy rules on ${node.name}` });
       }
       const sets = loadNodeRules(texts.flatMap(splitDumps), read);
       this.nodeRuleSets.set(node.name, sets);
-      this.addNode(node, sets, seed);
+      this.addNode(node, sets, seed, given === undefined ? this.enforcer : null);
     }
     this.addOutside(seed);
     const podRules = options.podRules ?? {};
@@ -274,7 +276,7 @@ export class Cluster {
 
   // ---- building -------------------------------------------------------------------------------
 
-  private addNode(node: PlannedNode, sets: NodeRuleSets, seed: number): void {
+  private addNode(node: PlannedNode, sets: NodeRuleSets, seed: number, enforcer: PolicyEnforcer | null): void {
     const bridge = this.topology.cni === 'bridge';
     const interfaces = [{ name: 'eth0', addresses: node.eth0 }];
     const routes: RouteSpec[] = [];
@@ -304,6 +306,8 @@ export class Cluster {
       ...(sets.rules4 !== null ? { rules: sets.rules4 } : {}),
       ...(sets.rules6 !== null ? { rules6: sets.rules6 } : {}),
       ...(sets.nft.length > 0 ? { nft: sets.nft } : {}),
+      ...(enforcer?.nodeIpsets !== undefined ? { ipsets: enforcer.nodeIpsets(node.name) } : {}),
+      ...(enforcer?.queueReader !== undefined ? { queueReader: enforcer.queueReader(node.name) } : {}),
       interfaces,
       gateway: node.gateways,
       routes,

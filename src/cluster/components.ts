@@ -14,7 +14,13 @@ import { parseIptablesSave } from '../iptables/syntax/save.js';
 import { detectRulesSyntax } from '../nftables/detect.js';
 import { compileKubeProxy } from '../compile/kube-proxy/index.js';
 import { compileCniNodeRules } from '../compile/cni/index.js';
-import { NetworkPolicyEvaluator } from '../netpol/index.js';
+import { NetworkPolicyEvaluator, compileSelector, defaultNetworkPolicy, selectorMatches } from '../netpol/index.js';
+import type { DirectionVerdict } from '../netpol/index.js';
+import { compileKubeNetworkPolicies, compileKubeRouter, kubeRouterPodChain } from '../compile/netpol/index.js';
+import type { KubeRouterRules } from '../compile/netpol/index.js';
+import type { QueueAnswer, QueueReader } from '../engine/rules/targets.js';
+import type { TraceEvent } from '../engine/trace/events.js';
+import { addressText } from '../model/address.js';
 
 /** kube-proxy's mode, or `none` (no kube-proxy rules: Services are not translated on nodes). */
 export type KubeProxyMode = 'iptables' | 'nftables' | 'none';
@@ -60,6 +66,28 @@ export interface PolicyEnforcer {
    * arrives from (after any masquerade).
    */
   readonly decide?: (check: PolicyCheck) => PolicyVerdict | null;
+  /** The ipsets the node's rules name (`ipset save` text), loaded into the node's namespace. */
+  readonly nodeIpsets?: (node: string) => string;
+  /** The userspace program reading the node's queues (the enforcer's controller answering queued packets). */
+  readonly queueReader?: (node: string) => QueueReader;
+  /**
+   * The policy behind a connection's first packet dropped in a node namespace, when the enforcer's
+   * rules or queue dropped it; null when something else did.
+   */
+  readonly explainDrop?: (drop: PolicyDrop) => PolicyVerdict | null;
+}
+
+/** A connection's first packet dropped (or rejected) in a node namespace. */
+export interface PolicyDrop {
+  readonly node: string;
+  readonly src: string;
+  readonly dst: string;
+  readonly dport: number;
+  readonly protocol: 'TCP' | 'UDP' | 'SCTP';
+  /** The engine's reason (`REJECT --reject-with …`, `NFQUEUE: …`). */
+  readonly reason: string;
+  /** The node's trace events of this packet, when traced. */
+  readonly events: readonly TraceEvent[] | null;
 }
 
 /** Makes an enforcer for a snapshot. */
@@ -79,7 +107,7 @@ export const COMPONENTS: {
 } = {
   kubeProxy: (snapshot, node, { mode }) => compileKubeProxy(snapshot, node, { mode }),
   cniNodeRules: (snapshot, node) => compileCniNodeRules(snapshot, node, {}),
-  netpol: { reference: referenceEnforcer },
+  netpol: { reference: referenceEnforcer, 'kube-router': kubeRouterEnforcer, 'kube-network-policies': kubeNetworkPoliciesEnforcer },
 };
 
 /**
@@ -98,6 +126,128 @@ function referenceEnforcer(snapshot: Snapshot): PolicyEnforcer {
       if (v.allowed) return null;
       return { namespace: v.policy?.namespace ?? c.pod.metadata.namespace ?? 'default', name: v.policy?.name ?? '', direction: c.direction, rule: v.policy?.rule ?? null };
     },
+  };
+}
+
+/** A pod with a namespace of its own and an address, as enforcers find it by address. */
+interface AddressedPod {
+  readonly key: string;
+  readonly namespace: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly node: string;
+  readonly ips: readonly string[];
+}
+
+function addressedPods(snapshot: Snapshot): Map<string, AddressedPod> {
+  const byIp = new Map<string, AddressedPod>();
+  for (const p of snapshot.pods) {
+    if (p.spec.hostNetwork === true || ['Failed', 'Succeeded'].includes(p.status?.phase ?? '')) continue;
+    const ips = p.status?.podIPs?.map((x) => x.ip) ?? (p.status?.podIP !== undefined ? [p.status.podIP] : []);
+    const namespace = p.metadata.namespace ?? 'default';
+    const pod = { key: `${namespace}/${p.metadata.name}`, namespace, labels: p.metadata.labels ?? {}, node: p.spec.nodeName ?? '', ips };
+    for (const ip of ips) byIp.set(ip, pod);
+  }
+  return byIp;
+}
+
+/** The reference's verdict of one direction as the policy that decided (the isolating policy when it blocks). */
+function asVerdict(v: DirectionVerdict, direction: 'ingress' | 'egress'): PolicyVerdict | null {
+  if (v.allowed || v.policy === null) return null;
+  return { namespace: v.policy.namespace, name: v.policy.name, direction, rule: v.policy.rule };
+}
+
+/**
+ * kube-router's network-policy controller (iptables mode): its filter rules and ipsets compiled
+ * for each node (`compile/netpol`), loaded into the node's namespace before kube-proxy's (the
+ * controller keeps its jumps first in INPUT, FORWARD and OUTPUT). A connection its rules REJECT is
+ * attributed to the pod whose `KUBE-POD-FW-*` chain rejected it (read from the trace; without one,
+ * to the direction the reference evaluator blocks) and to the policy isolating that pod.
+ */
+function kubeRouterEnforcer(snapshot: Snapshot): PolicyEnforcer {
+  const dual = snapshot.pods.some((p) => (p.status?.podIPs ?? []).some((x) => x.ip.includes(':')));
+  const compiled = new Map<string, KubeRouterRules>();
+  const rules = (node: string): KubeRouterRules => {
+    let r = compiled.get(node);
+    if (r === undefined) compiled.set(node, (r = compileKubeRouter(snapshot, node, { families: dual ? [4, 6] : [4] })));
+    return r;
+  };
+  const evaluator = new NetworkPolicyEvaluator(snapshot);
+  const byIp = addressedPods(snapshot);
+  const byChain = new Map<string, AddressedPod>();
+  for (const p of byIp.values()) byChain.set(kubeRouterPodChain(p.namespace, p.key.slice(p.namespace.length + 1)), p);
+  const policies = snapshot.networkPolicies.map((p) => ({ p: defaultNetworkPolicy(p), sel: compileSelector(p.spec?.podSelector ?? {}) }));
+  /** The policy kube-router's chain for `pod` held for `direction`: the reference's isolating one, else the first that selects the pod. */
+  const isolating = (pod: AddressedPod, direction: 'ingress' | 'egress', d: PolicyDrop): PolicyVerdict => {
+    const from = byIp.get(d.src);
+    const to = byIp.get(d.dst);
+    const v = evaluator.evaluate({ from: from !== undefined ? { pod: from.key, address: d.src } : { address: d.src }, to: to !== undefined ? { pod: to.key, address: d.dst } : { address: d.dst }, port: d.dport, protocol: d.protocol });
+    const ref = asVerdict(direction === 'ingress' ? v.ingress : v.egress, direction);
+    if (ref !== null) return { ...ref, rule: null };
+    const first = policies.find((x) => x.p.namespace === pod.namespace && selectorMatches(x.sel, pod.labels) && (direction === 'ingress' ? x.p.ingress : x.p.egress))
+      ?? policies.find((x) => x.p.namespace === pod.namespace && selectorMatches(x.sel, pod.labels));
+    return { namespace: pod.namespace, name: first?.p.name ?? '', direction, rule: null };
+  };
+  return {
+    nodeRules: (node) => [rules(node).rules, rules(node).rules6].filter((t) => t !== ''),
+    nodeIpsets: (node) => rules(node).ipsets,
+    explainDrop(d) {
+      // Only a node holding the compiled rules (not one given its own dump) is explained.
+      if (!d.reason.startsWith('REJECT') || !compiled.has(d.node)) return null;
+      if (d.events !== null) {
+        let chain: string | null = null;
+        for (const e of d.events) if (e.type === 'rule' && e.target === 'REJECT') chain = e.chain;
+        const pod = chain !== null ? byChain.get(chain) : undefined;
+        if (pod === undefined) return null;
+        return isolating(pod, pod.ips.includes(d.dst) ? 'ingress' : 'egress', d);
+      }
+      const src = byIp.get(d.src);
+      const dst = byIp.get(d.dst);
+      const candidates: [AddressedPod, 'ingress' | 'egress'][] = [];
+      if (src !== undefined && src.node === d.node) candidates.push([src, 'egress']);
+      if (dst !== undefined && dst.node === d.node) candidates.push([dst, 'ingress']);
+      for (const [pod, dir] of candidates) {
+        const v = isolating(pod, dir, d);
+        if (v.rule === null && v.name !== '') return v;
+      }
+      return candidates.length > 0 ? isolating(candidates[0]![0], candidates[0]![1], d) : null;
+    },
+  };
+}
+
+/** The conntrack label kube-network-policies' verdict sets on an accepted connection. */
+const KNP_LABEL = 100;
+
+/**
+ * kube-network-policies: its nftables table on each node (`compile/netpol`), and its controller
+ * as the program reading the queue: each queued packet is judged as the controller judges it
+ * (egress of the source pod, then ingress of the destination pod, each pod looked up by address
+ * in the whole cluster) by the reference evaluator; an accepted connection gets the conntrack
+ * label 100, which lets its later packets pass the table's `ct label` rule.
+ */
+function kubeNetworkPoliciesEnforcer(snapshot: Snapshot): PolicyEnforcer {
+  const evaluator = new NetworkPolicyEvaluator(snapshot);
+  const byIp = addressedPods(snapshot);
+  const lastDrop = new Map<string, PolicyVerdict>();
+  const by = 'kube-network-policies (the reference evaluator)';
+  return {
+    nodeRules: (node) => [compileKubeNetworkPolicies(snapshot, node).nft],
+    queueReader: (node) => (q): QueueAnswer => {
+      const protocol = q.proto === 6 ? 'TCP' : q.proto === 17 ? 'UDP' : q.proto === 132 ? 'SCTP' : null;
+      if (protocol === null) return { verdict: 'accept', by, why: 'not TCP, UDP or SCTP', label: KNP_LABEL };
+      const src = addressText(q.src, q.family);
+      const dst = addressText(q.dst, q.family);
+      const from = byIp.get(src);
+      const to = byIp.get(dst);
+      const v = evaluator.evaluate({ from: from !== undefined ? { pod: from.key, address: src } : { address: src }, to: to !== undefined ? { pod: to.key, address: dst } : { address: dst }, port: q.dport, protocol });
+      const denied = asVerdict(v.egress, 'egress') ?? asVerdict(v.ingress, 'ingress');
+      if (denied !== null) {
+        lastDrop.set(node, denied);
+        return { verdict: 'drop', by, why: `NetworkPolicy ${denied.namespace}/${denied.name}, ${denied.direction}, isolated and no rule allows it` };
+      }
+      const allowedBy = v.egress.reason === 'rule' ? v.egress.policy : v.ingress.reason === 'rule' ? v.ingress.policy : null;
+      return { verdict: 'accept', by, why: allowedBy !== null ? `NetworkPolicy ${allowedBy.namespace}/${allowedBy.name} ${allowedBy.direction} rule ${allowedBy.rule}` : 'no policy isolates either end', label: KNP_LABEL };
+    },
+    explainDrop: (d) => (d.reason.startsWith('NFQUEUE: queued') ? lastDrop.get(d.node) ?? null : null),
   };
 }
 

@@ -202,7 +202,8 @@ export class Fabric {
       if (r.kind === 'dropped') {
         // ip_forward: a packet whose TTL runs out is answered with ICMP time exceeded.
         const expired = r.reject === null && /^(TTL|hop limit) exceeded in transit/.test(r.reason);
-        return { kind: 'dropped', place, p: r.p, reason: r.reason, reject: expired ? 'time-exceeded' : r.reject, policy: null };
+        const policy = isFirst && place.kind === 'node' && this.enforcer?.explainDrop ? this.explain(place, r.p, r.reason, v) : null;
+        return { kind: 'dropped', place, p: r.p, reason: r.reason, reject: expired ? 'time-exceeded' : r.reject, policy };
       }
       const a = this.arrival(place, r.dev, r.p);
       v.out = a.out;
@@ -250,6 +251,16 @@ export class Fabric {
     return this.enforcer!.decide!({
       direction, pod: pod.pod, node: pod.node, protocol,
       src: addressText(p.src, p.family), sport: p.sport, dst: addressText(p.dst, p.family), dport: p.dport,
+    });
+  }
+
+  /** The policy behind a first packet the enforcer's rules dropped in a node, as the enforcer explains it. */
+  private explain(place: Place, p: PacketState, reason: string, v: Visit): PolicyVerdict | null {
+    const protocol = p.proto === 6 ? 'TCP' : p.proto === 17 ? 'UDP' : p.proto === 132 ? 'SCTP' : null;
+    if (protocol === null) return null;
+    return this.enforcer!.explainDrop!({
+      node: place.node!.name, src: addressText(p.src, p.family), dst: addressText(p.dst, p.family), dport: p.dport, protocol, reason,
+      events: v.tr !== null ? v.tr.events.filter((e) => e.packet === v.packet) : null,
     });
   }
 

@@ -22,6 +22,7 @@ export type { InterfaceSpec, RouteSpec, RuleSpec } from './state/routing.js';
 export type { ConntrackSnapshot } from './state/conntrack.js';
 export type { ExtensionRegistry } from './rules/registry.js';
 export type { RuleCounter } from './rules/iptables-evaluate.js';
+export type { QueueReader, QueuedPacket, QueueAnswer } from './rules/targets.js';
 export type { TraceEvent } from './trace/events.js';
 export { HOOK_STEPS, NF_IP_PRI } from './state/constants.js';
 export { needsConntrack } from './path/netns.js';

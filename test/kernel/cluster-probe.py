@@ -14,7 +14,8 @@ order: a socket in the probe's namespace connects, and whichever listener accept
 namespace) reports the address it accepted on, SO_ORIGINAL_DST and the peer it saw.
 
 Request: {"mode": "cluster", "tools": {...}, "namespaces": [{"name", "sysctls": {path: value},
-"ip": [lines], "ip6": [lines], "rules4": [texts], "rules6": [texts], "nft", "listeners": [{"port", "proto"}]}],
+"ip": [lines], "ip6": [lines], "ipsets" (ipset restore input), "rules4": [texts], "rules6": [texts], "nft",
+"listeners": [{"port", "proto"}]}],
 "links": [{"a", "aName", "aIndex", "b", "bName", "bIndex"}], "probes": [{"from", "dst", "uid",
 "gid"}], "connectTimeoutMs", "debug": [[namespace, argv...]]}.
 """
@@ -142,6 +143,9 @@ class Cluster:
             for path, value in n.get('lateSysctls', {}).items():
                 with open('/proc/sys/net/' + path, 'w') as f:
                     f.write(str(value))
+            # The sets the rules name exist before the rules load.
+            if n.get('ipsets'):
+                _run([self.tools['ipset'], 'restore'], 'ipsets in ' + n['name'], n['ipsets'])
             # Each dump on top of the ones before, as the components that write them apply them.
             for i, text in enumerate(n.get('rules4', [])):
                 _run([self.tools['iptablesRestore'], '--noflush'], 'rules4[%d] in %s' % (i, n['name']), text)

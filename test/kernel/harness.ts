@@ -330,7 +330,8 @@ function legacyTools(family: 4 | 6): [string, string] {
   return [restore, save];
 }
 
-function ipsetBinary(): string {
+/** The `ipset` binary. */
+export function ipsetBinary(): string {
   const p = which('ipset');
   if (p === undefined) throw new Error('kernelSave: ipset is not installed (apt-get install ipset)');
   return p;

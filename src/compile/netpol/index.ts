@@ -12,7 +12,7 @@ import type { KubeNetworkPoliciesOptions } from './kube-network-policies.js';
 import { compileKubeRouter } from './kube-router.js';
 import type { KubeRouterOptions } from './kube-router.js';
 
-export { compileKubeRouter, type KubeRouterOptions, type KubeRouterRules } from './kube-router.js';
+export { compileKubeRouter, kubeRouterPodChain, type KubeRouterOptions, type KubeRouterRules } from './kube-router.js';
 export { compileKubeNetworkPolicies, VERDICT_CHAIN, type KubeNetworkPoliciesOptions, type QueueVerdict } from './kube-network-policies.js';
 
 /** The enforcers {@link compileNetworkPolicy} compiles. */

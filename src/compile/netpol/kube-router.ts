@@ -295,6 +295,14 @@ function podIPs(pods: readonly ViewPod[], family: Family): string[] {
 const policyChainName = (p: DefaultedPolicy, version: string, family: Family): string => `KUBE-NWPLCY-${hash16(p.namespace + p.name + version + FAMILY_NAME[family])}`;
 const podChainName = (pod: ViewPod, version: string): string => `KUBE-POD-FW-${hash16(pod.namespace + pod.name + version)}`;
 
+/**
+ * The name of the chain kube-router writes for a pod (`KUBE-POD-FW-…`), for a sync version (see
+ * {@link KubeRouterOptions.syncVersion}): what a trace of its rules names.
+ */
+export function kubeRouterPodChain(namespace: string, name: string, syncVersion = '0'): string {
+  return `KUBE-POD-FW-${hash16(namespace + name + syncVersion)}`;
+}
+
 function writePolicyChains(w: FamilyWriter, policies: readonly PolicyInfo[], version: string): void {
   const fam = w.family;
   const F = FAMILY_NAME[fam];

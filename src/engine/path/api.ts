@@ -11,6 +11,7 @@ import type { NftEngine } from '../rules/nft-interpret.js';
 import type { LoweredRuleset } from '../rules/iptables-lower.js';
 import type { Ipset } from '../../model/ipset.js';
 import type { ExtensionRegistry } from '../rules/registry.js';
+import type { QueueReader } from '../rules/targets.js';
 import type { InterfaceSpec, NamespaceObserver, RouteSpec, RuleSpec } from '../state/routing.js';
 import type { TraceEvent } from '../trace/events.js';
 
@@ -121,6 +122,13 @@ export interface NetnsOptions {
    * naming a set that is not given is refused, as the kernel refuses it (`UNKNOWN_SET`).
    */
   readonly ipsets?: string | readonly Ipset[];
+  /**
+   * A userspace program bound to the namespace's queues: `NFQUEUE` and nft `queue` hand it the
+   * packet and apply its answer (accept, or drop), the trace saying that the packet was queued and
+   * who answered. Without it (or when it answers null) a queue has no reader: the packet is
+   * dropped, or accepted when the rule has bypass.
+   */
+  readonly queueReader?: QueueReader;
   /**
    * `net.ipv4.ip_local_port_range`: the ephemeral ports `connect()` picks source ports from
    * (default `[32768, 60999]`, the kernel's).

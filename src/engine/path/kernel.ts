@@ -26,7 +26,7 @@ import type { PacketState, SocketRecord } from '../state/packet-state.js';
 import type { Iface, NamespaceObserver, RouteResult, Routing } from '../state/routing.js';
 import { isLoopback } from '../state/routing.js';
 import { NF_ACCEPT, NF_DROP } from '../rules/targets.js';
-import type { TargetHost } from '../rules/targets.js';
+import type { QueueReader, TargetHost } from '../rules/targets.js';
 import type { RuntimeIpset, RuntimeRateEstimator } from '../../iptables/extensions/types.js';
 import type { RouteEvent, TraceRecorder } from '../trace/events.js';
 
@@ -251,6 +251,8 @@ export class Kernel implements TargetHost {
   ipsets: ReadonlyMap<string, RuntimeIpset> = NO_IPSETS;
   /** The namespace's rate estimators (`RATEEST` feeds them, `rateest` reads them). */
   rateEstimators: ReadonlyMap<string, RuntimeRateEstimator> = NO_RATE_ESTIMATORS;
+  /** The program reading the namespace's queues (`NFQUEUE`, nft `queue`); null: none is bound. */
+  queueReader: QueueReader | null = null;
   private readonly scratchSrc = [0, 0, 0, 0];
   private readonly scratchDst = [0, 0, 0, 0];
 
@@ -361,6 +363,7 @@ export class Kernel implements TargetHost {
       redirectAddress: (q) => this.redirectAddress(q),
       masqueradeAddress: (q) => this.masqueradeAddress(q),
       tproxyLookup: (q, onIp, onPort) => this.tproxyLookup(q, onIp, onPort),
+      queueReader: this.queueReader,
       // statisticRandom takes xt_statistic's scale (a probability times 2^31); numgen gives a fraction.
       random: (probability) => this.nftPacket!.statisticRandom(Math.round(probability * 0x80000000)),
     });

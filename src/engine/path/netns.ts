@@ -193,6 +193,10 @@ export class Netns {
     kernel.now = clock;
     kernel.ipsets = ipsets;
     kernel.rateEstimators = rateEstimators;
+    if (options.queueReader !== undefined) {
+      if (typeof options.queueReader !== 'function') bad('BAD_CONFIG', 'queueReader must be a function (packet) => answer | null');
+      kernel.queueReader = options.queueReader;
+    }
     kernel.ctEnabled4 = options.conntrack ?? (read4 !== null ? read4.needsConntrack : needsConntrack(this.ruleset4));
     kernel.ctEnabled6 = options.conntrack ?? (read6 !== null ? read6.needsConntrack : needsConntrack(this.ruleset6));
     if (this.nftRuleset.tables.length > 0) {

@@ -402,9 +402,16 @@ export class NftEngine {
   private mangle(s: Extract<NftStatement, { kind: 'mangle' }>, table: NftTable, p: PacketState, host: NftHost, tr: TraceRecorder | null, site: TargetSite): 'next' | 'break' | Verdict {
     const t = s.target;
     if (t.kind === 'tcpopt' || (t.kind === 'meta' && (t.key === 'nftrace' || t.key === 'priority' || t.key === 'secmark'))
-      || (t.kind === 'ct' && (t.key === 'event' || t.key === 'label' || t.key === 'secmark'))) {
+      || (t.kind === 'ct' && (t.key === 'event' || t.key === 'secmark'))) {
       // No effect on where the packet goes: the MSS clamp, trace flag, tc priority, secmark,
-      // conntrack event mask and labels.
+      // conntrack event mask.
+      return 'next';
+    }
+    if (t.kind === 'ct' && t.key === 'label') {
+      // `ct label set N`: label N is added to the connection's labels (nf_connlabels_replace with
+      // the label's bit as both value and mask); `ct label` reads them back.
+      if (s.value.kind !== 'value') return unsupported('ct label set from an expression is not evaluated');
+      if (p.ct !== null && p.ctEntry >= 0) p.ct.addLabels(1n << s.value.value);
       return 'next';
     }
     let v: bigint | null;
@@ -581,6 +588,7 @@ export class NftEngine {
           case 'proto-src': return BigInt(sel.direction === 'reply' ? (ct as unknown as { replySport: number }).replySport : ct.origSport);
           case 'proto-dst': return BigInt(sel.direction === 'reply' ? (ct as unknown as { replyDport: number }).replyDport : ct.origDport);
           case 'helper': return 0n;
+          case 'label': return ct.labels;
           default: return unsupported(`ct ${sel.key} is not read by the engine`);
         }
       }
@@ -729,8 +737,8 @@ export class NftEngine {
     }
     const v = parts[0]!;
     if (right.kind === 'value' && st && s.left.kind !== 'bitwise' && BITMASK_TYPES.has(st.type) && (s.op === 'implicit' || s.op === '!=')) {
-      // Flags: `ct state established,related` is (state & flags) != 0.
-      const hit = (v & right.value) !== 0n;
+      // Flags: `ct state established,related` is (state & flags) != 0; `ct label N` tests bit N.
+      const hit = (v & (st.type === 'ct_label' ? 1n << right.value : right.value)) !== 0n;
       return s.op === '!=' ? !hit : hit;
     }
     switch (s.op) {

@@ -389,7 +389,7 @@ export class LoweredNftEngine extends NftEngine {
     }
     const st = s.left.kind === 'concat' ? undefined : selectorType(s.left);
     if (right.kind === 'value' && st && s.left.kind !== 'bitwise' && BITMASK_TYPES.has(st.type) && (s.op === 'implicit' || s.op === '!=')) {
-      const flags = canon(right.value);
+      const flags = canon(st.type === 'ct_label' ? 1n << right.value : right.value);
       return (p, host) => {
         const v = one(p, host);
         if (v === null) return false;

@@ -6,6 +6,7 @@
  * @module
  */
 import type { HookName, TableName } from '../../model/types.js';
+import { CT_STATE } from '../../model/packet.js';
 import type {
   ConnmarkOptions,
   CtOptions,
@@ -110,7 +111,43 @@ export interface TargetHost {
   readonly ipsets?: ReadonlyMap<string, RuntimeIpset>;
   /** The namespace's rate estimators, which `RATEEST` feeds, by name. */
   readonly rateEstimators?: ReadonlyMap<string, RuntimeRateEstimator>;
+  /** The program bound to the namespace's queues (`NFQUEUE`, nft `queue`), if any. */
+  readonly queueReader?: QueueReader | null;
 }
+
+/** A packet handed to a userspace program through a queue, as the program reads it. */
+export interface QueuedPacket {
+  /** The queue it was sent to (the first of a range). */
+  readonly queue: number;
+  readonly hook: HookName;
+  readonly family: 4 | 6;
+  /** IP protocol number. */
+  readonly proto: number;
+  readonly src: readonly number[];
+  readonly sport: number;
+  readonly dst: readonly number[];
+  readonly dport: number;
+  readonly inIface: string | null;
+  readonly outIface: string | null;
+  /** Whether the packet opens its connection (conntrack state NEW). */
+  readonly isNew: boolean;
+}
+
+/** A queue program's answer: its verdict, who answered and why, and a conntrack label it sets on accept. */
+export interface QueueAnswer {
+  readonly verdict: 'accept' | 'drop';
+  /** Who answered (`kube-network-policies (the reference evaluator)`). */
+  readonly by: string;
+  readonly why?: string;
+  /** A conntrack label the verdict sets on the packet's connection (accept only). */
+  readonly label?: number;
+}
+
+/**
+ * A userspace program reading a namespace's queues: its answer for a packet, or null when it does
+ * not read that queue (the packet then meets an unbound queue: dropped, or accepted with bypass).
+ */
+export type QueueReader = (packet: QueuedPacket) => QueueAnswer | null;
 
 /** ICMP types whose body carries the packet they answer (`get_inner_hdr` in xt_HMARK.c). */
 const ICMP_ERRORS: ReadonlySet<number> = new Set([3, 4, 5, 11, 12]);
@@ -306,6 +343,21 @@ export function applyTarget(op: number, options: unknown, p: PacketState, host: 
       // packet goes on as if the rule had accepted it.
       const o = options as NfqueueOptions;
       const q = o.total > 1 ? `queues ${o.queue}-${o.queue + o.total - 1}` : `queue ${o.queue}`;
+      const answer = host.queueReader?.({
+        queue: o.queue, hook: site.hook, family: p.family, proto: p.proto, src: p.src, sport: p.sport, dst: p.dst, dport: p.dport,
+        inIface: p.inIface, outIface: p.outIface, isNew: p.ctState === CT_STATE.NEW,
+      }) ?? null;
+      if (answer !== null) {
+        const why = answer.why !== undefined ? ` (${answer.why})` : '';
+        if (answer.verdict === 'accept') {
+          if (answer.label !== undefined && p.ct !== null && p.ctEntry >= 0) p.ct.addLabels(1n << BigInt(answer.label));
+          effect(tr, site, `queued to ${q}; ${answer.by} answered accept${why}${answer.label !== undefined ? `, ct label ${answer.label} set` : ''}`);
+          return NF_ACCEPT;
+        }
+        p.dropReason = `NFQUEUE: queued to ${q}; ${answer.by} answered drop${why}`;
+        effect(tr, site, `queued to ${q}; ${answer.by} answered drop${why}`);
+        return NF_DROP;
+      }
       if (o.bypass) {
         effect(tr, site, `no program reads ${q}: bypassed (accepted)`);
         return NF_ACCEPT;

@@ -38,6 +38,8 @@ export interface EntryTemplate {
   readonly status: number;
   readonly natDone: number;
   readonly mark: number;
+  /** The entry's conntrack labels (bit n: label n), 0n for none. */
+  readonly labels: bigint;
   readonly tcpState: number;
   readonly tcpLast: number;
   /** The timer, and the timer when the entry was confirmed, relative to the capture's clock. */
@@ -207,6 +209,8 @@ export class ConntrackTable {
   natDone = NO_U8;
   /** ctmark (CONNMARK). */
   mark = NO_U32;
+  /** Conntrack labels (`ct label set`, a queue verdict's label) of the entries that have any, bit n for label n. */
+  labels = new Map<number, bigint>();
   id = NO_U32;
   /** When the entry was confirmed (orders {@link entries}). */
   private confirmedAt = NO_U32;
@@ -330,6 +334,7 @@ export class ConntrackTable {
     this.status[e] = 0;
     this.natDone[e] = 0;
     this.mark[e] = 0;
+    if (this.labels.size > 0) this.labels.delete(e);
     this.id[e] = this.nextId++;
     this.state[e] = UNCONFIRMED;
     this.tcpState[e] = TCP_CT.NONE;
@@ -371,6 +376,7 @@ export class ConntrackTable {
       status: this.status[e]!,
       natDone: this.natDone[e]!,
       mark: this.mark[e]!,
+      labels: this.labels.get(e) ?? 0n,
       tcpState: this.tcpState[e]!,
       tcpLast: this.tcpLast[e]!,
       expires: this.expires[e]! - now,
@@ -396,6 +402,8 @@ export class ConntrackTable {
     this.status[e] = t.status & ~CT_STATUS.CONFIRMED;
     this.natDone[e] = t.natDone;
     this.mark[e] = t.mark;
+    if (t.labels !== 0n) this.labels.set(e, t.labels);
+    else if (this.labels.size > 0) this.labels.delete(e);
     this.tcpState[e] = t.tcpState;
     this.tcpLast[e] = t.tcpLast;
     this.expires[e] = now + t.confirmExpires;
@@ -814,6 +822,7 @@ export class ConntrackTable {
     t.status.set(this.status);
     t.natDone.set(this.natDone);
     t.mark.set(this.mark);
+    t.labels = new Map(this.labels);
     t.id.set(this.id);
     t.confirmedAt.set(this.confirmedAt);
     t.tcpState.set(this.tcpState);
@@ -868,6 +877,16 @@ export class ConntrackViewImpl implements ConntrackView {
   }
   get mark(): number {
     return this.entry >= 0 ? this.table!.mark[this.entry]! : 0;
+  }
+  /** The entry's conntrack labels, bit n for label n. */
+  get labels(): bigint {
+    return this.entry >= 0 ? this.table!.labels.get(this.entry) ?? 0n : 0n;
+  }
+  /** Sets labels on the entry (`nf_connlabels_replace` with the bits as the mask: the bits are ORed in). */
+  addLabels(bits: bigint): void {
+    if (this.entry < 0) return;
+    const t = this.table!;
+    t.labels.set(this.entry, (t.labels.get(this.entry) ?? 0n) | bits);
   }
   get zone(): number {
     return this.entry >= 0 ? this.table!.zone[this.entry]! : 0;
