@@ -271,7 +271,7 @@ class Reacher {
       return this.host.probePod(from, dest, port, this.proto);
     }
     const target = serviceFor(this.host.snapshot, dest, port, this.proto);
-    if (target === null) return { ok: false, why: { policy: null, direction: null, rule: null, outcome: 'none', reason: `no Service selects ${dest.key} with a port to ${port}/${this.proto.toUpperCase()}` } };
+    if (target === null) return { ok: false, why: { policy: null, direction: null, rule: null, outcome: 'none', reason: `no Service selects ${dest.place} with a port to ${port}/${this.proto.toUpperCase()}` } };
     const name = `${target.svc.metadata.namespace}/${target.svc.metadata.name}`;
     const key = `${from.key}\u0000${name}\u0000${target.port}`;
     let e = this.enumerations.get(key);
@@ -294,7 +294,7 @@ class Reacher {
     }
     const hit = known();
     if (hit !== undefined) return hit;
-    return { ok: false, why: { policy: null, direction: null, rule: null, outcome: 'other endpoint', reason: `Service ${name} sends ${from.key}'s connections to ${e.order.join(', ') || 'no endpoint'}, never to ${dest.key}` } };
+    return { ok: false, why: { policy: null, direction: null, rule: null, outcome: 'other endpoint', reason: `Service ${name} sends the connections of ${from.place} to ${e.order.join(', ') || 'no endpoint'}, never to ${dest.place}` } };
   }
 
   /** Every class pair's answer for one port. */
@@ -371,7 +371,8 @@ function escapeRegExp(s: string): string {
 
 /**
  * A representative pair's reason told of another pair of the same classes: the representatives'
- * namespaces, `ns/name`, addresses and veths replaced by the pair's own.
+ * namespaces (`pod/ns/name`), addresses and veths replaced by the pair's own (reasons name pods
+ * by their namespace, never by the bare `ns/name`, which a policy's name may equal).
  */
 function retell(c: Cell, from: PlannedPod, to: PlannedPod): ReachWhy {
   const why = c.probe.why!;
@@ -380,7 +381,6 @@ function retell(c: Cell, from: PlannedPod, to: PlannedPod): ReachWhy {
   const add = (a: PlannedPod, b: PlannedPod): void => {
     if (a === b) return;
     swap.set(a.place, b.place);
-    swap.set(a.key, b.key);
     if (a.veth !== '') swap.set(a.veth, b.veth);
     a.addresses.forEach((x, i) => {
       const y = b.addresses[i];
