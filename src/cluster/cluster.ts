@@ -419,7 +419,11 @@ export class Cluster {
     try {
       r = proto === 'udp' ? this.udp(place, target, owner) : this.tcp(place, target, owner);
     } finally {
-      for (const p of fabric.places.values()) p.ex.settle();
+      // Only the namespaces the exchange visited hold anything to settle (a cluster of thousands
+      // of pods is not walked on every connection).
+      const settled = new Set<Place>([place]);
+      for (const v of fabric.visits) settled.add(v.place);
+      for (const p of settled) p.ex.settle();
     }
     const visits = fabric.visits;
     let delivered: string | null = null;
@@ -637,6 +641,7 @@ export class Cluster {
       ruleTexts: () => this.ruleTexts,
       probePod: (from, dest, port, proto) => this.reachPod(from, dest, port, proto),
       probeService: (from, svc, port, proto, choice) => this.reachService(from, svc, port, proto, choice),
+      forget: () => this.flushConntrack(),
     };
   }
 

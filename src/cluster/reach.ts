@@ -79,6 +79,8 @@ export interface AllPortsReachResult {
   readonly pods: readonly string[];
   readonly ranges: readonly ReachRange[];
   readonly classes: readonly (readonly number[])[];
+  /** The ports probed: the first of each piece between two cuts (see {@link portCuts}). */
+  readonly probedPorts: number;
   readonly probes: number;
 }
 
@@ -103,7 +105,12 @@ export interface ReachHost {
   probePod(from: PlannedPod, dest: PlannedPod, port: number, proto: Proto): ReachProbe;
   /** A connection from a pod to a Service's ClusterIP, the k-th endpoint chosen wherever a Service picks one. */
   probeService(from: PlannedPod, service: K8sService, servicePort: number, proto: Proto, choice: number): ReachProbe;
+  /** Forgets the connections made so far (every namespace's conntrack and sockets of connections). */
+  forget(): void;
 }
+
+/** Connections between two flushes of the namespaces' connections (each probe's stays otherwise, as in a cluster). */
+const FORGET_EVERY = 4096;
 
 type Proto = 'tcp' | 'udp' | 'sctp';
 
@@ -267,7 +274,7 @@ class Reacher {
 
   cell(from: PlannedPod, dest: PlannedPod, port: number): ReachProbe {
     if (this.to === 'pod') {
-      this.probes++;
+      if (++this.probes % FORGET_EVERY === 0) this.host.forget();
       return this.host.probePod(from, dest, port, this.proto);
     }
     const target = serviceFor(this.host.snapshot, dest, port, this.proto);
@@ -280,7 +287,7 @@ class Reacher {
     const known = (): ReachProbe | undefined => e.all ?? mine.map((a) => e.byAddress.get(a)).find((x) => x !== undefined);
     // The k-th choice of every random draw on the path: choices 0, 1, … until one repeats.
     while (known() === undefined && !e.done) {
-      this.probes++;
+      if (++this.probes % FORGET_EVERY === 0) this.host.forget();
       const r = this.host.probeService(from, target.svc, target.port, this.proto, e.next++);
       if (r.chosen === null || r.chosen === undefined) {
         e.all = r;
@@ -369,6 +376,36 @@ function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
+/** A piece of a reason: text, or a representative's name/address to put the pair's own in place of. */
+type Piece = string | { readonly side: 'from' | 'to'; readonly what: 'place' | 'veth' | number };
+
+/** Reasons cut at the representatives' names, addresses and veths, by cell (made once per cell). */
+const templates = new WeakMap<Cell, readonly Piece[]>();
+
+function template(c: Cell): readonly Piece[] {
+  const hit = templates.get(c);
+  if (hit !== undefined) return hit;
+  const tokens = new Map<string, Piece>();
+  const add = (p: PlannedPod, side: 'from' | 'to'): void => {
+    tokens.set(p.place, { side, what: 'place' });
+    if (p.veth !== '') tokens.set(p.veth, { side, what: 'veth' });
+    p.addresses.forEach((a, i) => tokens.set(a.text, { side, what: i }));
+  };
+  add(c.from, 'from');
+  if (c.to !== c.from) add(c.to, 'to');
+  const re = new RegExp(`(?<![\\w.:/-])(${[...tokens.keys()].sort((x, y) => y.length - x.length).map(escapeRegExp).join('|')})(?![\\w-]|\\.\\d|/[\\w])`, 'g');
+  const reason = c.probe.why!.reason;
+  const out: Piece[] = [];
+  let last = 0;
+  for (const m of reason.matchAll(re)) {
+    out.push(reason.slice(last, m.index), tokens.get(m[0])!);
+    last = m.index + m[0].length;
+  }
+  out.push(reason.slice(last));
+  templates.set(c, out);
+  return out;
+}
+
 /**
  * A representative pair's reason told of another pair of the same classes: the representatives'
  * namespaces (`pod/ns/name`), addresses and veths replaced by the pair's own (reasons name pods
@@ -377,21 +414,17 @@ function escapeRegExp(s: string): string {
 function retell(c: Cell, from: PlannedPod, to: PlannedPod): ReachWhy {
   const why = c.probe.why!;
   if (c.from === from && c.to === to) return why;
-  const swap = new Map<string, string>();
-  const add = (a: PlannedPod, b: PlannedPod): void => {
-    if (a === b) return;
-    swap.set(a.place, b.place);
-    if (a.veth !== '') swap.set(a.veth, b.veth);
-    a.addresses.forEach((x, i) => {
-      const y = b.addresses[i];
-      if (y !== undefined) swap.set(x.text, y.text);
-    });
-  };
-  add(c.from, from);
-  if (c.to !== c.from) add(c.to, to);
-  if (swap.size === 0) return why;
-  const re = new RegExp(`(?<![\\w.:/-])(${[...swap.keys()].sort((x, y) => y.length - x.length).map(escapeRegExp).join('|')})(?![\\w-]|\\.\\d|/[\\w])`, 'g');
-  return { ...why, reason: why.reason.replace(re, (m) => swap.get(m) ?? m) };
+  const t = template(c);
+  if (t.length === 1) return why;
+  let reason = '';
+  for (const piece of t) {
+    if (typeof piece === 'string') reason += piece;
+    else {
+      const p = piece.side === 'from' ? from : to;
+      reason += piece.what === 'place' ? p.place : piece.what === 'veth' ? p.veth : p.addresses[piece.what]?.text ?? '?';
+    }
+  }
+  return { ...why, reason };
 }
 
 /** `why` computed on first reading (a matrix of many pods has millions of blocked cells), then kept. */
@@ -500,6 +533,7 @@ export function reachAllPorts(host: ReachHost, options: ReachOptions): AllPortsR
     pods: r.pods.map((p) => p.key),
     ranges,
     classes: r.classes,
+    probedPorts: cuts.length,
     probes: r.probes,
   };
 }
