@@ -462,8 +462,13 @@ export function reachPort(host: ReachHost, options: ReachOptions & { readonly po
 
 // ---- every port -------------------------------------------------------------------------------
 
-/** Port numbers in rule text: decimal numbers not part of an address, a mark, a name or a prefix length. */
-const PORT_NUMBER = /(?<![\w.:/[])\d{1,5}(?![\w.]|\]|\/\d)/g;
+/**
+ * Port numbers in rule text: decimal numbers not part of an IPv4 address, a hex mark, a name or a
+ * prefix length. Both ends of a range (`--dport 8000:8100`, `dport 8000-8100`) are read; so are
+ * numbers that are not ports (counters, IPv6 groups, DNAT's `:port`): a cut too many costs a probe,
+ * never an answer.
+ */
+const PORT_NUMBER = /(?<![\w./])\d{1,5}(?![\w.])/g;
 
 /**
  * Where the answer of a cell may change along the ports: the first port of each piece of 1–65535

@@ -10,6 +10,10 @@ import type { ReachResult } from '../../src/cluster/cluster.js';
 import { networkPolicySnapshot, PROBE_PORTS } from '../../src/arbitraries/netpol.js';
 import type { K8sEndpointSlice, K8sService, Snapshot } from '../../src/model/kubernetes.js';
 import { NetfilterSimError } from '../../src/model/errors.js';
+import { COMPONENTS } from '../../src/cluster/components.js';
+
+/** Every NetworkPolicy enforcer this build has, and none. */
+const ENFORCERS = [...Object.keys(COMPONENTS.netpol), 'none'] as ('reference' | 'none')[];
 import { pod, snapshot as podsSnapshot } from '../netpol/helpers.js';
 
 /** The pods' snapshot with the nodes they name (node-N: 10.244.N.0/24, 192.168.0.(10+N)). */
@@ -75,7 +79,7 @@ const snapshots = fc
   .tuple(networkPolicySnapshot({ nodes: 2, minPods: 2, maxPods: 4, maxPolicies: 3 }), fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 1, maxLength: 4 }))
   .map(([s, counts]) => withServices(withReplicas(s, counts)));
 
-function build(s: Snapshot, netpol: 'reference' | 'none' = 'reference', kubeProxy: 'iptables' | 'nftables' = 'iptables'): Cluster {
+function build(s: Snapshot, netpol: (typeof ENFORCERS)[number] = 'reference', kubeProxy: 'iptables' | 'nftables' = 'iptables'): Cluster {
   return new Cluster({ snapshot: s, netpol, kubeProxy });
 }
 
@@ -89,7 +93,7 @@ describe('Cluster.reach: classes of pods', () => {
     let merged = 0;
     let runs = 0;
     fc.assert(
-      fc.property(snapshots, fc.constantFrom(...PROBE_PORTS), fc.constantFrom('tcp' as const, 'udp' as const), fc.constantFrom('pod' as const, 'service' as const), fc.constantFrom('reference' as const, 'none' as const), (s, port, proto, to, netpol) => {
+      fc.property(snapshots, fc.constantFrom(...PROBE_PORTS), fc.constantFrom('tcp' as const, 'udp' as const), fc.constantFrom('pod' as const, 'service' as const), fc.constantFrom(...ENFORCERS), (s, port, proto, to, netpol) => {
         const byClass = build(s, netpol).reach({ port, proto, to });
         const byPair = build(s, netpol).reach({ port, proto, to, classes: false });
         expect(plain(byClass)).toEqual(plain(byPair));
@@ -174,6 +178,17 @@ describe('Cluster.reach: every port', () => {
       }),
       { numRuns: 12, seed: 28 },
     );
+  });
+});
+
+describe('Cluster.reach: the port cuts', () => {
+  it('a port range in a node\'s rules cuts the ports at both of its ends', () => {
+    const s = snapshot(['x/a', 'x/b']);
+    const rules = '*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A FORWARD -p tcp -m tcp --dport 8000:8100 -j DROP\nCOMMIT\n';
+    const r = new Cluster({ snapshot: s, netpol: 'none', kubeProxy: 'none', nodeRules: { 'node-1': rules } }).reach({ allPorts: true });
+    expect(r.ranges.map((x) => `${x.first}-${x.last}`)).toEqual(['1-79', '80-81', '82-7999', '8000-8100', '8101-65535']);
+    expect(r.ranges[3]!.why['x/a→x/b']).toMatchObject({ outcome: 'dropped' });
+    expect(r.ranges[3]!.why['x/a→x/b']!.reason).toContain('FORWARD');
   });
 });
 
