@@ -463,12 +463,12 @@ export function reachPort(host: ReachHost, options: ReachOptions & { readonly po
 // ---- every port -------------------------------------------------------------------------------
 
 /**
- * Port numbers in rule text: decimal numbers not part of an IPv4 address, a hex mark, a name or a
- * prefix length. Both ends of a range (`--dport 8000:8100`, `dport 8000-8100`) are read; so are
+ * Port numbers in rule text: decimal numbers not part of an IPv4 address, a hex mark, a name
+ * (`app-1` in a comment, `KUBE-SEP-…`) or a prefix length. Both ends of a range (`--dport 8000:8100`, `dport 8000-8100`) are read; so are
  * numbers that are not ports (counters, IPv6 groups, DNAT's `:port`): a cut too many costs a probe,
  * never an answer.
  */
-const PORT_NUMBER = /(?<![\w./])\d{1,5}(?![\w.])/g;
+const PORT_NUMBER = /(?<![\w./])(?<![A-Za-z_]-)\d{1,5}(?![\w.])/g;
 
 /**
  * Where the answer of a cell may change along the ports: the first port of each piece of 1–65535
