@@ -255,6 +255,8 @@ interface ClassMatrix {
 class Reacher {
   probes = 0;
   private readonly enumerations = new Map<string, Enumeration>();
+  /** The Service of each destination and port (`--to service`). */
+  private readonly services = new Map<string, { svc: K8sService; port: number } | null>();
   readonly classOf: number[];
   private readonly host: ReachHost;
   readonly pods: readonly PlannedPod[];
@@ -277,7 +279,9 @@ class Reacher {
       if (++this.probes % FORGET_EVERY === 0) this.host.forget();
       return this.host.probePod(from, dest, port, this.proto);
     }
-    const target = serviceFor(this.host.snapshot, dest, port, this.proto);
+    const which = `${dest.key}\u0000${port}`;
+    let target = this.services.get(which);
+    if (target === undefined) this.services.set(which, (target = serviceFor(this.host.snapshot, dest, port, this.proto)));
     if (target === null) return { ok: false, why: { policy: null, direction: null, rule: null, outcome: 'none', reason: `no Service selects ${dest.place} with a port to ${port}/${this.proto.toUpperCase()}` } };
     const name = `${target.svc.metadata.namespace}/${target.svc.metadata.name}`;
     const key = `${from.key}\u0000${name}\u0000${target.port}`;
