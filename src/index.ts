@@ -96,11 +96,12 @@ export { Cluster } from './cluster/cluster.js';
 export type {
   ClusterOptions, ClusterConnectSpec, ClusterConnectResult, ClusterHop, ClusterStep, ClusterTraceEvent, ReachOptions, ReachResult, ReachWhy,
   PodExtras, ClusterPolicyQuestion,
+  ReachRange, AllPortsReachResult,
 } from './cluster/cluster.js';
 export {
   readSnapshot, objectName, MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_FILES, MAX_SNAPSHOT_OBJECTS, MAX_SNAPSHOT_NODES, MAX_PODS_PER_NODE, type SnapshotSource,
 } from './cluster/snapshot.js';
-export { renderClusterTrace, renderClusterOutcome, renderReach } from './cluster/render.js';
+export { renderClusterTrace, renderClusterOutcome, renderReach, renderReachAllPorts } from './cluster/render.js';
 export type { Topology, PlannedNode, PlannedPod, PlannedOutside, PlannedListener } from './cluster/topology.js';
 export type { IpAddress, IpCidr } from './cluster/addresses.js';
 export type {

@@ -31,6 +31,8 @@ import type { CniMode, KubeProxyMode, NetpolImplementation, NodeRuleSets, Policy
 import { Fabric } from './path.js';
 import type { End, Place } from './path.js';
 import { endpointText } from './addresses.js';
+import { reachAllPorts, reachPort } from './reach.js';
+import type { AllPortsReachResult, ReachHost, ReachOptions, ReachProbe, ReachResult, ReachWhy } from './reach.js';
 
 /** Options of {@link Cluster}. */
 export interface ClusterOptions {
@@ -144,44 +146,11 @@ export interface ClusterConnectResult {
   readonly trace?: readonly ClusterTraceEvent[];
 }
 
-/** Options of {@link Cluster.reach}. */
-export interface ReachOptions {
-  readonly port: number;
-  /** Default `tcp`. */
-  readonly proto?: 'tcp' | 'udp' | 'sctp';
-  /** To each pod's address (default), or through a Service that selects it. */
-  readonly to?: 'pod' | 'service';
-  /** Only the pods of these namespaces (default all). */
-  readonly namespaces?: readonly string[];
-}
-
-/** Why a cell of the matrix is blocked. */
-export interface ReachWhy {
-  readonly policy: string | null;
-  readonly direction: 'ingress' | 'egress' | null;
-  readonly rule: number | null;
-  /** How the connection ended (`refused`, `dropped`) and why, in words. */
-  readonly outcome: string;
-  readonly reason: string;
-}
-
-/** The result of {@link Cluster.reach}: `allowed[i][j]` from `pods[i]` to `pods[j]`. */
-export interface ReachResult {
-  readonly port: number;
-  readonly protocol: 'TCP' | 'UDP' | 'SCTP';
-  readonly to: 'pod' | 'service';
-  readonly pods: readonly string[];
-  readonly allowed: readonly (readonly boolean[])[];
-  /** Why each blocked cell is blocked, by `from→to`. */
-  readonly why: Readonly<Record<string, ReachWhy>>;
-}
+export type { ReachOptions, ReachWhy, ReachResult, ReachRange, AllPortsReachResult } from './reach.js';
 
 function fail(code: ErrorCode, message: string): never {
   throw new NetfilterSimError(diagnostic(code, message));
 }
-
-/** Tries of a `--to service` cell before the Service is said never to have chosen the pod. */
-const SERVICE_TRIES = 32;
 
 /** A resolved destination. */
 interface Target {
@@ -213,6 +182,13 @@ export class Cluster {
   private readonly nodeRuleSets = new Map<string, NodeRuleSets>();
   private readonly podByKey = new Map<string, PlannedPod>();
   private readonly enforcer: PolicyEnforcer | null;
+  /** Every rule text loaded into a node or pod namespace (the port cuts of `reach` read them). */
+  private readonly ruleTexts: string[] = [];
+  /** Whether real node rules were given (they may name any pod's address). */
+  private readonly givenNodeRules: boolean;
+  private readonly podsWithRules = new Set<string>();
+  /** Where the last connection's first packet was taken by a socket (`local`), else null. */
+  private lastDelivered: string | null = null;
 
   constructor(options: ClusterOptions) {
     expectArgument(options, 'object', 'options');
@@ -234,6 +210,7 @@ export class Cluster {
       if (!this.topology.nodes.some((n) => n.name === name)) fail('BAD_CONFIG', `node rules for "${name}", which is not a node of the cluster (nodes: ${this.topology.nodes.map((n) => n.name).join(', ') || 'none'})`);
     }
     this.enforcer = policyEnforcer(this.snapshot, this.netpol);
+    this.givenNodeRules = Object.keys(nodeRules).length > 0;
     const hostPortsWithoutRules = this.snapshot.pods.filter((p) => !Object.hasOwn(nodeRules, p.spec.nodeName!) && [...p.spec.containers, ...(p.spec.initContainers ?? [])].some((c) => c.ports?.some((x) => x.hostPort !== undefined)));
     if (COMPONENTS.cniNodeRules === null && hostPortsWithoutRules.length > 0) {
       warnings.push(`the CNI plugins' node rules (portmap) are not compiled in this build: the hostPorts of ${hostPortsWithoutRules.map((p) => objectName(p)).join(', ')} are not reachable unless --node-rules gives their nodes' rules`);
@@ -256,6 +233,7 @@ export class Cluster {
         if (kp !== null) texts.push({ text: kp, where: `kube-proxy's rules on ${node.name}` });
         if (COMPONENTS.cniNodeRules !== null) texts.push({ text: COMPONENTS.cniNodeRules(this.snapshot, node.name, { cni }), where: `the CNI's node rules on ${node.name}` });
       }
+      for (const t of texts) this.ruleTexts.push(t.text);
       const sets = loadNodeRules(texts.flatMap(splitDumps), read);
       this.nodeRuleSets.set(node.name, sets);
       this.addNode(node, sets, seed, given === undefined ? this.enforcer : null);
@@ -353,6 +331,8 @@ export class Cluster {
       listen.push(...extra.listen);
     }
     const texts = (extra?.rules ?? []).map((text, i) => ({ text, where: `pod ${pod.key}'s rules (${i + 1})` }));
+    if (extra !== undefined) this.podsWithRules.add(pod.key);
+    for (const t of texts) this.ruleTexts.push(t.text);
     const sets = loadNodeRules(texts.flatMap(splitDumps));
     if (extra?.routes !== undefined) {
       expectArgument(extra.routes, 'array', `options.podRules["${pod.key}"].routes`);
@@ -504,9 +484,16 @@ export class Cluster {
     try {
       r = proto === 'udp' ? this.udp(place, target, owner, mark) : this.tcp(place, target, owner, mark);
     } finally {
-      for (const p of fabric.places.values()) p.ex.settle();
+      // Only the namespaces the exchange visited hold anything to settle (a cluster of thousands
+      // of pods is not walked on every connection).
+      const settled = new Set<Place>([place]);
+      for (const v of fabric.visits) settled.add(v.place);
+      for (const p of settled) p.ex.settle();
     }
     const visits = fabric.visits;
+    let delivered: string | null = null;
+    if (r.outcome === 'local') for (const v of visits) if (v.packet === 0) delivered = v.place.name;
+    this.lastDelivered = delivered;
     const hops: { namespace: string; in: string | null; out: string | null; steps: ClusterStep[] }[] = [];
     const steps: ClusterStep[] = [];
     for (const v of visits) {
@@ -686,65 +673,83 @@ export class Cluster {
   // ---- reachability ---------------------------------------------------------------------------
 
   /**
-   * The reachability matrix over the pods for one port: `allowed[i][j]` is whether a connection
-   * from `pods[i]` reaches `pods[j]` (to its address, or through a Service that selects it), with
-   * why each blocked cell is blocked. hostNetwork pods are left out.
+   * The reachability matrix over the pods for one port (`port`), or over every port at once
+   * (`allPorts`: the ranges of ports that share one answer in every cell): `allowed[i][j]` is
+   * whether a connection from `pods[i]` reaches `pods[j]` (to its address, or through a Service
+   * that selects it), with why each blocked cell is blocked. Pods that nothing on the path tells
+   * apart form a class, answered by one connection per pair of classes (see `reach.ts`).
+   * hostNetwork pods are left out.
    */
-  reach(options: ReachOptions): ReachResult {
+  reach(options: ReachOptions & { readonly allPorts: true }): AllPortsReachResult;
+  reach(options: ReachOptions & { readonly port: number; readonly allPorts?: false }): ReachResult;
+  reach(options: ReachOptions): ReachResult | AllPortsReachResult;
+  reach(options: ReachOptions): ReachResult | AllPortsReachResult {
     expectArgument(options, 'object', 'options');
-    if (!Number.isInteger(options.port) || options.port < 1 || options.port > 65535) fail('BAD_PROBE', `bad port ${String(options.port)} (a port is from 1 to 65535)`);
+    expectArgument(options.allPorts, ['boolean', 'undefined'], 'options.allPorts');
+    expectArgument(options.classes, ['boolean', 'undefined'], 'options.classes');
+    const all = options.allPorts === true;
+    if (all && options.port !== undefined) fail('BAD_PROBE', 'give a port or allPorts, not both');
+    if (!all && (!Number.isInteger(options.port) || options.port! < 1 || options.port! > 65535)) fail('BAD_PROBE', `bad port ${String(options.port)} (a port is from 1 to 65535)`);
     expectOneOf(options.proto, ['tcp', 'udp', 'sctp'], 'options.proto', true);
     expectOneOf(options.to, ['pod', 'service'], 'options.to', true);
-    const proto = options.proto ?? 'tcp';
-    const to = options.to ?? 'pod';
-    const namespaces = options.namespaces;
-    const pods = this.topology.pods
-      .filter((p) => !p.hostNetwork && (namespaces === undefined || namespaces.includes(p.pod.metadata.namespace!)))
-      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    const names = pods.map((p) => p.key);
-    const allowed: boolean[][] = [];
-    const why: Record<string, ReachWhy> = {};
-    for (const from of pods) {
-      const row: boolean[] = [];
-      for (const dest of pods) {
-        const cell = to === 'pod' ? this.reachPod(from, dest, options.port, proto) : this.reachService(from, dest, options.port, proto);
-        row.push(cell.ok);
-        if (!cell.ok) why[`${from.key}→${dest.key}`] = cell.why!;
-      }
-      allowed.push(row);
-    }
-    return { port: options.port, protocol: proto.toUpperCase() as 'TCP' | 'UDP' | 'SCTP', to, pods: names, allowed, why };
+    if (options.namespaces !== undefined) expectArgument(options.namespaces, 'array', 'options.namespaces');
+    if ((options.proto ?? 'tcp') === 'sctp') fail('UNSUPPORTED', 'SCTP connections are not simulated (the engine drives TCP and UDP); the policy verdicts for SCTP ports are the policy evaluator\'s');
+    const host = this.reachHost();
+    return all ? reachAllPorts(host, options) : reachPort(host, { ...options, port: options.port! });
   }
 
-  private reachPod(from: PlannedPod, dest: PlannedPod, port: number, proto: 'tcp' | 'udp' | 'sctp'): { ok: boolean; why?: ReachWhy } {
+  private reachHost(): ReachHost {
+    return {
+      snapshot: this.snapshot,
+      pods: this.topology.pods,
+      alone: (p) => this.givenNodeRules || this.podsWithRules.has(p.key),
+      ruleTexts: () => this.ruleTexts,
+      probePod: (from, dest, port, proto) => this.reachPod(from, dest, port, proto),
+      probeService: (from, svc, port, proto, choice) => this.reachService(from, svc, port, proto, choice),
+      forget: () => this.flushConntrack(),
+    };
+  }
+
+  private reachPod(from: PlannedPod, dest: PlannedPod, port: number, proto: 'tcp' | 'udp' | 'sctp'): ReachProbe {
     const family = from.addresses.some((a) => a.family === 4) && dest.addresses.some((a) => a.family === 4) ? 4 : 6;
     const addr = dest.addresses.find((a) => a.family === family);
-    if (addr === undefined) return { ok: false, why: { policy: null, direction: null, rule: null, outcome: 'refused', reason: 'the pods share no address family' } };
-    const r = this.connect({ from: from.key, to: endpointText(addr.text, port), proto, family }, { trace: true });
-    const ok = r.outcome === 'local' && deliveredIn(r) === dest.place;
-    return ok ? { ok } : { ok, why: whyOf(r, dest) };
+    if (addr === undefined || !from.addresses.some((a) => a.family === family)) return { ok: false, why: { policy: null, direction: null, rule: null, outcome: 'refused', reason: 'the pods share no address family' } };
+    const r = this.connect({ from: from.key, to: endpointText(addr.text, port), proto, family }, { trace: false });
+    const ok = r.outcome === 'local' && this.lastDelivered === dest.place;
+    return ok ? { ok, why: null } : { ok, why: whyOf(r, dest, this.lastDelivered) };
   }
 
-  private reachService(from: PlannedPod, dest: PlannedPod, port: number, proto: 'tcp' | 'udp' | 'sctp'): { ok: boolean; why?: ReachWhy } {
-    const k8s = proto.toUpperCase();
-    const labels = dest.pod.metadata.labels ?? {};
-    const svc = this.snapshot.services
-      .filter((s) => s.metadata.namespace === dest.pod.metadata.namespace && s.spec.selector !== undefined && Object.keys(s.spec.selector).length > 0 && Object.entries(s.spec.selector).every(([k, v]) => labels[k] === v))
-      .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1))
-      .map((s) => ({ s, p: (s.spec.ports ?? []).find((p) => (p.protocol ?? 'TCP') === k8s && resolveTarget(p.targetPort ?? p.port, dest.pod, k8s) === port) }))
-      .find((x) => x.p !== undefined && (x.s.spec.clusterIPs ?? []).some((ip) => ip !== 'None'));
-    if (svc === undefined) return { ok: false, why: { policy: null, direction: null, rule: null, outcome: 'none', reason: `no Service selects ${dest.key} with a port to ${port}/${k8s}` } };
-    // The Service picks its endpoint at random: connections are made until one goes to this pod
-    // (the address its node translated the ClusterIP to), whatever then became of it.
-    const mine = new Set(dest.addresses.map((a) => a.text));
-    for (let i = 0; i < SERVICE_TRIES; i++) {
-      const r = this.connect({ from: from.key, to: `${svc.s.metadata.namespace}/svc/${svc.s.metadata.name}`, port: svc.p!.port, proto }, { trace: true });
-      const chosen = chosenEndpoint(r);
-      if (chosen === null) return { ok: false, why: whyOf(r, dest) };
-      if (!mine.has(chosen)) continue;
-      return r.outcome === 'local' && deliveredIn(r) === dest.place ? { ok: true } : { ok: false, why: whyOf(r, dest) };
+  /**
+   * A connection through a Service, with the k-th choice of every random draw of the nodes (the
+   * k-th endpoint of kube-proxy's `statistic`/`numgen` choice): which endpoint it went to, and how
+   * it ended there.
+   */
+  private reachService(from: PlannedPod, svc: K8sService, port: number, proto: 'tcp' | 'udp' | 'sctp', choice: number): ReachProbe {
+    const script = [...new Array<boolean>(choice).fill(false), true];
+    const spec = { from: from.key, to: `${svc.metadata.namespace}/svc/${svc.metadata.name}`, port, proto };
+    const attempt = (trace: boolean): ClusterConnectResult => {
+      for (const p of this.fabric.places.values()) if (p.kind === 'node') p.netns.scriptDraws(script);
+      try {
+        return this.connect(spec, { trace });
+      } finally {
+        for (const p of this.fabric.places.values()) if (p.kind === 'node') p.netns.scriptDraws(null);
+      }
+    };
+    let r = attempt(false);
+    let delivered = this.lastDelivered;
+    let chosen: string | null;
+    if (r.outcome === 'local' && delivered !== null && delivered.startsWith('pod/')) {
+      chosen = this.podByKey.get(delivered.slice(4))?.addresses.some((a) => a.text === r.address) === true ? r.address : null;
+    } else chosen = null;
+    if (chosen === null) {
+      // Which endpoint the Service chose is in the trace: the same draws again, traced.
+      r = attempt(true);
+      delivered = this.lastDelivered;
+      chosen = chosenEndpoint(r);
     }
-    return { ok: false, why: { policy: null, direction: null, rule: null, outcome: 'other endpoint', reason: `Service ${objectName(svc.s)} sent ${SERVICE_TRIES} connections to other endpoints, none to this pod` } };
+    const dest = chosen === null ? null : this.topology.pods.find((p) => !p.hostNetwork && p.addresses.some((a) => a.text === chosen)) ?? null;
+    const ok = dest !== null && r.outcome === 'local' && delivered === dest.place;
+    return { ok, why: ok ? null : whyOf(r, dest, delivered), chosen };
   }
 }
 
@@ -780,14 +785,6 @@ function sameWords(a: readonly number[], b: readonly number[]): boolean {
   return true;
 }
 
-/** A Service port's `targetPort` on a pod: a number, or the pod's container port of that name. */
-function resolveTarget(target: number | string, pod: K8sPod, proto: string): number | null {
-  if (typeof target === 'number') return target;
-  for (const c of [...pod.spec.containers, ...(pod.spec.initContainers ?? [])]) {
-    for (const p of c.ports ?? []) if (p.name === target && (p.protocol ?? 'TCP') === proto) return p.containerPort;
-  }
-  return null;
-}
 
 /** The address a node's DNAT sent the connection's first packet to, or null when none did. */
 function chosenEndpoint(r: ClusterConnectResult): string | null {
@@ -799,15 +796,10 @@ function chosenEndpoint(r: ClusterConnectResult): string | null {
   return null;
 }
 
-/** The namespace whose socket took the connection's first packet. */
-function deliveredIn(r: ClusterConnectResult): string | null {
-  for (const e of r.trace ?? []) if (e.type === 'socket' && e.packet === 0 && e.result === 'delivered') return e.namespace;
-  return null;
-}
 
-function whyOf(r: ClusterConnectResult, dest: PlannedPod): ReachWhy {
+function whyOf(r: ClusterConnectResult, dest: PlannedPod | null, delivered: string | null): ReachWhy {
   const p = r.policy;
-  const reason = r.outcome === 'local' ? `accepted in ${deliveredIn(r) ?? '?'}, not in ${dest.place}` : r.reason;
+  const reason = r.outcome === 'local' ? `accepted in ${delivered ?? '?'}, not in ${dest?.place ?? 'a pod'}` : r.reason;
   return { policy: p === null ? null : `${p.namespace}/${p.name}`, direction: p?.direction ?? null, rule: p?.rule ?? null, outcome: r.outcome, reason };
 }
 

@@ -10,7 +10,7 @@ import type { TraceEvent } from '../engine/trace/events.js';
 import { renderTraceText, renderTraceTree } from '../trace/render.js';
 import type { RenderOptions, TraceFormat } from '../trace/render.js';
 import { expectArgument, expectFields, expectObjects, expectOneOf, expectStrings } from '../model/guard.js';
-import type { ClusterConnectResult, ClusterTraceEvent, ReachResult } from './cluster.js';
+import type { AllPortsReachResult, ClusterConnectResult, ClusterTraceEvent, ReachResult, ReachWhy } from './cluster.js';
 
 /** One namespace's share of the trace: a packet's stay there. */
 interface Stay {
@@ -180,18 +180,61 @@ export function renderClusterTrace(trace: readonly ClusterTraceEvent[], format: 
 export function renderReach(r: ReachResult): string {
   expectArgument(r, 'object', 'result');
   expectFields(r, { port: 'integer', protocol: 'string', to: 'string', pods: 'array', allowed: 'array', why: 'object' }, 'result');
-  expectStrings(r.pods, 'result.pods');
-  r.pods.forEach((_, i) => {
-    expectArgument(r.allowed[i], 'array', `result.allowed[${i}]`);
-    if (r.allowed[i]!.length !== r.pods.length) expectArgument(undefined, 'array', `result.allowed[${i}] (one cell per pod)`);
-  });
-  const lines = [['-', ...r.pods].join('\t')];
-  r.pods.forEach((from, i) => lines.push([from, ...r.pods.map((_, j) => (r.allowed[i]![j] ? '.' : 'X'))].join('\t')));
-  const why = Object.entries(r.why);
-  if (why.length > 0) {
-    lines.push('', `blocked (${r.protocol} ${r.port}, to the ${r.to === 'pod' ? "pod's address" : 'Service'}):`);
-    for (const [cell, w] of why) expectFields(w, { outcome: 'string', reason: 'string' }, `result.why[${JSON.stringify(cell)}]`);
-    for (const [cell, w] of why) lines.push(`  ${cell}: ${w.policy !== null ? `NetworkPolicy ${w.policy} (${w.direction}${w.rule === null ? ', nothing allows' : `, rule ${w.rule}`}): ` : ''}${w.outcome}: ${w.reason}`);
-  }
+  const lines = truthTable(r.pods, r.allowed, 'result');
+  blocked(lines, r.why, `${r.protocol} ${r.port}, to the ${r.to === 'pod' ? "pod's address" : 'Service'}`);
+  lines.push(...summary(r));
   return lines.join('\n') + '\n';
+}
+
+/**
+ * The matrices over every port: for each range of ports with one answer in every cell, its
+ * ports, its truth table and why each blocked cell is blocked (the reason as the range's first
+ * port met it).
+ *
+ * @example
+ * ```ts
+ * console.log(renderReachAllPorts(cluster.reach({ allPorts: true })));
+ * // TCP 1-79:
+ * // -	x/a	x/b
+ * // x/a	X	X
+ * ```
+ */
+export function renderReachAllPorts(r: AllPortsReachResult): string {
+  expectArgument(r, 'object', 'result');
+  expectFields(r, { protocol: 'string', to: 'string', pods: 'array', ranges: 'array' }, 'result');
+  const lines: string[] = [];
+  r.ranges.forEach((range, k) => {
+    expectFields(range, { first: 'integer', last: 'integer', allowed: 'array', why: 'object' }, `result.ranges[${k}]`);
+    const ports = range.first === range.last ? `${range.first}` : `${range.first}-${range.last}`;
+    if (k > 0) lines.push('');
+    lines.push(`${r.protocol} ${ports}:`);
+    lines.push(...truthTable(r.pods, range.allowed, `result.ranges[${k}]`));
+    blocked(lines, range.why, `${r.protocol} ${ports}, to the ${r.to === 'pod' ? "pod's address" : 'Service'}`);
+  });
+  lines.push(...summary(r));
+  return lines.join('\n') + '\n';
+}
+
+function truthTable(pods: readonly string[], allowed: readonly (readonly boolean[])[], what: string): string[] {
+  expectStrings(pods, `${what}.pods`);
+  pods.forEach((_, i) => {
+    expectArgument(allowed[i], 'array', `${what}.allowed[${i}]`);
+    if (allowed[i]!.length !== pods.length) expectArgument(undefined, 'array', `${what}.allowed[${i}] (one cell per pod)`);
+  });
+  const lines = [['-', ...pods].join('\t')];
+  pods.forEach((from, i) => lines.push([from, ...pods.map((_, j) => (allowed[i]![j] ? '.' : 'X'))].join('\t')));
+  return lines;
+}
+
+function blocked(lines: string[], whyMap: Readonly<Record<string, ReachWhy>>, what: string): void {
+  const why = Object.entries(whyMap);
+  if (why.length === 0) return;
+  lines.push('', `blocked (${what}):`);
+  for (const [cell, w] of why) expectFields(w, { outcome: 'string', reason: 'string' }, `result.why[${JSON.stringify(cell)}]`);
+  for (const [cell, w] of why) lines.push(`  ${cell}: ${w.policy !== null ? `NetworkPolicy ${w.policy} (${w.direction}${w.rule === null ? ', nothing allows' : `, rule ${w.rule}`}): ` : ''}${w.outcome}: ${w.reason}`);
+}
+
+function summary(r: { readonly pods: readonly string[]; readonly classes?: readonly (readonly number[])[]; readonly probes?: number }): string[] {
+  if (!Array.isArray(r.classes) || typeof r.probes !== 'number') return [];
+  return ['', `${r.pods.length} pods in ${r.classes.length} classes; ${r.probes} connections`];
 }

@@ -96,12 +96,26 @@ describe('cluster reach', () => {
       'shop/web-1\t.\tX\tX\tX',
       'shop/web-2\t.\tX\tX\tX',
     ]);
-    const j = JSON.parse((await cli(['cluster', 'reach', ...BASE, '--port', '6379', '--json'])).out) as { port: number; protocol: string; to: string; pods: string[]; allowed: boolean[][]; why: Record<string, unknown> };
+    const j = JSON.parse((await cli(['cluster', 'reach', ...BASE, '--port', '6379', '--json'])).out) as { port: number; protocol: string; to: string; pods: string[]; allowed: boolean[][]; why: Record<string, unknown>; classes: number[][]; probes: number };
     expect([j.port, j.protocol, j.to]).toEqual([6379, 'TCP', 'pod']);
     expect(j.allowed[1]).toEqual([true, false, false, false]);
     expect(Object.keys(j.why)).toHaveLength(12);
-    expect(await cli(['cluster', 'reach', ...BASE, '--all-ports'])).toMatchObject({ code: 1, err: expect.stringContaining('--all-ports (the matrix over every port at once) is not available in this build') });
-    expect(await cli(['cluster', 'reach', ...BASE])).toMatchObject({ code: 2, err: expect.stringContaining('--port N is required') });
+    expect([j.classes.length, j.probes]).toEqual([4, 16]);
+    expect(await cli(['cluster', 'reach', ...BASE])).toMatchObject({ code: 2, err: expect.stringContaining('--port N or --all-ports is required') });
+    expect(await cli(['cluster', 'reach', ...BASE, '--port', '80', '--all-ports'])).toMatchObject({ code: 2, err: expect.stringContaining('--port and --all-ports exclude each other') });
+  });
+
+  it('--all-ports prints a truth table per range of ports with one answer, and the ranges as JSON', async () => {
+    const text = await cli(['cluster', 'reach', ...BASE, '--all-ports', '--namespaces', 'shop']);
+    expect(text.code).toBe(0);
+    const heads = text.out.split('\n').filter((l) => /^TCP \d/.test(l));
+    expect(heads).toEqual(['TCP 1-79:', 'TCP 80:', 'TCP 81-65535:']);
+    expect(text.out).toContain('TCP 80:\n-\tshop/client\tshop/web-1\tshop/web-2\nshop/client\tX\t.\t.\n');
+    const j = JSON.parse((await cli(['cluster', 'reach', ...BASE, '--all-ports', '--json'])).out) as { ports: string; ranges: { first: number; last: number; allowed: boolean[][] }[]; pods: string[] };
+    expect(j.ports).toBe('all');
+    expect(j.ranges.map((r) => [r.first, r.last])).toEqual([[1, 79], [80, 80], [81, 6378], [6379, 6379], [6380, 65535]]);
+    // 6379: every pod reaches db/redis-0 and nothing else.
+    expect(j.ranges[3]!.allowed.map((row) => row.join())).toEqual(j.pods.map(() => j.pods.map((p) => p === 'db/redis-0').join()));
   });
 });
 

@@ -243,7 +243,7 @@ describe('Cluster.reach', () => {
     const r = cluster().reach({ port: 80, to: 'service', namespaces: ['shop'] });
     expect(r.pods).toEqual(['shop/client', 'shop/web-1', 'shop/web-2']);
     expect(r.allowed[0]).toEqual([false, true, true]);
-    expect(r.why['shop/client→shop/client']!.reason).toBe('no Service selects shop/client with a port to 80/TCP');
+    expect(r.why['shop/client→shop/client']!.reason).toBe('no Service selects pod/shop/client with a port to 80/TCP');
   });
 });
 

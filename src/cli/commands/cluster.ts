@@ -8,7 +8,7 @@ import { Cluster } from '../../cluster/cluster.js';
 import type { ClusterConnectResult, ClusterOptions } from '../../cluster/cluster.js';
 import { readSnapshot } from '../../cluster/snapshot.js';
 import type { SnapshotSource } from '../../cluster/snapshot.js';
-import { renderClusterOutcome, renderClusterTrace, renderReach } from '../../cluster/render.js';
+import { renderClusterOutcome, renderClusterTrace, renderReach, renderReachAllPorts } from '../../cluster/render.js';
 import { printNftRuleset } from '../../nftables/print.js';
 import { nftLoadErrors } from '../../nftables/index.js';
 import { NetfilterSimError, diagnostic } from '../../model/errors.js';
@@ -82,31 +82,38 @@ Examples:
   netfilter-sim cluster connect --snapshot dump/ --from shop/client --to db/redis-0 --port 6379 --json
 `;
 
-const REACH_HELP = `Usage: netfilter-sim cluster reach --snapshot PATH --port N [options]
+const REACH_HELP = `Usage: netfilter-sim cluster reach --snapshot PATH --port N|--all-ports [options]
 
-The reachability matrix over the snapshot's pods for one port: from every pod to every pod (to
-its address, or through a Service that selects it), each cell a connection on the cluster path,
-printed as the Kubernetes NetworkPolicy e2e suite prints its truth tables (. reachable,
-X blocked), with why each blocked cell is blocked.
+The reachability matrix over the snapshot's pods: from every pod to every pod (to its address,
+or through a Service that selects it), each cell a connection on the cluster path, printed as the
+Kubernetes NetworkPolicy e2e suite prints its truth tables (. reachable, X blocked), with why each
+blocked cell is blocked. Pods that nothing on the path tells apart (namespace, labels, node,
+containers' ports, ipBlock answers, EndpointSlices; no rules of their own and no --node-rules)
+form a class: one connection per pair of classes answers every pair of their pods.
 
 The matrix:
   --port N                the destination port
-  --all-ports             every port at once (not available in this build: an error says so)
-  --proto tcp|udp|sctp    default tcp
-  --to pod|service        to each pod's address (default), or through a Service selecting it
+  --all-ports             every port: the ranges of ports that share one answer in every cell,
+                          each with its matrix (cut at every port the policies, containers,
+                          Services and rules name; one port of each piece probed)
+  --proto tcp|udp         default tcp
+  --to pod|service        to each pod's address (default), or through the first Service (by
+                          name) selecting it, each endpoint of the Service chosen in turn
   --namespaces A,B        only the pods of these namespaces
 
 ${CLUSTER_FLAGS}
 
 Output:
   --json                  one object: port, protocol, to, pods, allowed (allowed[i][j] from
-                          pods[i] to pods[j]), why
+                          pods[i] to pods[j]), why, classes, probes; with --all-ports ports: "all"
+                          and ranges (first, last, allowed, why) instead of port, allowed, why
 
 Exit status: 0 the matrix was computed, 1 bad input, 2 usage error.
 
 Examples:
   netfilter-sim cluster reach --snapshot cluster.yaml --port 80
   netfilter-sim cluster reach --snapshot cluster.yaml --port 80 --to service --json
+  netfilter-sim cluster reach --snapshot cluster.yaml --all-ports --namespaces shop
 `;
 
 const RULES_HELP = `Usage: netfilter-sim cluster rules --snapshot PATH --node NAME [options]
@@ -283,19 +290,24 @@ async function runReach(args: string[], io: CliIO): Promise<number> {
     return EXIT_OK;
   }
   if (values.format !== undefined) throw new UsageError('reach has no --format: the matrix is text, --json the data');
-  if (values['all-ports']) {
-    if (values.port !== undefined) throw new UsageError('--port and --all-ports exclude each other');
-    throw new NetfilterSimError(diagnostic('UNSUPPORTED', '--all-ports (the matrix over every port at once) is not available in this build; give --port N'));
-  }
-  if (values.port === undefined) throw new UsageError('--port N is required');
-  if (!/^\d+$/.test(values.port) || Number(values.port) < 1 || Number(values.port) > 65535) throw new UsageError(`--port needs a port 1-65535, not "${values.port}"`);
+  const all = values['all-ports'] === true;
+  if (all && values.port !== undefined) throw new UsageError('--port and --all-ports exclude each other');
+  if (!all && values.port === undefined) throw new UsageError('--port N or --all-ports is required');
+  if (!all && (!/^\d+$/.test(values.port!) || Number(values.port) < 1 || Number(values.port) > 65535)) throw new UsageError(`--port needs a port 1-65535, not "${values.port}"`);
   const proto = oneOf(values, 'proto', ['tcp', 'udp', 'sctp'] as const);
   const to = oneOf(values, 'to', ['pod', 'service'] as const);
   const namespaces = values.namespaces?.split(',').map((s) => s.trim()).filter((s) => s !== '');
   const cluster = buildCluster(values, io, 'reach');
-  const r = cluster.reach({ port: Number(values.port), ...(proto !== undefined ? { proto } : {}), ...(to !== undefined ? { to } : {}), ...(namespaces !== undefined ? { namespaces } : {}) });
-  if (values.json) writeJson(r, io.stdout);
-  else io.stdout(renderReach(r));
+  const common = { ...(proto !== undefined ? { proto } : {}), ...(to !== undefined ? { to } : {}), ...(namespaces !== undefined ? { namespaces } : {}) };
+  if (all) {
+    const r = cluster.reach({ allPorts: true, ...common });
+    if (values.json) writeJson(r, io.stdout);
+    else io.stdout(renderReachAllPorts(r));
+  } else {
+    const r = cluster.reach({ port: Number(values.port), ...common });
+    if (values.json) writeJson(r, io.stdout);
+    else io.stdout(renderReach(r));
+  }
   return EXIT_OK;
 }
 

@@ -145,6 +145,16 @@ export class ConnectionDriver {
     return v;
   }
 
+  /**
+   * The next draws of `statistic --mode random` and `numgen random` take the script's values in
+   * order, then true (a choice among N endpoints taken by k falses and a true picks the k-th), until
+   * a call with null gives the draws back to the RNG. For a driver that enumerates choices across
+   * namespaces (the cluster's reachability through a Service). @internal
+   */
+  scriptDraws(script: readonly boolean[] | null): void {
+    this.branch = script === null ? null : { script: [...script], pos: 0, taken: [], free: [], p: 1 };
+  }
+
   connectWith(spec: ConnectSpec, close: boolean, tr: TraceRecorder | null): ConnectResult {
     this.closing = close;
     let r: ConnectResult;

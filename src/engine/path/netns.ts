@@ -234,6 +234,14 @@ export class Netns {
     }));
   }
 
+  /**
+   * The next `statistic --mode random` / `numgen random` draws of this namespace take the script's
+   * values, then true; null gives them back to the RNG. @internal
+   */
+  scriptDraws(script: readonly boolean[] | null): void {
+    this.driver.scriptDraws(script);
+  }
+
   /** The conntrack table, compact. */
   conntrack(): ConntrackSnapshot[] {
     return this.kernel.conntrack.snapshot();

@@ -1,0 +1,213 @@
+// `Cluster.reach` by classes of pods and over every port, on generated snapshots (the netpol
+// generators' clusters with Services added): the class answer is the pair-by-pair answer, cell
+// for cell (allowed, and why: policy, direction, rule, outcome and reason); every port of a range
+// of `allPorts` gives the range's answer when asked alone; `to: 'service'` goes to each endpoint
+// of the Service in turn, the same on every run.
+import * as fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { Cluster } from '../../src/cluster/cluster.js';
+import type { ReachResult } from '../../src/cluster/cluster.js';
+import { networkPolicySnapshot, PROBE_PORTS } from '../../src/arbitraries/netpol.js';
+import type { K8sEndpointSlice, K8sService, Snapshot } from '../../src/model/kubernetes.js';
+import { NetfilterSimError } from '../../src/model/errors.js';
+import { COMPONENTS } from '../../src/cluster/components.js';
+
+/** Every NetworkPolicy enforcer this build has, and none. */
+const ENFORCERS = [...Object.keys(COMPONENTS.netpol), 'none'] as ('reference' | 'none')[];
+import { pod, snapshot as podsSnapshot } from '../netpol/helpers.js';
+
+/** The pods' snapshot with the nodes they name (node-N: 10.244.N.0/24, 192.168.0.(10+N)). */
+function snapshot(...args: Parameters<typeof podsSnapshot>): Snapshot {
+  const s = podsSnapshot(...args);
+  const nodes = [...new Set(s.pods.map((p) => p.spec.nodeName!))].sort().map((name) => {
+    const n = Number(/(\d+)$/.exec(name)![1]);
+    return { kind: 'Node' as const, metadata: { name }, spec: { podCIDR: `10.244.${n}.0/24` }, status: { addresses: [{ type: 'InternalIP' as const, address: `192.168.0.${10 + n}` }] } };
+  });
+  return { ...s, nodes };
+}
+
+/**
+ * The snapshot with a Service per app of each namespace (port 80 → 80 and 81 → 8080, TCP; 53 →
+ * 53 UDP) and its EndpointSlice listing every selected pod, so that kube-proxy has rules to hold
+ * and choices to make.
+ */
+function withServices(s: Snapshot): Snapshot {
+  const services: K8sService[] = [];
+  const slices: K8sEndpointSlice[] = [];
+  const namespaces = [...new Set(s.pods.map((p) => p.metadata.namespace!))].sort();
+  namespaces.forEach((ns, n) => {
+    const apps = [...new Set(s.pods.filter((p) => p.metadata.namespace === ns).map((p) => p.metadata.labels?.['app']).filter((a): a is string => a !== undefined))].sort();
+    apps.forEach((app, a) => {
+      const name = `svc-${app}`;
+      services.push({
+        kind: 'Service',
+        metadata: { name, namespace: ns },
+        spec: {
+          selector: { app },
+          clusterIP: `10.96.${n}.${a + 10}`,
+          clusterIPs: [`10.96.${n}.${a + 10}`],
+          ports: [{ name: 'web', port: 80, targetPort: 80, protocol: 'TCP' }, { name: 'alt', port: 81, targetPort: 8080, protocol: 'TCP' }, { name: 'dns', port: 53, targetPort: 53, protocol: 'UDP' }],
+        },
+      } as K8sService);
+      const members = s.pods.filter((p) => p.metadata.namespace === ns && p.metadata.labels?.['app'] === app);
+      slices.push({
+        kind: 'EndpointSlice',
+        metadata: { name: `${name}-1`, namespace: ns, labels: { 'kubernetes.io/service-name': name } },
+        addressType: 'IPv4',
+        ports: [{ name: 'web', port: 80, protocol: 'TCP' }, { name: 'alt', port: 8080, protocol: 'TCP' }, { name: 'dns', port: 53, protocol: 'UDP' }],
+        endpoints: members.map((p) => ({ addresses: [p.status!.podIP!], conditions: { ready: true }, nodeName: p.spec.nodeName! })),
+      } as K8sEndpointSlice);
+    });
+  });
+  return { ...s, services, endpointSlices: slices };
+}
+
+/**
+ * Replicas of the generated pods, as a Deployment makes them: the same labels, ports and node,
+ * another name and address (so an ipBlock around the original may leave them out).
+ */
+function withReplicas(s: Snapshot, counts: readonly number[]): Snapshot {
+  const extra = s.pods.flatMap((p, i) => Array.from({ length: counts[i % counts.length]! }, (_, k) => {
+    const node = Number(/(\d+)$/.exec(p.spec.nodeName!)![1]);
+    const ip = `10.244.${node}.${100 + i * 4 + k}`;
+    return { ...p, metadata: { ...p.metadata, name: `${p.metadata.name}-r${k}` }, status: { ...p.status, podIP: ip, podIPs: [{ ip }] } };
+  }));
+  return { ...s, pods: [...s.pods, ...extra] };
+}
+
+const snapshots = fc
+  .tuple(networkPolicySnapshot({ nodes: 2, minPods: 2, maxPods: 4, maxPolicies: 3 }), fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 1, maxLength: 4 }))
+  .map(([s, counts]) => withServices(withReplicas(s, counts)));
+
+function build(s: Snapshot, netpol: (typeof ENFORCERS)[number] = 'reference', kubeProxy: 'iptables' | 'nftables' = 'iptables'): Cluster {
+  return new Cluster({ snapshot: s, netpol, kubeProxy });
+}
+
+/** The matrix and every cell's why, as plain data (the why is computed on reading). */
+function plain(r: ReachResult): unknown {
+  return { pods: r.pods, allowed: r.allowed, why: { ...r.why } };
+}
+
+describe('Cluster.reach: classes of pods', () => {
+  it('the class answer is the pair-by-pair answer, cell for cell, on generated snapshots', () => {
+    let merged = 0;
+    let runs = 0;
+    fc.assert(
+      fc.property(snapshots, fc.constantFrom(...PROBE_PORTS), fc.constantFrom('tcp' as const, 'udp' as const), fc.constantFrom('pod' as const, 'service' as const), fc.constantFrom(...ENFORCERS), (s, port, proto, to, netpol) => {
+        const byClass = build(s, netpol).reach({ port, proto, to });
+        const byPair = build(s, netpol).reach({ port, proto, to, classes: false });
+        expect(plain(byClass)).toEqual(plain(byPair));
+        expect(byPair.classes).toHaveLength(byPair.pods.length);
+        expect(byClass.classes.flat().sort((a, b) => a - b)).toEqual(byClass.pods.map((_, i) => i));
+        runs++;
+        if (byClass.classes.length < byClass.pods.length) {
+          merged++;
+          if (to === 'pod') expect(byClass.probes).toBeLessThan(byPair.probes);
+          else expect(byClass.probes).toBeLessThanOrEqual(byPair.probes);
+        }
+      }),
+      { numRuns: 60, seed: 29 },
+    );
+    // The property says something only if classes of several pods happened.
+    expect(merged).toBeGreaterThan(runs / 4);
+  });
+
+  it('pods alike in all but an ipBlock\'s answer, the node or the labels are classes apart', () => {
+    const a = pod('x/a', 0, { labels: { app: 'a' }, ports: [80] });
+    const b = pod('x/b', 1, { labels: { app: 'a' }, ports: [80] });
+    const c = pod('x/c', 2, { labels: { app: 'a' }, ports: [80] });
+    const d = pod('x/d', 3, { labels: { app: 'b' }, ports: [80] });
+    const e = pod('x/e', 4, { labels: { app: 'a' }, ports: [80], node: 'node-2' });
+    const s = snapshot([a, b, c, d, e], [{
+      kind: 'NetworkPolicy', metadata: { name: 'only-c', namespace: 'x' },
+      spec: { podSelector: {}, ingress: [{ from: [{ ipBlock: { cidr: `${c.status!.podIP!}/32` } }] }] },
+    }]);
+    const r = build(s).reach({ port: 80 });
+    expect(r.classes.map((k) => k.map((i) => r.pods[i]))).toEqual([['x/a', 'x/b'], ['x/c'], ['x/d'], ['x/e']]);
+    // Only x/c (the ipBlock) gets in anywhere but to itself.
+    expect(r.allowed.map((row) => row.map((x) => (x ? '.' : 'X')).join(''))).toEqual(['.XXXX', 'X.XXX', '.....', 'XXX.X', 'XXXX.']);
+    expect(r.why['x/b→x/a']).toMatchObject({ policy: 'x/only-c', direction: 'ingress', rule: null, outcome: 'dropped' });
+    expect(plain(r)).toEqual(plain(build(s).reach({ port: 80, classes: false })));
+  });
+
+  it('rules given for a node may name any pod: every pod is then its own class', () => {
+    const s = snapshot(['x/a', 'x/b', 'x/c']);
+    const rules = '*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A FORWARD -d 10.244.1.3/32 -j DROP\nCOMMIT\n';
+    const r = new Cluster({ snapshot: s, netpol: 'none', kubeProxy: 'none', nodeRules: { 'node-1': rules } }).reach({ port: 80 });
+    expect(r.classes).toHaveLength(3);
+    // The rule drops what goes to x/b: the SYNs to it and the answers to its own SYNs.
+    expect(r.allowed.map((row) => row.map((x) => (x ? '.' : 'X')).join(''))).toEqual(['.X.', 'X.X', '.X.']);
+  });
+
+  it('bad options are typed errors', () => {
+    const c = build(snapshot(['x/a']));
+    for (const o of [{}, { port: 0 }, { port: 80, allPorts: true }, { port: 80, proto: 'sctp' }, { port: 80, classes: 'yes' }]) {
+      expect(() => c.reach(o as never)).toThrow(NetfilterSimError);
+    }
+  });
+});
+
+describe('Cluster.reach: every port', () => {
+  it('each range covers the ports in order, and any port of it asked alone gives the range\'s answer', () => {
+    fc.assert(
+      fc.property(snapshots, fc.constantFrom('tcp' as const, 'udp' as const), fc.constantFrom('pod' as const, 'service' as const), fc.integer({ min: 0, max: 1_000_000 }), (s, proto, to, pick) => {
+        const all = build(s).reach({ allPorts: true, proto, to });
+        expect(all.ranges[0]!.first).toBe(1);
+        expect(all.ranges[all.ranges.length - 1]!.last).toBe(65535);
+        all.ranges.forEach((r, i) => {
+          if (i > 0) expect(r.first).toBe(all.ranges[i - 1]!.last + 1);
+          expect(r.last).toBeGreaterThanOrEqual(r.first);
+        });
+        const verdicts = (w: Readonly<Record<string, { policy: string | null; direction: string | null; rule: number | null; outcome: string }>>): unknown =>
+          Object.fromEntries(Object.entries(w).map(([k, v]) => [k, [v.policy, v.direction, v.rule, v.outcome]]));
+        const single = build(s);
+        for (const r of all.ranges) {
+          const inside = r.first + (pick % (r.last - r.first + 1));
+          for (const port of new Set([r.first, inside, r.last])) {
+            const one = single.reach({ port, proto, to, classes: false });
+            expect(one.allowed, `${proto} ${port} in ${r.first}-${r.last}`).toEqual(r.allowed);
+            expect(verdicts(one.why), `${proto} ${port} in ${r.first}-${r.last}`).toEqual(verdicts(r.why));
+          }
+        }
+        // Neighbouring ranges differ somewhere (equal ones are joined).
+        for (let i = 1; i < all.ranges.length; i++) {
+          const a = all.ranges[i - 1]!;
+          const b = all.ranges[i]!;
+          expect(JSON.stringify([a.allowed, verdicts(a.why)]) === JSON.stringify([b.allowed, verdicts(b.why)])).toBe(false);
+        }
+      }),
+      { numRuns: 12, seed: 28 },
+    );
+  });
+});
+
+describe('Cluster.reach: the port cuts', () => {
+  it('a port range in a node\'s rules cuts the ports at both of its ends', () => {
+    const s = snapshot(['x/a', 'x/b']);
+    const rules = '*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A FORWARD -p tcp -m tcp --dport 8000:8100 -j DROP\nCOMMIT\n';
+    const r = new Cluster({ snapshot: s, netpol: 'none', kubeProxy: 'none', nodeRules: { 'node-1': rules } }).reach({ allPorts: true });
+    expect(r.ranges.map((x) => `${x.first}-${x.last}`)).toEqual(['1-79', '80-81', '82-7999', '8000-8100', '8101-65535']);
+    expect(r.ranges[3]!.why['x/a→x/b']).toMatchObject({ outcome: 'dropped' });
+    expect(r.ranges[3]!.why['x/a→x/b']!.reason).toContain('FORWARD');
+  });
+});
+
+describe('Cluster.reach: through a Service', () => {
+  it('every endpoint of the Service is reached in turn, the same on every run, and the classes agree', () => {
+    const pods = ['x/a', 'x/b', 'x/c', 'x/d'].map((id, i) => pod(id, i, { labels: { app: 'web' }, ports: [80], node: i < 2 ? 'node-1' : 'node-2' }));
+    const s = withServices(snapshot([...pods, pod('x/client', 9, { labels: { app: 'client' } })]));
+    for (const kubeProxy of ['iptables', 'nftables'] as const) {
+      const runs = [1, 2].map(() => new Cluster({ snapshot: s, netpol: 'none', kubeProxy }).reach({ port: 80, to: 'service' }));
+      expect(plain(runs[0]!)).toEqual(plain(runs[1]!));
+      const r = runs[0]!;
+      const client = r.pods.indexOf('x/client');
+      // From the client, each of the four endpoints is a cell of its own, all reached.
+      expect(r.allowed[client], kubeProxy).toEqual(r.pods.map((p) => p !== 'x/client'));
+      // To itself through its own Service: the bridge's port has hairpin mode off.
+      expect(r.why['x/client→x/client']).toMatchObject({ policy: null, outcome: 'dropped' });
+      expect(r.classes.map((k) => k.map((i) => r.pods[i]))).toEqual([['x/a', 'x/b'], ['x/c', 'x/d'], ['x/client']]);
+      const byPair = new Cluster({ snapshot: s, netpol: 'none', kubeProxy }).reach({ port: 80, to: 'service', classes: false });
+      expect(plain(r)).toEqual(plain(byPair));
+    }
+  });
+});
