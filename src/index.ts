@@ -105,7 +105,7 @@ export { renderClusterTrace, renderClusterOutcome, renderReach, renderReachAllPo
 export type { Topology, PlannedNode, PlannedPod, PlannedOutside, PlannedListener } from './cluster/topology.js';
 export type { IpAddress, IpCidr } from './cluster/addresses.js';
 export type {
-  KubeProxyMode as ClusterKubeProxyMode, NetpolImplementation, CniMode, PolicyVerdict, PolicyCheck, PolicyEnforcer, PolicyEnforcerFactory, KubeProxyCompiler, CniRulesCompiler,
+  KubeProxyMode as ClusterKubeProxyMode, NetpolImplementation, CniMode, PolicyVerdict, PolicyCheck, PolicyEnforcer, PolicyEnforcerFactory, EnforcerContext, KubeProxyCompiler, CniRulesCompiler,
 } from './cluster/components.js';
 export type {
   Snapshot, K8sObject, K8sNamespace, K8sNode, K8sPod, K8sService, K8sEndpointSlice, K8sNetworkPolicy, K8sContainer, K8sProtocol, ObjectMeta, LabelSelector,

@@ -209,7 +209,10 @@ export class Cluster {
     for (const name of Object.keys(nodeRules)) {
       if (!this.topology.nodes.some((n) => n.name === name)) fail('BAD_CONFIG', `node rules for "${name}", which is not a node of the cluster (nodes: ${this.topology.nodes.map((n) => n.name).join(', ') || 'none'})`);
     }
-    this.enforcer = policyEnforcer(this.snapshot, this.netpol);
+    // The bridge's gateway address is the node's too: what the node sends to its pods over cni0
+    // leaves from it.
+    const bridgeAddresses = Object.fromEntries(this.topology.nodes.filter((n) => n.bridge.length > 0 && cni === 'bridge').map((n) => [n.name, n.bridge.map((b) => b.text)]));
+    this.enforcer = policyEnforcer(this.snapshot, this.netpol, { nodeAddresses: bridgeAddresses });
     this.givenNodeRules = Object.keys(nodeRules).length > 0;
     const hostPortsWithoutRules = this.snapshot.pods.filter((p) => !Object.hasOwn(nodeRules, p.spec.nodeName!) && [...p.spec.containers, ...(p.spec.initContainers ?? [])].some((c) => c.ports?.some((x) => x.hostPort !== undefined)));
     if (COMPONENTS.cniNodeRules === null && hostPortsWithoutRules.length > 0) {

@@ -91,7 +91,17 @@ export interface PolicyDrop {
 }
 
 /** Makes an enforcer for a snapshot. */
-export type PolicyEnforcerFactory = (snapshot: Snapshot) => PolicyEnforcer;
+/**
+ * Makes an enforcer for a snapshot. `context.nodeAddresses` holds each node's addresses beyond
+ * its `status.addresses` (the bridge's gateway address the CNI gives it), so that traffic the node
+ * sends from them counts as the node's.
+ */
+export type PolicyEnforcerFactory = (snapshot: Snapshot, context?: EnforcerContext) => PolicyEnforcer;
+
+/** What the cluster knows about its nodes beyond the snapshot, for {@link PolicyEnforcerFactory}. */
+export interface EnforcerContext {
+  readonly nodeAddresses?: Readonly<Record<string, readonly string[]>>;
+}
 
 /**
  * The compilers this build has. kube-proxy, the CNI node rules and the NetworkPolicy enforcers are
@@ -115,8 +125,8 @@ export const COMPONENTS: {
  * source pod against the address the node forwards to, ingress for the destination pod against
  * the address the packet arrives from.
  */
-function referenceEnforcer(snapshot: Snapshot): PolicyEnforcer {
-  const evaluator = new NetworkPolicyEvaluator(snapshot);
+function referenceEnforcer(snapshot: Snapshot, context: EnforcerContext = {}): PolicyEnforcer {
+  const evaluator = new NetworkPolicyEvaluator(snapshot, context.nodeAddresses !== undefined ? { nodeAddresses: context.nodeAddresses } : {});
   return {
     decide(c: PolicyCheck): PolicyVerdict | null {
       const pod = `${c.pod.metadata.namespace ?? 'default'}/${c.pod.metadata.name}`;
@@ -163,7 +173,7 @@ function asVerdict(v: DirectionVerdict, direction: 'ingress' | 'egress'): Policy
  * attributed to the pod whose `KUBE-POD-FW-*` chain rejected it (read from the trace; without one,
  * to the direction the reference evaluator blocks) and to the policy isolating that pod.
  */
-function kubeRouterEnforcer(snapshot: Snapshot): PolicyEnforcer {
+function kubeRouterEnforcer(snapshot: Snapshot, context: EnforcerContext = {}): PolicyEnforcer {
   const dual = snapshot.pods.some((p) => (p.status?.podIPs ?? []).some((x) => x.ip.includes(':')));
   const compiled = new Map<string, KubeRouterRules>();
   const rules = (node: string): KubeRouterRules => {
@@ -171,7 +181,7 @@ function kubeRouterEnforcer(snapshot: Snapshot): PolicyEnforcer {
     if (r === undefined) compiled.set(node, (r = compileKubeRouter(snapshot, node, { families: dual ? [4, 6] : [4] })));
     return r;
   };
-  const evaluator = new NetworkPolicyEvaluator(snapshot);
+  const evaluator = new NetworkPolicyEvaluator(snapshot, context.nodeAddresses !== undefined ? { nodeAddresses: context.nodeAddresses } : {});
   const byIp = addressedPods(snapshot);
   const byChain = new Map<string, AddressedPod>();
   for (const p of byIp.values()) byChain.set(kubeRouterPodChain(p.namespace, p.key.slice(p.namespace.length + 1)), p);
@@ -224,8 +234,8 @@ const KNP_LABEL = 100;
  * in the whole cluster) by the reference evaluator; an accepted connection gets the conntrack
  * label 100, which lets its later packets pass the table's `ct label` rule.
  */
-function kubeNetworkPoliciesEnforcer(snapshot: Snapshot): PolicyEnforcer {
-  const evaluator = new NetworkPolicyEvaluator(snapshot);
+function kubeNetworkPoliciesEnforcer(snapshot: Snapshot, context: EnforcerContext = {}): PolicyEnforcer {
+  const evaluator = new NetworkPolicyEvaluator(snapshot, context.nodeAddresses !== undefined ? { nodeAddresses: context.nodeAddresses } : {});
   const byIp = addressedPods(snapshot);
   const lastDrop = new Map<string, PolicyVerdict>();
   const by = 'kube-network-policies (the reference evaluator)';
@@ -264,11 +274,11 @@ export function kubeProxyRules(snapshot: Snapshot, node: string, mode: KubeProxy
 }
 
 /** The NetworkPolicy enforcer, null for `none`, or an error when this build has not got it. */
-export function policyEnforcer(snapshot: Snapshot, implementation: NetpolImplementation): PolicyEnforcer | null {
+export function policyEnforcer(snapshot: Snapshot, implementation: NetpolImplementation, context: EnforcerContext = {}): PolicyEnforcer | null {
   if (implementation === 'none') return null;
   const make = COMPONENTS.netpol[implementation];
   if (make === undefined) unsupported(`NetworkPolicy enforcement "${implementation}" is not available in this build: give --netpol none (netpol: 'none')`);
-  return make(snapshot);
+  return make(snapshot, context);
 }
 
 /** The rules one node namespace loads, by front end. */
