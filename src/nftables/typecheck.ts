@@ -136,6 +136,10 @@ interface RuleContext {
   /** The network protocol (`arp` in arp tables). */
   l3?: 'ip' | 'ip6' | 'arp';
   l4?: number;
+  /** The protocols of a match on a set of them (`meta l4proto { tcp, udp }`): a header of one conflicts with the others. */
+  l4Set?: readonly number[];
+  /** The value an `ether type` match of the rule fixed. */
+  etherType?: bigint;
   /** The ICMP type a match of the rule fixed (nft's `th_dep.icmp.type`). */
   icmpType?: number;
   /** Dependencies nft adds in front of the statement being evaluated. */
@@ -723,6 +727,7 @@ class Evaluator {
           const name = this.ifaces[Number(v.value) - 1];
           if (name !== undefined && v.value > 0n) return { ...v, text: name };
         }
+        if (type === 'ct_label' && v.value >= 128n) fail('BAD_VALUE', `${s}: bit ${v.value} out of range (128 max)`, raw.span, raw.text);
         return v;
       } catch (e) {
         if (e instanceof DatatypeError) {
@@ -964,6 +969,7 @@ class Evaluator {
       const hi = num.kind === 'value' ? num.value : num.high.value;
       if (hi > 65535n) fail('BAD_VALUE', 'queue expression max value exceeds 65535', s.num!.span);
     }
+    if (num && (num.kind === 'numgen' || num.kind === 'hash') && num.offset + num.modulus - 1 > 65535) fail('BAD_VALUE', 'queue expression max value exceeds 65535', s.num!.span);
     if (s.flags.includes('fanout') && num?.kind !== 'range') fail('BAD_VALUE', 'fanout requires a range to be specified', s.span);
     return { kind: 'queue', ...(num ? { num } : {}), flags: s.flags, span: s.span };
   }
@@ -990,6 +996,7 @@ class Evaluator {
 
   private reject(s: Extract<RawStatement, { t: 'reject' }>, ctx: RuleContext): NftStatement {
     if (ctx.family === 'arp') fail('BAD_VALUE', 'reject is not supported in the arp family', s.span);
+    if ((ctx.family === 'bridge' || ctx.family === 'netdev') && ctx.l3 === 'arp') fail('BAD_VALUE', 'cannot reject this network family', s.span);
     if (!s.with) {
       // nft picks the ICMP flavour from the family or the rule's network protocol.
       const l3 = ctx.family === 'ip' || ctx.family === 'ip6' ? ctx.family : ctx.l3;
@@ -1030,8 +1037,7 @@ class Evaluator {
     if (s.addr) {
       if (ctx.family === 'inet' && !family) {
         if (ctx.l3 === 'ip' || ctx.l3 === 'ip6') family = ctx.l3;
-        else if (s.addr.t === 'sym') family = s.addr.text.includes(':') ? 'ip6' : 'ip';
-        else if (s.addr.t === 'range' && s.addr.low.t === 'sym') family = s.addr.low.text.includes(':') ? 'ip6' : 'ip';
+        else if (s.addr.t !== 'map') fail('BAD_VALUE', 'ip or ip6 must be specified with address for inet tables.', s.span);
       }
       const fam = ctx.family === 'inet' ? family : ctx.family;
       if (!fam) fail('BAD_VALUE', `specify \`${s.type} ip\` or '${s.type} ip6' in inet table to disambiguate`, s.span);
@@ -1061,7 +1067,6 @@ class Evaluator {
       }
     } else if (s.type === 'snat' || s.type === 'dnat') {
       if (!s.port) fail('UNEXPECTED_TOKEN', `syntax error, ${s.type} needs an address`, s.span);
-      if (ctx.family === 'inet' && !family) fail('BAD_VALUE', `specify \`${s.type} ip\` or '${s.type} ip6' in inet table to disambiguate`, s.span);
     }
     if (s.port) {
       if (s.port.t === 'map') {
@@ -1185,6 +1190,13 @@ class Evaluator {
   private selectorExpr(raw: RawExpr, ctx: RuleContext): NftSelector {
     switch (raw.t) {
       case 'sel':
+        if (raw.sel.kind === 'rt' && raw.sel.key === 'nexthop') {
+          // The next hop's address family: written, or the table's, or the rule's network protocol.
+          const fam = raw.sel.family ?? (ctx.family === 'ip' || ctx.family === 'ip6' ? ctx.family : ctx.l3 === 'ip' || ctx.l3 === 'ip6' ? ctx.l3 : undefined);
+          if (!fam) fail('BAD_VALUE', 'cannot determine ip protocol version, use "ip nexthop" or "ip6 nexthop" instead', raw.span);
+          if ((ctx.family === 'ip' || ctx.family === 'ip6') && fam !== ctx.family) fail('BAD_VALUE', `${fam} nexthop will not match`, raw.span);
+          if (!raw.sel.family) return this.selectorExpr({ ...raw, sel: { ...raw.sel, family: fam } }, ctx);
+        }
         this.context(raw.sel, raw.span, ctx);
         if (raw.sel.kind === 'hash' && raw.sel.expr) this.contextOf(raw.sel.expr, raw.span, ctx);
         return raw.sel;
@@ -1236,6 +1248,8 @@ class Evaluator {
         const p = sel.protocol;
         if (p === 'ether' || p === 'vlan') {
           if (ctx.family === 'arp') conflict('arp', p);
+          // A vlan header follows only an ether type of 802.1Q or 802.1ad.
+          if (p === 'vlan' && ctx.etherType !== undefined && ctx.etherType !== 0x8100n && ctx.etherType !== 0x88a8n) conflict('ether', 'vlan');
           return;
         }
         if (p === 'arp') {
@@ -1252,6 +1266,8 @@ class Evaluator {
         const n = L4_PROTOCOLS[p]!;
         // nft takes icmp in an ip6 rule and icmpv6 after `meta nfproto ipv4` (it never matches).
         if (ctx.l4 !== undefined && ctx.l4 !== n && ctx.l4 !== ANY_L4) conflict(L4_NAMES[ctx.l4] ?? String(ctx.l4), p);
+        const other = ctx.l4 === ANY_L4 ? ctx.l4Set?.find((x) => x !== n) : undefined;
+        if (other !== undefined) conflict(L4_NAMES[other] ?? String(other), p);
         ctx.l4 = n;
         const dep = ICMP_DEPS[p]?.[sel.field];
         if (dep) {
@@ -1279,15 +1295,24 @@ class Evaluator {
         ctx.l4 = 6;
         return;
       case 'ct':
-        if ((sel.key === 'saddr' || sel.key === 'daddr') && !sel.family && ctx.family === 'inet') {
-          fail('BAD_VALUE', 'ct original/reply addresses need ip or ip6 in an inet table', span);
-        }
+        // A ct address takes its family from the table or the rule's network protocol only as
+        // the whole left side of a match; in a concatenation or a map key nft wants it written.
+        if ((sel.key === 'saddr' || sel.key === 'daddr') && !sel.family) fail('BAD_VALUE', 'specify either ip or ip6 for address matching', span);
+        if (sel.family && ctx.family === 'inet' && (ctx.l3 === 'ip' || ctx.l3 === 'ip6') && ctx.l3 !== sel.family) conflict(ctx.l3, sel.family);
         if (ctx.family === 'arp' || ctx.family === 'netdev') {
           // No conntrack there: nft refuses the expression at evaluation.
           if (ctx.family === 'arp') fail('BAD_VALUE', 'ct expression is not supported in the arp family', span);
         }
         return;
+      case 'osf':
+        // nft_osf reads IPv4 headers: the kernel takes it in ip and inet tables only.
+        if (ctx.family !== 'ip' && ctx.family !== 'inet') this.commitFail('BAD_VALUE', `Could not process rule: Operation not supported (osf is only for ip and inet tables)`, span, 'osf');
+        return;
       case 'meta':
+        // The bridge port keys exist only in bridge tables: the kernel refuses them elsewhere.
+        if (['ibrname', 'obrname', 'ibriport', 'obriport', 'ibrvproto', 'ibrpvid'].includes(sel.key) && ctx.family !== 'bridge') {
+          this.commitFail('BAD_VALUE', `Could not process rule: Operation not supported (meta ${sel.key} is only for bridge tables)`, span, sel.key);
+        }
         if (sel.key === 'nfproto' && ctx.family !== 'inet') fail('BAD_VALUE', 'meta nfproto is only useful in the inet family', span);
         return;
       case 'fib':
@@ -1305,7 +1330,12 @@ class Evaluator {
   }
 
   private match(s: Extract<RawStatement, { t: 'match' }>, ctx: RuleContext): NftStatement {
-    let left = this.selectorExpr(s.left, ctx);
+    let rawLeft = s.left;
+    if (rawLeft.t === 'sel' && rawLeft.sel.kind === 'ct' && (rawLeft.sel.key === 'saddr' || rawLeft.sel.key === 'daddr') && !rawLeft.sel.family) {
+      const fam = ctx.family === 'ip' || ctx.family === 'ip6' ? ctx.family : ctx.l3 === 'ip' || ctx.l3 === 'ip6' ? ctx.l3 : undefined;
+      if (fam) rawLeft = { ...rawLeft, sel: { ...rawLeft.sel, family: fam } };
+    }
+    let left = this.selectorExpr(rawLeft, ctx);
     if (left.kind === 'ct' && (left.key === 'saddr' || left.key === 'daddr') && !left.family) left = { ...left, family: ctx.family === 'ip6' ? 'ip6' : 'ip' };
     if (left.kind === 'ct' && left.family && ctx.family !== 'inet' && ctx.family !== 'bridge' && ctx.family !== 'netdev' && left.family !== ctx.family) fail('BAD_VALUE', `conflicting protocols specified: ${ctx.family} vs. ${left.family}`, s.left.span);
     const kts = keyTypes(left);
@@ -1339,6 +1369,7 @@ class Evaluator {
     if (right.kind === 'set' && (s.op === 'implicit' || s.op === '==') && ctx.l4 === undefined
       && ((left.kind === 'meta' && left.key === 'l4proto') || (left.kind === 'payload' && ((left.protocol === 'ip' && left.field === 'protocol') || (left.protocol === 'ip6' && left.field === 'nexthdr'))))) {
       ctx.l4 = ANY_L4;
+      ctx.l4Set = right.elements.flatMap((e) => (e.key[0]?.kind === 'value' ? [Number(e.key[0].value)] : []));
     }
     if (left.kind === 'payload' && left.field === 'type' && (left.protocol === 'icmp' || left.protocol === 'icmpv6') && right.kind === 'set' && (s.op === 'implicit' || s.op === '==')) {
       // A set of echo types fixes the type as far as the echo fields are concerned.
@@ -1367,6 +1398,7 @@ class Evaluator {
         if (l3 && ctx.l3 && ctx.l3 !== l3) fail('BAD_VALUE', `conflicting protocols specified: ${ctx.l3} vs. ${l3}`, s.left.span);
         if (l3) ctx.l3 = l3;
       }
+      if (left.kind === 'payload' && left.protocol === 'ether' && left.field === 'type') ctx.etherType = right.value;
       if ((left.kind === 'meta' && left.key === 'protocol') || (left.kind === 'payload' && left.protocol === 'ether' && left.field === 'type')) {
         const l3 = right.value === 0x0800n ? 'ip' : right.value === 0x86ddn ? 'ip6' : right.value === 0x0806n ? 'arp' : undefined;
         if (l3 && ctx.family !== 'ip' && ctx.family !== 'ip6' && ctx.family !== 'arp') {

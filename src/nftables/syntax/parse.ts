@@ -1716,24 +1716,36 @@ class Parser {
         this.next();
       }
     };
+    // `queue num` takes a number, a range or a variable; `queue to` also a numgen, a hash or a
+    // map lookup (any other expression must go on to `map`, as nft's grammar has it).
+    const queueNum = (): RawExpr => {
+      const t = this.peek();
+      if (t.kind !== 'word' || !(/^[0-9]/.test(t.text) || t.text.startsWith('$'))) this.fail(t, "number or '$'");
+      return this.stmtExpr();
+    };
+    const queueTo = (): RawExpr => {
+      const e = this.stmtExpr();
+      if (e.t === 'sel' && e.sel.kind !== 'numgen' && e.sel.kind !== 'hash') this.fail(this.peek(), '. or map');
+      return e;
+    };
     if (this.isWord('flags')) {
       this.next();
       queueFlags();
       if (this.isWord('to')) {
         this.next();
-        num = this.stmtExpr();
+        num = queueTo();
       } else {
         this.expectWord('num');
-        num = this.stmtExpr();
+        num = queueNum();
       }
     } else if (this.isWord('to')) {
       this.next();
-      num = this.stmtExpr();
+      num = queueTo();
     } else {
       for (;;) {
         if (this.isWord('num')) {
           this.next();
-          num = this.stmtExpr();
+          num = queueNum();
         } else if (this.isWord('bypass') || this.isWord('fanout')) queueFlags();
         else break;
       }
