@@ -27,7 +27,7 @@ export type NftType =
   | 'uid' | 'gid' | 'nf_proto' | 'pkt_type' | 'ct_state' | 'ct_status' | 'ct_dir' | 'tcp_flag'
   | 'icmp_type' | 'icmpv6_type' | 'icmp_code' | 'icmpv6_code' | 'fib_addrtype' | 'boolean' | 'verdict'
   | 'ether_type' | 'ether_addr' | 'arp_op' | 'dscp' | 'ecn' | 'string' | 'ct_label' | 'ct_event' | 'realm' | 'devgroup'
-  | 'iface_type' | 'tc_handle' | 'time' | 'day' | 'hour' | 'igmp_type' | 'dccp_pkttype' | 'icmpx_code' | 'cgroupv2'
+  | 'iface_type' | 'tc_handle' | 'time' | 'date' | 'day' | 'hour' | 'igmp_type' | 'dccp_pkttype' | 'icmpx_code' | 'cgroupv2'
   | 'ipsec_dir' | 'queue' | 'icmp6_type' | 'ct_id' | 'sctp_chunk' | 'mh_type'
   /** Object maps' data (`type ipv4_addr : counter`). */
   | 'counter' | 'quota' | 'limit' | 'secmark' | 'synproxy';
@@ -85,6 +85,12 @@ export interface NftExthdr {
 export interface NftTcpOption {
   readonly kind: 'tcpopt';
   readonly option: string;
+  readonly field?: string;
+}
+/** An SCTP chunk (`sctp chunk init num-inbound-streams`); without a field, its presence. */
+export interface NftSctpChunk {
+  readonly kind: 'sctpchunk';
+  readonly chunk: string;
   readonly field?: string;
 }
 /** Routing information of the packet (`rt mtu`, `rt ip nexthop`, `rt classid`, `rt ipsec`). */
@@ -202,7 +208,7 @@ export type NftObjectType = 'counter' | 'quota' | 'limit' | 'ct helper' | 'ct ti
 /** What a relational expression compares. */
 export type NftSelector =
   | NftPayload | NftMeta | NftCt | NftFib | NftSocket | NftNumgen | NftBitwise | NftShift | NftConcat | NftRawPayload | NftExthdr
-  | NftTcpOption | NftRt | NftHash | NftOsf | NftIpsec;
+  | NftTcpOption | NftSctpChunk | NftRt | NftHash | NftOsf | NftIpsec;
 
 /** One key of a set or map, with its data for maps. */
 export interface NftElement {

@@ -594,6 +594,7 @@ export function printSelector(sel: NftSelector, thAs?: string): string {
     case 'payload': return `${sel.protocol === 'th' && thAs ? thAs : sel.protocol} ${sel.field}`;
     case 'rawpayload': return `@${sel.base},${sel.offset},${sel.length}`;
     case 'exthdr': return sel.field === undefined ? `exthdr ${sel.header}` : `${sel.header} ${sel.field}`;
+    case 'sctpchunk': return `sctp chunk ${sel.chunk}${sel.field !== undefined ? ` ${sel.field}` : ''}`;
     case 'tcpopt': return `tcp option ${sel.option}${sel.field !== undefined ? ` ${sel.field}` : ''}`;
     case 'meta': return UNQUALIFIED_META.has(sel.key) ? sel.key : `meta ${sel.key}`;
     case 'ct': {

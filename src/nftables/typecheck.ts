@@ -1289,6 +1289,11 @@ class Evaluator {
       case 'exthdr':
         if (ctx.l3 === 'ip' || ctx.l3 === 'arp') conflict(ctx.l3, 'ip6');
         return;
+      case 'sctpchunk':
+        if (ctx.l3 === 'arp') conflict('arp', 'sctp');
+        if (ctx.l4 !== undefined && ctx.l4 !== 132 && ctx.l4 !== ANY_L4) conflict(L4_NAMES[ctx.l4] ?? String(ctx.l4), 'sctp');
+        ctx.l4 = 132;
+        return;
       case 'tcpopt':
         if (ctx.l3 === 'arp') conflict('arp', 'tcp');
         if (ctx.l4 !== undefined && ctx.l4 !== 6 && ctx.l4 !== ANY_L4) conflict(L4_NAMES[ctx.l4] ?? String(ctx.l4), 'tcp');
@@ -1354,7 +1359,7 @@ class Evaluator {
     } else if (r.t === 'concat') {
       if (left.kind !== 'concat' || left.items.length !== r.items.length) fail('BAD_VALUE', 'datatype mismatch: concatenation', r.span);
       right = { kind: 'concat-value', items: r.items.map((it, i) => this.constant(it, kts[i]!.type, kts[i]!.bits, true)) };
-    } else if ((left.kind === 'fib' && left.result !== 'type') || (left.kind === 'exthdr' && left.field === undefined) || (left.kind === 'tcpopt' && left.field === undefined)
+    } else if ((left.kind === 'fib' && left.result !== 'type') || (left.kind === 'exthdr' && left.field === undefined) || (left.kind === 'tcpopt' && left.field === undefined) || (left.kind === 'sctpchunk' && left.field === undefined)
       || (left.kind === 'rt' && left.key === 'ipsec') || (left.kind === 'meta' && left.key === 'ipsec')) {
       if (r.t !== 'sym' || (r.text !== 'exists' && r.text !== 'missing' && (left.kind === 'fib' || (r.text !== 'true' && r.text !== 'false' && !/^[01]$/.test(r.text))))) {
         if (left.kind === 'fib') right = this.constant(r, selectorType(left).type, selectorType(left).bits, true);

@@ -560,6 +560,11 @@ export class NftEngine {
           case 'pkttype': return 0n;
           case 'length': return BigInt(p.length);
           case 'nftrace': return 0n;
+          // nft_meta_get_eval: the wall clock (the namespace's clock, UTC: the kernel's time zone
+          // offset is 0 unless set) as nanoseconds, the weekday (Sunday 0), seconds since midnight.
+          case 'time': return BigInt(Math.floor(p.now * 1e6)) * 1000n;
+          case 'day': return BigInt((4 + Math.floor(Math.floor(p.now) / 86400)) % 7);
+          case 'hour': return BigInt(Math.floor(p.now) % 86400);
           default: return unsupported(`meta ${sel.key} is not read by the engine`);
         }
       case 'ct': {
@@ -629,6 +634,10 @@ export class NftEngine {
         // A TCP or UDP packet of this namespace carries no IPv6 extension headers.
         if (p.family !== 6) return sel.field === undefined ? 0n : null;
         return sel.field === undefined ? 0n : null;
+      case 'sctpchunk':
+        // Only SCTP packets have chunks; the namespace's connections are TCP and UDP.
+        if (p.proto !== 132) return null;
+        return unsupported(`sctp chunk ${sel.chunk} is not read by the engine`);
       case 'tcpopt':
         return unsupported(`tcp option ${sel.option} is not read by the engine`);
       case 'rt':
@@ -843,6 +852,7 @@ function printSelectorKind(sel: NftSelector): string {
     case 'ct': return `ct ${sel.key}`;
     case 'exthdr': return `${sel.header} ${sel.field ?? ''}`.trim();
     case 'tcpopt': return `tcp option ${sel.option}`;
+    case 'sctpchunk': return `sctp chunk ${sel.chunk}${sel.field !== undefined ? ` ${sel.field}` : ''}`;
     default: return sel.kind;
   }
 }

@@ -13,6 +13,7 @@ import { diagnostic, type Diagnostic } from '../../model/errors.js';
 import type { Span } from '../../model/types.js';
 import {
   BARE_META, CT_DIRECTIONAL, META_KEYS, TCPOPT_ALIASES, ctKeyType, exthdrFields, parseTime, payloadFields, tcpOptionFields,
+  SCTP_CHUNKS, sctpChunkFieldBits,
 } from '../datatypes.js';
 import type { NftChainType, NftFamily, NftHook, NftObjectType, NftSelector } from '../model.js';
 import type {
@@ -1882,7 +1883,17 @@ class Parser {
       return done({ kind: 'rawpayload', base: base as 'll', offset, length });
     }
     if (t.text === 'tcp' && this.isWord('option')) return done(this.tcpOption());
-    if (t.text === 'sctp' && this.isWord('chunk')) return this.failAt(this.peek().span, 'sctp chunk expressions are not supported', 'chunk', 'UNSUPPORTED');
+    if (t.text === 'sctp' && this.isWord('chunk')) {
+      this.next();
+      const c = this.expectWord();
+      if (SCTP_CHUNKS[c.text] === undefined) this.fail(c);
+      const f = this.peek();
+      if (f.kind === 'word' && sctpChunkFieldBits(c.text, f.text) !== undefined) {
+        this.next();
+        return done({ kind: 'sctpchunk', chunk: c.text, field: f.text });
+      }
+      return done({ kind: 'sctpchunk', chunk: c.text });
+    }
     if ((t.text === 'ip' || t.text === 'ip6') && this.isWord('option')) return this.failAt(this.peek().span, 'ip option expressions are not supported', 'option', 'UNSUPPORTED');
     const fields = payloadFields(t.text);
     if (fields !== undefined) {
@@ -1909,7 +1920,6 @@ class Parser {
       case 'meta': {
         const k = this.expectWord();
         if (!META_KEYS[k.text]) this.failAt(k.span, `meta ${k.text}: unknown meta key`, k.text, 'BAD_VALUE');
-        if (k.text === 'time' || k.text === 'day' || k.text === 'hour') this.failAt(k.span, `meta ${k.text}: matches on the time of day are not supported`, k.text, 'UNSUPPORTED');
         return done({ kind: 'meta', key: k.text === 'secpath' ? 'ipsec' : k.text === 'ibriport' ? 'ibrname' : k.text === 'obriport' ? 'obrname' : k.text });
       }
       case 'ct': {
