@@ -211,7 +211,13 @@ function intervalPart(template: NftValue, lo: bigint, hi: bigint): KeyPart {
  * Elements in listing order: sorted by key; for anonymous interval sets, overlapping and
  * adjacent intervals merged (nft's automerge of anonymous sets).
  */
-function normalizeElements(elements: readonly NftElement[], interval: boolean, merge: boolean): NftElement[] {
+function normalizeElements(all: readonly NftElement[], interval: boolean, merge: boolean): NftElement[] {
+  // The kernel keeps the catch-all element apart and lists it last.
+  const catchAll = all.filter((e) => e.key.length === 0).slice(0, 1);
+  return [...normalizeKeyed(all.filter((e) => e.key.length !== 0), interval, merge), ...catchAll];
+}
+
+function normalizeKeyed(elements: readonly NftElement[], interval: boolean, merge: boolean): NftElement[] {
   const keyed = elements.map((e) => ({ e, k: sortKey(e.key, interval) }));
   keyed.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
   const sorted: NftElement[] = [];
@@ -293,7 +299,7 @@ function printData(d: NonNullable<NftElement['data']>): string {
 }
 
 function printElement(e: NftElement): string {
-  let key = e.key.map(printKeyPart).join(' . ');
+  let key = e.key.length === 0 ? '*' : e.key.map(printKeyPart).join(' . ');
   if (e.timeout !== undefined) key += ` timeout ${printTime(e.timeout)}`;
   if (e.expires !== undefined) key += ` expires ${printTime(e.expires)}`;
   if (e.counter) key += ` counter packets ${e.counter.packets} bytes ${e.counter.bytes}`;

@@ -522,6 +522,7 @@ class Evaluator {
       if (set.flags.includes('interval') && e.key.length === 1) {
         const [lo, hi] = bounds(e.key[0]!);
         for (const x of set.elements) {
+          if (x.key.length !== 1) continue;
           const [xl, xh] = bounds(x.key[0]!);
           if (lo === xl && hi === xh) continue;
           if (lo <= xh && xl <= hi) {
@@ -556,9 +557,10 @@ class Evaluator {
   private element(e: RawElement, key: readonly NftType[], keyBits: readonly number[], data: NftType | undefined, ctx: RuleContext,
     dataConcat?: readonly NftType[], dataInterval?: boolean): NftElement {
     const parts = e.key.t === 'concat' ? e.key.items : [e.key];
-    if (e.key.t === 'sym' && e.key.text === '*' && !e.key.quoted) fail('UNSUPPORTED', 'catch-all set elements (*) are not supported', e.key.span);
-    if (parts.length !== key.length) fail('BAD_VALUE', `datatype mismatch, expected ${key.length > 1 ? 'concatenation' : key[0]}`, e.key.span);
-    const k = parts.map((p, i) => this.constant(p, key[i]!, keyBits[i]!, true));
+    // `*`, the catch-all element: it has no key, and matches what no other element matches.
+    const catchAll = e.key.t === 'sym' && e.key.text === '*' && !e.key.quoted;
+    if (!catchAll && parts.length !== key.length) fail('BAD_VALUE', `datatype mismatch, expected ${key.length > 1 ? 'concatenation' : key[0]}`, e.key.span);
+    const k = catchAll ? [] : parts.map((p, i) => this.constant(p, key[i]!, keyBits[i]!, true));
     const extra = {
       ...(e.counter ? { counter: e.counter } : {}), ...(e.comment !== undefined ? { comment: e.comment } : {}),
       ...(e.timeout !== undefined ? { timeout: e.timeout } : {}), ...(e.expires !== undefined ? { expires: e.expires } : {}),
@@ -1465,7 +1467,9 @@ function bounds(k: NftValue | NftRange | NftPrefix): [bigint, bigint] {
 }
 
 /** Adjacent and overlapping intervals of an `auto-merge` set, merged as nft merges them. */
-function mergeIntervals(elements: readonly NftElement[]): NftElement[] {
+function mergeIntervals(all: readonly NftElement[]): NftElement[] {
+  const catchAll = all.filter((e) => e.key.length === 0);
+  const elements = all.filter((e) => e.key.length !== 0);
   const sorted = [...elements].sort((a, b) => {
     const [al] = bounds(a.key[0]!);
     const [bl] = bounds(b.key[0]!);
@@ -1486,8 +1490,8 @@ function mergeIntervals(elements: readonly NftElement[]): NftElement[] {
     const v = k.kind === 'value' ? k : k.kind === 'range' ? k.low : k.value;
     const [olo, ohi] = bounds(k);
     if (olo === lo && ohi === hi) return e;
-    return { ...e, key: [lo === hi ? { ...v, value: lo } : { kind: 'range', low: { ...v, value: lo }, high: { ...v, value: hi } }] };
-  });
+    return { ...e, key: [lo === hi ? { ...v, value: lo } : { kind: 'range', low: { ...v, value: lo }, high: { ...v, value: hi } }] } as NftElement;
+  }).concat(catchAll);
 }
 
 function rangeSplit(text: string): number {
@@ -1543,6 +1547,7 @@ function partText(k: NftValue | NftRange | NftPrefix): string {
 
 /** An element's key as text: equal for equal values, however they were written. */
 function keyText(e: NftElement): string {
+  if (e.key.length === 0) return '*';
   return e.key.map(partText).join(' . ');
 }
 

@@ -702,8 +702,10 @@ export class NftEngine {
     const elements = m.kind === 'set' ? m.elements : (named?.elements ?? []);
     void sel;
     const found = elements.find((e) => e.key.length === keys.length && e.key.every((k, i) => inPart(k, keys[i]!)));
-    if (found !== undefined || named === undefined) return found;
-    return this.dynamicHas(named, keys, p.now) ? DYNAMIC_ELEMENT : undefined;
+    if (found !== undefined) return found;
+    if (named !== undefined && this.dynamicHas(named, keys, p.now)) return DYNAMIC_ELEMENT;
+    // nft_set_catchall_lookup: what no element matched, the catch-all element (`*`) does.
+    return elements.find((e) => e.key.length === 0);
   }
 
   /** Whether a key was put in a named set from the packet path and has not expired. */
