@@ -278,7 +278,9 @@ export type NftStatement =
   | { readonly kind: 'synproxy'; readonly mss?: number; readonly wscale?: number; readonly flags: readonly ('timestamp' | 'sack-perm')[]; readonly span?: Span }
   /** `add|update|delete @set { KEY [timeout T] [STATEFUL…] }` and `… @map { KEY : DATA }`. */
   | { readonly kind: 'dynset'; readonly op: 'add' | 'update' | 'delete'; readonly set: string; readonly key: NftSelector;
-      readonly data?: NftSelector | NftValue; readonly timeout?: number; readonly stateful: readonly NftStatement[]; readonly span?: Span }
+      readonly data?: NftSelector | NftValue; readonly timeout?: number; readonly stateful: readonly NftStatement[]; readonly span?: Span;
+      /** Written as `meter NAME size N { … }`: the set is the meter's own, and lists with the rule. */
+      readonly meter?: { readonly size: number } }
   /** `flow add @ft` (offload to a flowtable). */
   | { readonly kind: 'flow'; readonly flowtable: string; readonly span?: Span };
 
@@ -339,6 +341,8 @@ export interface NftSet {
   readonly autoMerge?: boolean;
   /** Stateful expressions every element gets (`counter`, `quota …`, `limit …`, `ct count …`). */
   readonly stateful?: readonly NftStatement[];
+  /** The set of a `meter` statement: `nft list ruleset` does not list it (`nft list meters` does). */
+  readonly meter?: boolean;
 }
 
 /** A named stateful object. */

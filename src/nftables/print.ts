@@ -34,7 +34,7 @@ export function printNftTable(t: NftTable): string {
   expectFields(t, { sets: 'array', chains: 'array' }, 'table');
   const blocks: string[] = [];
   for (const o of t.objects ?? []) blocks.push(printObject(o));
-  for (const s of t.sets) blocks.push(printSet(s, t));
+  for (const s of t.sets) if (!s.meter) blocks.push(printSet(s, t));
   for (const f of t.flowtables ?? []) blocks.push(printFlowtable(f));
   for (const c of t.chains) blocks.push(printChain(c, t));
   const flags = t.dormant ? '\tflags dormant\n' : '';
@@ -805,7 +805,7 @@ function printStatement(s: NftStatement, thAs: string | undefined, family: NftFa
       return `synproxy${ts}${sack}`;
     }
     case 'dynset': {
-      let out = `${s.op} @${s.set} { ${printSelector(s.key, thAs)}`;
+      let out = s.meter ? `meter ${s.set} size ${s.meter.size} { ${printSelector(s.key, thAs)}` : `${s.op} @${s.set} { ${printSelector(s.key, thAs)}`;
       if (s.timeout !== undefined) out += ` timeout ${printTime(s.timeout)}`;
       for (const x of s.stateful) out += ` ${printStatement(x, thAs, family, true)}`;
       if (s.data) out += ` : ${printOperand(s.data, thAs)}`;

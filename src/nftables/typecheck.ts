@@ -127,6 +127,7 @@ interface MSet {
   policy?: 'performance' | 'memory';
   autoMerge?: boolean;
   stateful?: NftStatement[];
+  meter?: boolean;
 }
 
 /** Protocol context through one rule (nft's `proto_ctx`). */
@@ -246,6 +247,7 @@ class Evaluator {
           ...(s.typeofKey ? { typeofKey: s.typeofKey } : {}), ...(s.typeofData ? { typeofData: s.typeofData } : {}),
           ...(s.timeout !== undefined ? { timeout: s.timeout } : {}), ...(s.gcInterval !== undefined ? { gcInterval: s.gcInterval } : {}),
           ...(s.policy ? { policy: s.policy } : {}), ...(s.autoMerge ? { autoMerge: true } : {}), ...(s.stateful ? { stateful: s.stateful } : {}),
+          ...(s.meter ? { meter: true } : {}),
         })),
         chains: t.chains.map((c): NftChain => ({
           name: c.name, handle: c.handle, ...(c.base ? { base: c.base } : {}), rules: c.rules,
@@ -917,6 +919,7 @@ class Evaluator {
       }
       case 'synproxy': return { kind: 'synproxy', ...(s.mss !== undefined ? { mss: s.mss } : {}), ...(s.wscale !== undefined ? { wscale: s.wscale } : {}), flags: s.flags, span: s.span };
       case 'dynset': return this.dynset(s, ctx);
+      case 'meter': return this.meter(s, ctx);
       case 'flow': {
         if (!ctx.table.flowtables.some((f) => f.name === s.flowtable)) fail('UNKNOWN_CHAIN', `No such file or directory; flowtable '${s.flowtable}' does not exist`, s.span, s.flowtable);
         return { kind: 'flow', flowtable: s.flowtable, span: s.span };
@@ -974,6 +977,26 @@ class Evaluator {
     if (num && (num.kind === 'numgen' || num.kind === 'hash') && num.offset + num.modulus - 1 > 65535) fail('BAD_VALUE', 'queue expression max value exceeds 65535', s.num!.span);
     if (s.flags.includes('fanout') && num?.kind !== 'range') fail('BAD_VALUE', 'fanout requires a range to be specified', s.span);
     return { kind: 'queue', ...(num ? { num } : {}), flags: s.flags, span: s.span };
+  }
+
+  /** `meter NAME [size N] { KEY [timeout T] STMT }`: nft makes a dynamic set of that name, unlisted, and updates it. */
+  private meter(s: Extract<RawStatement, { t: 'meter' }>, ctx: RuleContext): NftStatement {
+    const key = this.selectorExpr(s.key, ctx);
+    const types = keyTypes(key);
+    const size = s.size ?? 65535;
+    let set = ctx.table.sets.find((x) => x.name === s.name);
+    if (set === undefined) {
+      set = {
+        name: s.name, handle: ctx.table.nextHandle++, key: types.map((k) => k.type), keyBits: types.map((k) => k.bits),
+        flags: s.timeout !== undefined ? ['dynamic', 'timeout'] : ['dynamic'], elements: [], size, fresh: true, meter: true, span: s.span,
+      };
+      ctx.table.sets.push(set);
+    } else {
+      if (!set.meter) fail('BAD_VALUE', `a set named ${s.name} already exists: a meter needs a name of its own`, s.span, s.name);
+      checkKeyCompat(set.key, types.map((k) => k.type), s.span);
+    }
+    const stateful = [this.statement(s.stmt, ctx)];
+    return { kind: 'dynset', op: 'update', set: s.name, key, ...(s.timeout !== undefined ? { timeout: s.timeout } : {}), stateful, meter: { size }, span: s.span };
   }
 
   private dynset(s: Extract<RawStatement, { t: 'dynset' }>, ctx: RuleContext): NftStatement {

@@ -320,6 +320,7 @@ export class NftEngine {
       case 'dynset': {
         // nft_dynset on a set (not a map, no per-element statements): the key is put in, renewed
         // or taken out; lookups of the set then see it until it expires.
+        if (s.meter !== undefined) return unsupported(`meter ${s.set}: the statement it keeps per key is not evaluated (${printNftStatementKind(s)})`);
         if (s.data !== undefined || s.stateful.length > 0) {
           return unsupported(`${s.op} @${s.set} statements with map data or per-element statements are not evaluated (${printNftStatementKind(s)})`);
         }

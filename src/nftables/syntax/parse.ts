@@ -1308,7 +1308,7 @@ class Parser {
         if (!ref.text.startsWith('@') || ref.text.length < 2) this.fail(ref);
         return { t: 'flow', flowtable: ref.text.slice(1), span: join(t.span, ref.span) };
       }
-      case 'meter': return this.failAt(t.span, 'meters are not supported (use a dynamic set: add @s { … })', t.text, 'UNSUPPORTED');
+      case 'meter': return this.meterStatement();
       case 'xt': return this.failAt(t.span, 'xt (iptables extension) statements cannot be loaded by nft', t.text, 'UNSUPPORTED');
       case 'ct':
         if (this.isWord('count', 1)) return this.statefulStatement();
@@ -1804,6 +1804,31 @@ class Parser {
   }
 
   /** `add|update|delete @set { KEY [timeout T] [stateful…] [: DATA] }` and the older `set add KEY @set`. */
+  private meterStatement(): RawStatement {
+    const start = this.next();
+    const name = this.identifier();
+    let size: number | undefined;
+    if (this.isWord('size')) {
+      this.next();
+      size = this.number().value;
+    }
+    this.expectPunct('{');
+    const key = this.concatExpr();
+    let timeout: number | undefined;
+    for (;;) {
+      if (this.isWord('timeout')) {
+        this.next();
+        timeout = this.timeSpec().value;
+      } else if (this.isWord('comment')) {
+        this.next();
+        this.commentText();
+      } else break;
+    }
+    const stmt = this.statefulStatement();
+    const close = this.expectPunct('}');
+    return { t: 'meter', name: name.text, ...(size !== undefined ? { size } : {}), key, ...(timeout !== undefined ? { timeout } : {}), stmt, span: join(start.span, close.span) };
+  }
+
   private dynsetStatement(): RawStatement {
     const start = this.next();
     if (start.text === 'set') {
