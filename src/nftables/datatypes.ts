@@ -229,7 +229,7 @@ const PAYLOAD: Readonly<Record<string, Readonly<Record<string, PayloadField>>>> 
   th: { sport: f('inet_service', 16, 0), dport: f('inet_service', 16, 16) },
   ah: { nexthdr: f('inet_proto', 8, 0), hdrlength: int(8, 8), reserved: int(16, 16), spi: int(32, 32), sequence: int(32, 64) },
   esp: { spi: int(32, 0), sequence: int(32, 32) },
-  comp: { nexthdr: f('inet_proto', 8, 0), flags: f('integer', 8, 8), cpi: int(16, 16) },
+  comp: { nexthdr: f('inet_proto', 8, 0), flags: f('xinteger', 8, 8), cpi: int(16, 16) },
 };
 
 /** The protocol numbers of transport headers, for nft's protocol context. */
@@ -342,7 +342,7 @@ export function ctKeyType(key: string): SelectorType | undefined {
 export function selectorType(s: NftSelector): SelectorType {
   switch (s.kind) {
     case 'payload': return PAYLOAD[s.protocol]![s.field]!;
-    case 'rawpayload': return { type: 'integer', bits: s.length };
+    case 'rawpayload': return { type: 'xinteger', bits: s.length };
     case 'exthdr': return s.field === undefined ? { type: 'boolean', bits: 1 } : EXTHDR[s.header]![s.field]!;
     case 'sctpchunk':
       return s.field === undefined ? { type: 'boolean', bits: 1 } : { type: 'integer', bits: sctpChunkFieldBits(s.chunk, s.field)! };
@@ -563,7 +563,7 @@ export function parseSymbol(text: string, type: NftType, bits: number, quoted = 
 export const TYPE_DESCRIPTION: Partial<Record<NftType, string>> = {
   ct_state: 'conntrack state', ct_status: 'conntrack status', ct_dir: 'conntrack direction', tcp_flag: 'TCP flag',
   nf_proto: 'netfilter protocol', pkt_type: 'packet type', fib_addrtype: 'fib address type', icmp_type: 'ICMP type',
-  icmpv6_type: 'ICMPv6 type', boolean: 'boolean type', integer: 'integer', mark: 'packet mark', ether_type: 'Ethernet protocol',
+  icmpv6_type: 'ICMPv6 type', boolean: 'boolean type', integer: 'integer', xinteger: 'integer', mark: 'packet mark', ether_type: 'Ethernet protocol',
   arp_op: 'ARP operation', dscp: 'Differentiated Services Code Point', ecn: 'Explicit Congestion Notification',
   ipv4_addr: 'IPv4 address', ipv6_addr: 'IPv6 address', inet_service: 'internet network service', inet_proto: 'Internet protocol',
   ifname: 'network interface name', iface_index: 'network interface index', uid: 'user ID', gid: 'group ID', ether_addr: 'Ethernet address',
@@ -640,6 +640,8 @@ export function printValue(v: NftValue, numeric = false): string {
       return b.join(':');
     }
     case 'inet_service': case 'integer': case 'uid': case 'gid': case 'cgroupv2': return v.value.toString();
+    // Integers nft prints in hex (raw payloads, bitmask fields such as `comp flags`).
+    case 'xinteger': return `0x${v.value.toString(16)}`;
     case 'inet_proto': return PROTO_NAMES.get(Number(v.value)) ?? v.value.toString();
     case 'ifname': case 'string': return printString(v.text ?? ifnameText(v.value, v.bits / 8));
     case 'iface_index': return v.text !== undefined ? printString(v.text) : v.value === 1n ? '"lo"' : v.value.toString();

@@ -27,7 +27,7 @@ export type NftType =
   | 'uid' | 'gid' | 'nf_proto' | 'pkt_type' | 'ct_state' | 'ct_status' | 'ct_dir' | 'tcp_flag'
   | 'icmp_type' | 'icmpv6_type' | 'icmp_code' | 'icmpv6_code' | 'fib_addrtype' | 'boolean' | 'verdict'
   | 'ether_type' | 'ether_addr' | 'arp_op' | 'dscp' | 'ecn' | 'string' | 'ct_label' | 'ct_event' | 'realm' | 'devgroup'
-  | 'iface_type' | 'tc_handle' | 'time' | 'date' | 'day' | 'hour' | 'igmp_type' | 'dccp_pkttype' | 'icmpx_code' | 'cgroupv2'
+  | 'iface_type' | 'tc_handle' | 'time' | 'date' | 'xinteger' | 'day' | 'hour' | 'igmp_type' | 'dccp_pkttype' | 'icmpx_code' | 'cgroupv2'
   | 'ipsec_dir' | 'queue' | 'icmp6_type' | 'ct_id' | 'sctp_chunk' | 'mh_type'
   /** Object maps' data (`type ipv4_addr : counter`). */
   | 'counter' | 'quota' | 'limit' | 'secmark' | 'synproxy';

@@ -331,7 +331,7 @@ function printSetElements(elements: readonly NftElement[], key: readonly NftType
 /** expression.c `calculate_delim`: how many elements of a type share a line. */
 function lineWidth(t: NftType): number {
   switch (t) {
-    case 'nf_proto': case 'integer': case 'arp_op': case 'inet_proto': case 'inet_service': case 'tcp_flag': case 'dccp_pkttype':
+    case 'nf_proto': case 'integer': case 'xinteger': case 'arp_op': case 'inet_proto': case 'inet_service': case 'tcp_flag': case 'dccp_pkttype':
     case 'mark': case 'iface_index': case 'tc_handle': case 'uid': case 'gid': case 'ct_dir':
       return 5;
     case 'ipv4_addr': case 'ct_state': case 'ct_status': case 'pkt_type':

@@ -744,7 +744,7 @@ class Evaluator {
         throw e;
       }
     };
-    if (!raw.quoted && (type === 'ipv4_addr' || type === 'ipv6_addr' || type === 'mark' || type === 'devgroup' || type === 'realm' || type === 'integer') && text.includes('/')) {
+    if (!raw.quoted && (type === 'ipv4_addr' || type === 'ipv6_addr' || type === 'mark' || type === 'devgroup' || type === 'realm' || type === 'integer' || type === 'xinteger') && text.includes('/')) {
       const [a, l] = text.split('/') as [string, string];
       const len = /^[0-9]+$/.test(l) ? Number(l) : NaN;
       if (!(len >= 0 && len <= bits)) fail('BAD_VALUE', `Could not parse prefix length: ${l}`, raw.span, text);
@@ -1474,7 +1474,7 @@ function isObjectType(t: NftType): boolean {
 }
 
 function isIntegerLike(t: NftType): boolean {
-  return t === 'mark' || t === 'integer';
+  return t === 'mark' || t === 'integer' || t === 'xinteger';
 }
 
 function containsSelector(e: RawExpr): boolean {
@@ -1534,7 +1534,7 @@ const TYPE_LABEL: Partial<Record<NftType, string>> = {
 };
 
 function checkKeyCompat(setKey: readonly NftType[], exprKey: readonly NftType[], span: Span): void {
-  const compat = (a: NftType, b: NftType): boolean => a === b || a === 'integer' || b === 'integer' || (a === 'string' && b === 'ifname') || (a === 'ifname' && b === 'string');
+  const compat = (a: NftType, b: NftType): boolean => a === b || a === 'integer' || b === 'integer' || a === 'xinteger' || b === 'xinteger' || (a === 'string' && b === 'ifname') || (a === 'ifname' && b === 'string');
   if (setKey.length !== exprKey.length || setKey.some((k, i) => !compat(k, exprKey[i]!))) {
     const exp = setKey.map((k) => TYPE_LABEL[k] ?? k).join(' . ');
     const got = exprKey.map((k) => TYPE_LABEL[k] ?? k).join(' . ');
