@@ -259,6 +259,8 @@ export type NftStatement =
   | { readonly kind: 'nat'; readonly type: 'snat' | 'dnat' | 'masquerade' | 'redirect'; readonly family?: 'ip' | 'ip6';
       readonly addr?: NftValue | NftRange | NftPrefix | NftMapLookup; readonly port?: NftValue | NftRange | NftMapLookup;
       readonly flags: readonly string[]; readonly span?: Span;
+      /** The map's data are ranges or prefixes (nft then lists the family: `snat ip to … map { … : A-B }`). */
+      readonly intervalData?: boolean;
       /** `dnat ip addr . port to …`: the map gives address and port. */
       readonly concat?: boolean;
       /** `dnat ip interval to …` / `snat prefix to …`: the map gives a range or a prefix. */

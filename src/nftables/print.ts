@@ -370,7 +370,8 @@ function l3Of(s: Extract<NftStatement, { kind: 'match' }>, family: NftFamily): '
   const v = s.right.value;
   if (l.kind === 'meta' && l.key === 'nfproto' && family === 'inet') return v === 2n ? 'ip' : v === 10n ? 'ip6' : undefined;
   const ether = (l.kind === 'payload' && l.protocol === 'ether' && l.field === 'type' && family === 'bridge')
-    || (l.kind === 'meta' && l.key === 'protocol' && family === 'netdev');
+    || (l.kind === 'meta' && l.key === 'protocol' && family === 'netdev')
+    || (l.kind === 'payload' && l.protocol === 'vlan' && l.field === 'type');
   if (ether) return v === 0x0800n ? 'ip' : v === 0x86ddn ? 'ip6' : v === 0x0806n ? 'arp' : undefined;
   return undefined;
 }
@@ -382,6 +383,8 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily): 
   let l4dep: { index: number; proto: number } | undefined;
   let icmpdep: { index: number; proto: string; type: bigint } | undefined;
   let lldep: { index: number; kind: 'ether' | 'any' } | undefined;
+  // `ether type 8021q`: the dependency nft gives a vlan header match.
+  let vlandep: number | undefined;
   const coverL3 = (proto: string): void => {
     if (l3dep && l3dep.proto === proto) {
       hidden.add(l3dep.index);
@@ -407,10 +410,19 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily): 
       l3dep = undefined;
       l4dep = undefined;
       icmpdep = undefined;
+      vlandep = undefined;
       return;
     }
     const single = s.right.kind === 'value' && (s.op === 'implicit' || s.op === '==');
     const left = s.left;
+    if (vlandep !== undefined && payloads(left).some((p) => p.protocol === 'vlan')) {
+      hidden.add(vlandep);
+      vlandep = undefined;
+    }
+    if (single && left.kind === 'payload' && left.protocol === 'ether' && left.field === 'type' && (s.right as NftValue).value === 0x8100n) {
+      vlandep = i;
+      return;
+    }
     if (left.kind === 'payload' && (left.protocol === 'icmp' || left.protocol === 'icmpv6')) {
       // payload_may_dependency_kill_icmp: a type match that a field's own type implies.
       const need = ICMP_SIMPLE_DEPS[left.protocol]?.[left.field];
@@ -427,7 +439,7 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily): 
     }
     // `meta iiftype ether` before a link-layer match, `meta protocol ip` in an ip table before any
     // header match: dependencies nft drops from the listing.
-    if (single && left.kind === 'meta' && left.key === 'iiftype' && (s.right as NftValue).value === 1n && family !== 'bridge' && family !== 'netdev') {
+    if (single && left.kind === 'meta' && left.key === 'iiftype' && (s.right as NftValue).value === 1n && family !== 'netdev') {
       lldep = { index: i, kind: 'ether' };
       return;
     }
@@ -738,7 +750,7 @@ function printStatement(s: NftStatement, thAs: string | undefined, family: NftFa
     case 'nat': {
       let out = s.type;
       if (s.addr || s.port) {
-        const fam = s.family ?? (s.concat || (s.interval && s.addr?.kind === 'map') ? (s.addr && s.addr.kind === 'map' && s.addr.dataType === 'ipv6_addr' ? 'ip6' : 'ip') : undefined);
+        const fam = s.family ?? (s.concat || ((s.interval || s.prefix || s.intervalData) && s.addr?.kind === 'map') ? (s.addr && s.addr.kind === 'map' && s.addr.dataType === 'ipv6_addr' ? 'ip6' : 'ip') : undefined);
         if (fam) out += ` ${fam}`;
         if (s.prefix) out += ' prefix';
         out += ' to';

@@ -1109,6 +1109,7 @@ class Evaluator {
     return {
       kind: 'nat', type: s.type, ...(inetFamily ? { family: inetFamily } : {}), ...(addr ? { addr } : {}), ...(port ? { port } : {}), flags, span: s.span,
       ...(concat ? { concat: true } : {}), ...(s.interval ? { interval: true } : {}), ...(s.prefix ? { prefix: true } : {}),
+      ...(addr?.kind === 'map' && mapHasIntervalData(addr, ctx.table) ? { intervalData: true } : {}),
     };
   }
 
@@ -1471,6 +1472,13 @@ function l3Dependency(family: NftFamily, l3: 'ip' | 'ip6'): NftStatement {
 
 function isObjectType(t: NftType): boolean {
   return t === 'counter' || t === 'quota' || t === 'limit' || t === 'secmark' || t === 'synproxy';
+}
+
+/** Whether a map's data are ranges or prefixes: written so, or declared `: interval TYPE`. */
+function mapHasIntervalData(m: NftMapLookup, table: MTable): boolean {
+  if (m.mappings.kind === 'set') return m.mappings.elements.some((e) => e.data !== undefined && (e.data.kind === 'range' || e.data.kind === 'prefix'));
+  const name = (m.mappings as NftSetRef).name;
+  return table.sets.find((x) => x.name === name)?.dataInterval === true;
 }
 
 function isIntegerLike(t: NftType): boolean {

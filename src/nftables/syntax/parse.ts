@@ -1924,6 +1924,8 @@ class Parser {
     if (fields !== undefined) {
       const fw = this.expectWord();
       let field = fw.text;
+      // `vlan cfi` is the old name of the drop eligible indicator bit; nft lists it as `vlan dei`.
+      if (t.text === 'vlan' && field === 'cfi') field = 'dei';
       if (t.text === 'arp' && (field === 'saddr' || field === 'daddr')) {
         const sub = this.expectWord();
         if (sub.text !== 'ether' && sub.text !== 'ip') this.fail(sub);
