@@ -1668,11 +1668,25 @@ class Parser {
     if (text.startsWith('[')) {
       const close = text.indexOf(']');
       if (close < 0) this.fail(word);
-      const addr = text.slice(1, close);
-      const rest = text.slice(close + 1);
-      if (rest === '') return { addr: sym(addr, 1) };
+      let addr: RawExpr = sym(text.slice(1, close), 1);
+      let end = close + 1;
+      // `[A]-[B]` (a range) and `[A]/N` (a prefix), before an optional `:PORT`.
+      if (text.startsWith('-[', end)) {
+        const close2 = text.indexOf(']', end + 2);
+        if (close2 < 0) this.fail(word);
+        const high = sym(text.slice(end + 2, close2), end + 2);
+        addr = { t: 'range', low: addr, high, span: at(0, close2 + 1) };
+        end = close2 + 1;
+      } else if (text[end] === '/') {
+        const m = /^\/([0-9]+)/.exec(text.slice(end));
+        if (!m) this.fail(word);
+        addr = { t: 'prefix', value: addr, length: Number(m[1]), span: at(0, end + m[0].length) };
+        end += m[0].length;
+      }
+      const rest = text.slice(end);
+      if (rest === '') return { addr };
       if (!rest.startsWith(':')) this.fail(word);
-      return { addr: sym(addr, 1), ...(rest.length > 1 ? { port: sym(rest.slice(1), close + 2) } : {}) };
+      return { addr, ...(rest.length > 1 ? { port: sym(rest.slice(1), end + 1) } : {}) };
     }
     // IPv4 (or a range of them, or a variable) then `:PORT`.
     const m = /^((?:[0-9]+\.[0-9.]*|\$[A-Za-z0-9_]+)(?:-(?:[0-9]+\.[0-9.]*|\$[A-Za-z0-9_]+))?):(.*)$/.exec(text);
