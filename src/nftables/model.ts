@@ -221,6 +221,11 @@ export interface NftElement {
   readonly expires?: number;
   /** A per-element counter (`{ 22 counter, 80 }`). */
   readonly counter?: { readonly packets: number; readonly bytes: number };
+  /**
+   * The element's other stateful expressions (`limit rate 1/second`, `quota 10 bytes`), listed
+   * before its counter. A lookup does not run them (only a set update from the packet path does).
+   */
+  readonly stateful?: readonly NftStatement[];
   /** `comment "…"` after the key, as nft keeps it. */
   readonly comment?: string;
 }

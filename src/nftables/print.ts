@@ -302,6 +302,7 @@ function printElement(e: NftElement): string {
   let key = e.key.length === 0 ? '*' : e.key.map(printKeyPart).join(' . ');
   if (e.timeout !== undefined) key += ` timeout ${printTime(e.timeout)}`;
   if (e.expires !== undefined) key += ` expires ${printTime(e.expires)}`;
+  for (const x of e.stateful ?? []) key += ` ${printStatement(x, undefined, 'ip', true)}`;
   if (e.counter) key += ` counter packets ${e.counter.packets} bytes ${e.counter.bytes}`;
   if (e.comment !== undefined) key += ` comment "${e.comment}"`;
   if (!e.data) return key;
@@ -439,7 +440,7 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily): 
     }
     // `meta iiftype ether` before a link-layer match, `meta protocol ip` in an ip table before any
     // header match: dependencies nft drops from the listing.
-    if (single && left.kind === 'meta' && left.key === 'iiftype' && (s.right as NftValue).value === 1n && family !== 'netdev') {
+    if (single && left.kind === 'meta' && left.key === 'iiftype' && (s.right as NftValue).value === 1n) {
       lldep = { index: i, kind: 'ether' };
       return;
     }

@@ -536,7 +536,10 @@ class Evaluator {
       const keys = keysOf(set);
       const k = keyText(e);
       const old = keys.get(k);
-      const withStateful = set.stateful?.some((s) => s.kind === 'counter') && !e.counter ? { ...e, counter: { packets: 0, bytes: 0 } } : e;
+      let withStateful = set.stateful?.some((s) => s.kind === 'counter') && !e.counter ? { ...e, counter: { packets: 0, bytes: 0 } } : e;
+      // The set's other stateful expressions, for an element written without its own.
+      const others = set.stateful?.filter((s) => s.kind !== 'counter') ?? [];
+      if (others.length > 0 && withStateful.stateful === undefined) withStateful = { ...withStateful, stateful: others };
       if (old === undefined) {
         keys.set(k, withStateful);
         set.elements.push(withStateful);
@@ -563,8 +566,10 @@ class Evaluator {
     const catchAll = e.key.t === 'sym' && e.key.text === '*' && !e.key.quoted;
     if (!catchAll && parts.length !== key.length) fail('BAD_VALUE', `datatype mismatch, expected ${key.length > 1 ? 'concatenation' : key[0]}`, e.key.span);
     const k = catchAll ? [] : parts.map((p, i) => this.constant(p, key[i]!, keyBits[i]!, true));
+    const stateful = (e.stateful ?? []).map((x) => this.statement(x, ctx));
     const extra = {
       ...(e.counter ? { counter: e.counter } : {}), ...(e.comment !== undefined ? { comment: e.comment } : {}),
+      ...(stateful.length > 0 ? { stateful } : {}),
       ...(e.timeout !== undefined ? { timeout: e.timeout } : {}), ...(e.expires !== undefined ? { expires: e.expires } : {}),
     };
     if (data === undefined) {
