@@ -465,6 +465,8 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily): 
       l4dep = { index: i, proto: n };
       return;
     }
+    // A ct address with its family (`ct original ip saddr`) implies the network protocol too.
+    if (left.kind === 'ct' && left.family !== undefined) coverL3(left.family);
     for (const p of payloads(left)) {
       if (p.protocol === 'ip' || p.protocol === 'ip6' || p.protocol === 'arp') coverL3(p.protocol);
       // ICMP implies its network protocol: a match on it is that payload's dependency too.
@@ -712,7 +714,8 @@ function printStatement(s: NftStatement, thAs: string | undefined, family: NftFa
       }
       const rt = s.right.kind === 'value' ? s.right.type : undefined;
       // `x & prefixmask == v` lists as a prefix: `meta mark 0x00000539/0`.
-      if (s.left.kind === 'bitwise' && s.left.xor === 0n && s.right.kind === 'value' && (s.op === 'implicit' || s.op === '==' || s.op === '!=')) {
+      // Not for raw payloads: nft lists their mask (`@ll,0,8 & 0x80 == 0x80`).
+      if (s.left.kind === 'bitwise' && s.left.type !== 'xinteger' && s.left.xor === 0n && s.right.kind === 'value' && (s.op === 'implicit' || s.op === '==' || s.op === '!=')) {
         const len = prefixLength(s.left.mask, s.left.bits);
         if (len !== undefined) return `${printSelector(s.left.operand, thAs)} ${s.op === '!=' ? '!= ' : ''}${printValue(s.right)}/${len}`;
       }
