@@ -384,9 +384,8 @@ class Evaluator {
     const ingress = hook === 'ingress' || hook === 'egress';
     if (ingress && !devices) fail('BAD_VALUE', `Missing \`device' in this chain definition`, spec.type.span, hook);
     if (!ingress && devices) fail('BAD_VALUE', `This chain type cannot be bound to device`, spec.type.span, hook);
-    if (devices) {
-      for (const d of devices) if (!this.ifaces.includes(d)) this.commitFail('INVALID_HOOK', `Could not process rule: No such file or directory (no device ${d})`, spec.type.span, d);
-    }
+    // A base chain may name devices the host does not have: the kernel here (6.18) registers the
+    // hook for when they appear. (Flowtables, below, still need theirs.)
     return { type, hook, priority, policy, ...(devices ? { devices: [...new Set(devices)] } : {}), ...(spec.offload ? { offload: true } : {}) };
   }
 
@@ -1020,7 +1019,8 @@ class Evaluator {
     // nft marks a set it declares in the same file as dynamic (one declared by an earlier file
     // keeps its flags: checked against nft 1.0.6 on this kernel).
     if (set.size === undefined) set.size = 65535;
-    if (set.fresh === true && !set.flags.includes('dynamic')) set.flags.push('dynamic');
+    // A map updated from the packet path is not marked so (checked against nft 1.0.6 here too).
+    if (set.fresh === true && set.data === undefined && !set.flags.includes('dynamic')) set.flags.push('dynamic');
     return { kind: 'dynset', op: s.op, set: s.set, key, ...(data ? { data } : {}), ...(s.timeout !== undefined ? { timeout: s.timeout } : {}), stateful, span: s.span };
   }
 

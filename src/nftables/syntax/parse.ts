@@ -1876,7 +1876,8 @@ class Parser {
     let data: RawExpr | undefined;
     if (this.isWord(':')) {
       this.next();
-      data = this.concatExpr();
+      // The data: header fields (`ip daddr . tcp dport`) or a value (`: 0x00000002`).
+      data = this.selectorStart() ? this.concatExpr() : this.primaryRhs();
     }
     const close = this.expectPunct('}');
     return {
