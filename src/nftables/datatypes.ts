@@ -287,6 +287,11 @@ export function sctpChunkFieldBits(chunk: string, field: string): number | undef
   return (SCTP_CHUNK_COMMON as Record<string, number>)[field] ?? c.fields[field];
 }
 
+/** TCP option kinds nft names (`tcpopt.c`); other kinds are written and listed as numbers. */
+export const TCPOPT_KINDS: Readonly<Record<number, string>> = {
+  0: 'eol', 1: 'nop', 2: 'maxseg', 3: 'window', 4: 'sack-perm', 5: 'sack', 8: 'timestamp', 19: 'md5sig', 30: 'mptcp', 34: 'fastopen',
+};
+
 /** Spellings of TCP options the scanner folds together. */
 export const TCPOPT_ALIASES: Readonly<Record<string, string>> = {
   mss: 'maxseg', 'sack-permitted': 'sack-perm', noop: 'nop', sack0: 'sack',
@@ -347,6 +352,7 @@ export function selectorType(s: NftSelector): SelectorType {
     case 'sctpchunk':
       return s.field === undefined ? { type: 'boolean', bits: 1 } : { type: 'integer', bits: sctpChunkFieldBits(s.chunk, s.field)! };
     case 'tcpopt': {
+      if (s.raw !== undefined) return { type: 'integer', bits: s.raw.length };
       if (s.field === undefined) return { type: 'boolean', bits: 1 };
       const bits = TCPOPT[s.option]?.[s.field] ?? 8;
       return { type: 'integer', bits };

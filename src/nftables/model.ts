@@ -84,8 +84,11 @@ export interface NftExthdr {
 /** A TCP option (`tcp option maxseg size`); without a field, its presence. */
 export interface NftTcpOption {
   readonly kind: 'tcpopt';
+  /** The option's name, or its kind as a number when nft has no name for it. */
   readonly option: string;
   readonly field?: string;
+  /** `tcp option @KIND,OFFSET,LENGTH`: bits of the option, by offset and length. */
+  readonly raw?: { readonly offset: number; readonly length: number };
 }
 /** An SCTP chunk (`sctp chunk init num-inbound-streams`); without a field, its presence. */
 export interface NftSctpChunk {
@@ -275,6 +278,8 @@ export type NftStatement =
   | { readonly kind: 'mangle'; readonly target: NftSelector; readonly value: NftValue | NftSelector | NftMapLookup | NftConcatValue;
       readonly span?: Span }
   | { readonly kind: 'notrack'; readonly span?: Span }
+  /** `reset tcp option NAME|KIND` (nft_exthdr's option stripping). */
+  | { readonly kind: 'optstrip'; readonly option: string; readonly span?: Span }
   /** A named object used by a rule: `counter name "c"`, `ct helper set "ftp"`, `quota name @m` (by a map). */
   | { readonly kind: 'objref'; readonly objType: NftObjectType; readonly name?: string; readonly map?: NftMapLookup; readonly span?: Span }
   | { readonly kind: 'quota'; readonly over: boolean; readonly bytes: bigint; readonly used: bigint; readonly span?: Span }

@@ -616,7 +616,8 @@ export function printSelector(sel: NftSelector, thAs?: string): string {
     case 'rawpayload': return `@${sel.base},${sel.offset},${sel.length}`;
     case 'exthdr': return sel.field === undefined ? `exthdr ${sel.header}` : `${sel.header} ${sel.field}`;
     case 'sctpchunk': return `sctp chunk ${sel.chunk}${sel.field !== undefined ? ` ${sel.field}` : ''}`;
-    case 'tcpopt': return `tcp option ${sel.option}${sel.field !== undefined ? ` ${sel.field}` : ''}`;
+    case 'tcpopt': if (sel.raw) return `tcp option @${sel.option},${sel.raw.offset},${sel.raw.length}`;
+      return `tcp option ${sel.option}${sel.field !== undefined ? ` ${sel.field}` : ''}`;
     case 'meta': return UNQUALIFIED_META.has(sel.key) ? sel.key : `meta ${sel.key}`;
     case 'ct': {
       // ct_expr_print: the direction is kept for the tuple and the per-direction counters only.
@@ -789,6 +790,7 @@ function printStatement(s: NftStatement, thAs: string | undefined, family: NftFa
       return `${target} set ${printOperand(s.value, thAs)}`;
     }
     case 'notrack': return 'notrack';
+    case 'optstrip': return `reset tcp option ${s.option}`;
     case 'objref': {
       const name = s.map ? printMap(s.map, thAs) : `"${s.name}"`;
       switch (s.objType) {

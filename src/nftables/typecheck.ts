@@ -902,6 +902,10 @@ class Evaluator {
       case 'tproxy': return this.tproxy(s, ctx);
       case 'mangle': return this.mangle(s, ctx);
       case 'notrack': return { kind: 'notrack', span: s.span };
+      case 'optstrip':
+        // nft adds no protocol dependency (`udp dport 53 reset tcp option mptcp` loads); the
+        // kernel strips only what a TCP header carries.
+        return { kind: 'optstrip', option: s.option, span: s.span };
       case 'comment': return fail('UNEXPECTED_TOKEN', 'comment', s.span);
       case 'objref': return this.objref(s, ctx);
       case 'quota': return { kind: 'quota', over: s.over, bytes: s.bytes, used: s.used, span: s.span };
@@ -1390,7 +1394,7 @@ class Evaluator {
     } else if (r.t === 'concat') {
       if (left.kind !== 'concat' || left.items.length !== r.items.length) fail('BAD_VALUE', 'datatype mismatch: concatenation', r.span);
       right = { kind: 'concat-value', items: r.items.map((it, i) => this.constant(it, kts[i]!.type, kts[i]!.bits, true)) };
-    } else if ((left.kind === 'fib' && left.result !== 'type') || (left.kind === 'exthdr' && left.field === undefined) || (left.kind === 'tcpopt' && left.field === undefined) || (left.kind === 'sctpchunk' && left.field === undefined)
+    } else if ((left.kind === 'fib' && left.result !== 'type') || (left.kind === 'exthdr' && left.field === undefined) || (left.kind === 'tcpopt' && left.field === undefined && left.raw === undefined) || (left.kind === 'sctpchunk' && left.field === undefined)
       || (left.kind === 'rt' && left.key === 'ipsec') || (left.kind === 'meta' && left.key === 'ipsec')) {
       if (r.t !== 'sym' || (r.text !== 'exists' && r.text !== 'missing' && (left.kind === 'fib' || (r.text !== 'true' && r.text !== 'false' && !/^[01]$/.test(r.text))))) {
         if (left.kind === 'fib') right = this.constant(r, selectorType(left).type, selectorType(left).bits, true);

@@ -283,6 +283,9 @@ export class NftEngine {
         return this.quota(s, s.bytes, s.over, p) ? 'next' : 'break';
       case 'objref':
         return this.objref(s, table, p, host);
+      case 'optstrip':
+        // The option becomes NOPs: nothing a connection's way depends on changes.
+        return 'next';
       case 'notrack': {
         const v = applyTarget(EXT.NOTRACK, undefined, p, host, tr, site);
         return v === XT_CONTINUE ? 'next' : { code: 'drop' };

@@ -54,6 +54,8 @@ export type RawStatement =
   | { readonly t: 'tproxy'; readonly family?: 'ip' | 'ip6'; readonly addr?: RawExpr; readonly port?: RawExpr; readonly span: Span }
   | { readonly t: 'mangle'; readonly target: RawExpr; readonly value: RawExpr; readonly span: Span }
   | { readonly t: 'notrack'; readonly span: Span }
+  /** `reset tcp option NAME|KIND`: the option is overwritten with NOPs. */
+  | { readonly t: 'optstrip'; readonly option: string; readonly span: Span }
   | { readonly t: 'comment'; readonly text: string; readonly span: Span }
   | { readonly t: 'objref'; readonly objType: NftObjectType; readonly name: RawExpr; readonly span: Span }
   | { readonly t: 'quota'; readonly over: boolean; readonly bytes: bigint; readonly used: bigint; readonly span: Span }

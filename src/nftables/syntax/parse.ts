@@ -13,7 +13,7 @@ import { diagnostic, type Diagnostic } from '../../model/errors.js';
 import type { Span } from '../../model/types.js';
 import {
   BARE_META, CT_DIRECTIONAL, META_KEYS, TCPOPT_ALIASES, ctKeyType, exthdrFields, parseTime, payloadFields, tcpOptionFields,
-  SCTP_CHUNKS, sctpChunkFieldBits,
+  SCTP_CHUNKS, TCPOPT_KINDS, sctpChunkFieldBits,
 } from '../datatypes.js';
 import type { NftChainType, NftFamily, NftHook, NftObjectType, NftSelector } from '../model.js';
 import type {
@@ -1317,8 +1317,21 @@ class Parser {
       case 'meta':
         if (this.isWord('secmark', 1) && this.isWord('set', 2) && !this.isWord('ct', 3)) return this.objrefStatement();
         return this.matchOrMangle();
-      case 'reset':
-        return this.failAt(t.span, 'reset tcp option (option stripping) is not supported', t.text, 'UNSUPPORTED');
+      case 'reset': {
+        this.next();
+        this.expectWord('tcp');
+        this.expectWord('option');
+        const o = this.expectWord();
+        let option: string;
+        if (/^[0-9]+$/.test(o.text)) {
+          if (Number(o.text) > 255) this.failAt(o.span, 'value too large', o.text, 'BAD_VALUE');
+          option = TCPOPT_KINDS[Number(o.text)] ?? String(Number(o.text));
+        } else {
+          option = TCPOPT_ALIASES[o.text] ?? o.text;
+          if (tcpOptionFields(option) === undefined) this.fail(o);
+        }
+        return { t: 'optstrip', option, span: join(t.span, o.span) };
+      }
       default:
         return this.matchOrMangle();
     }
@@ -2087,7 +2100,20 @@ class Parser {
     let option = TCPOPT_ALIASES[o.text] ?? o.text;
     if (/^[0-9]+$/.test(o.text)) {
       if (Number(o.text) > 255) this.failAt(o.span, `value too large`, o.text, 'BAD_VALUE');
-      this.failAt(o.span, 'tcp options by number are not supported', o.text, 'UNSUPPORTED');
+      // A kind nft names is that option; another is a presence test by number.
+      const named = TCPOPT_KINDS[Number(o.text)];
+      if (named === undefined) return { kind: 'tcpopt', option: String(Number(o.text)) };
+      option = named;
+    }
+    if (/^@[0-9]+$/.test(o.text)) {
+      // `tcp option @KIND,OFFSET,LENGTH`
+      const kind = Number(o.text.slice(1));
+      if (kind > 255) this.failAt(o.span, `value too large`, o.text, 'BAD_VALUE');
+      this.expectPunct(',');
+      const offset = this.number().value;
+      this.expectPunct(',');
+      const length = this.number().value;
+      return { kind: 'tcpopt', option: String(kind), raw: { offset, length } };
     }
     if (o.text === 'echo') this.failAt(o.span, 'tcp option echo is not supported', o.text, 'UNSUPPORTED');
     if (o.text === '@') this.failAt(o.span, 'raw tcp options are not supported', o.text, 'UNSUPPORTED');
