@@ -24,7 +24,6 @@ const refusals = JSON.parse(readFileSync(join(UPSTREAM_ROOT, 'refusals.json'), '
 
 /** Refusals we do not reproduce yet, each with what we do instead. */
 const KNOWN: Readonly<Record<string, string>> = {
-  'ip/objects.t:58 ip test-ip4 output': 'synproxy objects through a map: we refuse the object declaration, not the rule',
   'testcases/maps/dumps/typeof_maps_concat_update_0.nft': 'a map update whose data is shorter than the typeof data is not checked',
 };
 

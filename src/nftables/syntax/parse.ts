@@ -1139,12 +1139,17 @@ class Parser {
         return { type, context: s.text };
       }
       case 'synproxy': {
+        // In a block the parts are separated (`mss 1460; wscale 7; timestamp`); the command form
+        // (`add synproxy t s mss 1460 wscale 7 timestamp`) ends at its own newline.
+        const partSeparator = (next: readonly string[]): void => {
+          if (this.atEnd() && !this.isPunct('}') && next.some((w) => this.isWord(w, 1))) this.separator();
+        };
         this.expectWord('mss');
         const mss = this.number().value;
-        if (this.atEnd() && !this.isPunct('}')) this.separator();
+        partSeparator(['wscale']);
         this.expectWord('wscale');
         const wscale = this.number().value;
-        if (this.atEnd() && !this.isPunct('}')) this.separator();
+        partSeparator(['timestamp', 'sack-perm', 'sack-permitted']);
         const flags: ('timestamp' | 'sack-perm')[] = [];
         if (this.isWord('timestamp')) {
           this.next();
