@@ -75,7 +75,8 @@ function statementPlacements(s: NftStatement): Placement[] {
       if (s.addr?.kind === 'map') selectorPlacements(s.addr.key, out);
       break;
     case 'tproxy': out.push({ hooks: ['prerouting'], what: 'tproxy' }); break;
-    case 'reject': out.push({ hooks: ['prerouting', 'input', 'forward', 'output'], what: 'reject' }); break;
+    // The kernel takes reject at the ingress hook too (inet and netdev tables), not at egress.
+    case 'reject': out.push({ hooks: ['prerouting', 'input', 'forward', 'output', 'ingress'], what: 'reject' }); break;
     case 'synproxy': out.push({ hooks: ['input', 'forward'], what: 'synproxy' }); break;
     case 'objref': if (s.objType === 'synproxy') out.push({ hooks: ['input', 'forward'], what: 'synproxy' }); break;
     case 'flow': out.push({ hooks: ['forward'], what: 'flow add' }); break;

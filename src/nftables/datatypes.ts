@@ -229,7 +229,7 @@ const PAYLOAD: Readonly<Record<string, Readonly<Record<string, PayloadField>>>> 
   th: { sport: f('inet_service', 16, 0), dport: f('inet_service', 16, 16) },
   ah: { nexthdr: f('inet_proto', 8, 0), hdrlength: int(8, 8), reserved: int(16, 16), spi: int(32, 32), sequence: int(32, 64) },
   esp: { spi: int(32, 0), sequence: int(32, 32) },
-  comp: { nexthdr: f('inet_proto', 8, 0), flags: f('integer', 8, 8), cpi: int(16, 16) },
+  comp: { nexthdr: f('inet_proto', 8, 0), flags: f('xinteger', 8, 8), cpi: int(16, 16) },
 };
 
 /** The protocol numbers of transport headers, for nft's protocol context. */
@@ -257,6 +257,41 @@ const TCPOPT: Readonly<Record<string, Readonly<Record<string, number>>>> = {
   timestamp: { kind: 8, length: 8, tsval: 32, tsecr: 32 }, fastopen: { kind: 8, length: 8 }, md5sig: { kind: 8, length: 8 },
   mptcp: { kind: 8, length: 8, subtype: 4 },
 };
+/** SCTP chunk types (RFC 9260 and its extensions) and the fields nft reads in each, in bits. */
+const SCTP_CHUNK_COMMON = { type: 8, flags: 8, length: 16 } as const;
+const SCTP_INIT = { 'init-tag': 32, 'a-rwnd': 32, 'num-outbound-streams': 16, 'num-inbound-streams': 16, 'initial-tsn': 32 } as const;
+export const SCTP_CHUNKS: Readonly<Record<string, { readonly type: number; readonly fields: Readonly<Record<string, number>> }>> = {
+  data: { type: 0, fields: { tsn: 32, stream: 16, ssn: 16, ppid: 32 } },
+  init: { type: 1, fields: SCTP_INIT },
+  'init-ack': { type: 2, fields: SCTP_INIT },
+  sack: { type: 3, fields: { 'cum-tsn-ack': 32, 'a-rwnd': 32, 'num-gap-ack-blocks': 16, 'num-dup-tsns': 16 } },
+  heartbeat: { type: 4, fields: {} },
+  'heartbeat-ack': { type: 5, fields: {} },
+  abort: { type: 6, fields: {} },
+  shutdown: { type: 7, fields: { 'cum-tsn-ack': 32 } },
+  'shutdown-ack': { type: 8, fields: {} },
+  error: { type: 9, fields: {} },
+  'cookie-echo': { type: 10, fields: {} },
+  'cookie-ack': { type: 11, fields: {} },
+  ecne: { type: 12, fields: { 'lowest-tsn': 32 } },
+  cwr: { type: 13, fields: { 'lowest-tsn': 32 } },
+  'shutdown-complete': { type: 14, fields: {} },
+  'asconf-ack': { type: 0x80, fields: { seqno: 32 } },
+  'forward-tsn': { type: 0xc0, fields: { 'new-cum-tsn': 32 } },
+  asconf: { type: 0xc1, fields: { seqno: 32 } },
+};
+/** The width of a field of an SCTP chunk, if the chunk has it. */
+export function sctpChunkFieldBits(chunk: string, field: string): number | undefined {
+  const c = SCTP_CHUNKS[chunk];
+  if (c === undefined) return undefined;
+  return (SCTP_CHUNK_COMMON as Record<string, number>)[field] ?? c.fields[field];
+}
+
+/** TCP option kinds nft names (`tcpopt.c`); other kinds are written and listed as numbers. */
+export const TCPOPT_KINDS: Readonly<Record<number, string>> = {
+  0: 'eol', 1: 'nop', 2: 'maxseg', 3: 'window', 4: 'sack-perm', 5: 'sack', 8: 'timestamp', 19: 'md5sig', 30: 'mptcp', 34: 'fastopen',
+};
+
 /** Spellings of TCP options the scanner folds together. */
 export const TCPOPT_ALIASES: Readonly<Record<string, string>> = {
   mss: 'maxseg', 'sack-permitted': 'sack-perm', noop: 'nop', sack0: 'sack',
@@ -272,13 +307,13 @@ export const META_KEYS: Readonly<Record<string, SelectorType>> = {
   nftrace: m('integer', 1), rtclassid: m('realm', 32), ibrname: m('ifname', 128), obrname: m('ifname', 128), pkttype: m('pkt_type', 8),
   cpu: m('integer', 32), iifgroup: m('devgroup', 32), oifgroup: m('devgroup', 32), cgroup: m('integer', 32), random: m('integer', 32, false),
   ipsec: m('boolean', 1), secpath: m('boolean', 1), iifkind: m('ifname', 128), oifkind: m('ifname', 128), ibrpvid: m('integer', 16),
-  ibrvproto: m('ether_type', 16, false), time: m('time', 64), day: m('day', 8), hour: m('hour', 32), secmark: m('integer', 32),
+  ibrvproto: m('ether_type', 16, false), time: m('date', 64), day: m('day', 8), hour: m('hour', 32), secmark: m('integer', 32),
   sdif: m('iface_index', 32), sdifname: m('ifname', 128), ibriport: m('ifname', 128), obriport: m('ifname', 128),
 };
 /** Meta keys nft lists without the `meta` keyword (`meta_key_is_unqualified`). */
 export const UNQUALIFIED_META: ReadonlySet<string> = new Set(['iif', 'oif', 'iifname', 'oifname', 'iifgroup', 'oifgroup']);
 /** Meta keys that may be written without `meta` (the parser's `meta_key_unqualified`). */
-export const BARE_META: ReadonlySet<string> = new Set(['mark', 'iif', 'iifname', 'iiftype', 'oif', 'oifname', 'oiftype', 'skuid', 'skgid', 'nftrace', 'rtclassid', 'ibriport', 'obriport', 'ibrname', 'obrname', 'pkttype', 'cpu', 'iifgroup', 'oifgroup', 'cgroup']);
+export const BARE_META: ReadonlySet<string> = new Set(['mark', 'iif', 'iifname', 'iiftype', 'oif', 'oifname', 'oiftype', 'skuid', 'skgid', 'nftrace', 'rtclassid', 'ibriport', 'obriport', 'ibrname', 'obrname', 'pkttype', 'cpu', 'iifgroup', 'oifgroup', 'cgroup', 'time', 'day', 'hour']);
 /** Meta keys a rule may set (`meta KEY set …`). */
 export const SETTABLE_META: ReadonlySet<string> = new Set(['mark', 'priority', 'pkttype', 'nftrace', 'secmark']);
 
@@ -312,9 +347,12 @@ export function ctKeyType(key: string): SelectorType | undefined {
 export function selectorType(s: NftSelector): SelectorType {
   switch (s.kind) {
     case 'payload': return PAYLOAD[s.protocol]![s.field]!;
-    case 'rawpayload': return { type: 'integer', bits: s.length };
+    case 'rawpayload': return { type: 'xinteger', bits: s.length };
     case 'exthdr': return s.field === undefined ? { type: 'boolean', bits: 1 } : EXTHDR[s.header]![s.field]!;
+    case 'sctpchunk':
+      return s.field === undefined ? { type: 'boolean', bits: 1 } : { type: 'integer', bits: sctpChunkFieldBits(s.chunk, s.field)! };
     case 'tcpopt': {
+      if (s.raw !== undefined) return { type: 'integer', bits: s.raw.length };
       if (s.field === undefined) return { type: 'boolean', bits: 1 };
       const bits = TCPOPT[s.option]?.[s.field] ?? 8;
       return { type: 'integer', bits };
@@ -479,6 +517,37 @@ export function parseSymbol(text: string, type: NftType, bits: number, quoted = 
       if (parseNumber(text) !== undefined) return value(parseInteger(text, 32, 'classid'));
       throw new DatatypeError('Could not parse classid');
     }
+    case 'date': {
+      // nft reads a date in the host's time zone; the kernel here, and we, use UTC. An integer is
+      // seconds since the epoch. The kernel compares nanoseconds.
+      if (/^[0-9]+$/.test(text)) return value(BigInt(text) * 1_000_000_000n);
+      const d = /^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})(?: ([0-9]{1,2}):([0-9]{1,2})(?::([0-9]{1,2}))?)?$/.exec(text);
+      if (!d) throw new DatatypeError('Cannot parse date');
+      const [y, mo, da, h, mi, se] = d.slice(1).map((x) => Number(x ?? 0)) as [number, number, number, number, number, number];
+      if (mo < 1 || mo > 12 || da < 1 || da > 31 || h > 23 || mi > 59 || se > 60) throw new DatatypeError('Cannot parse date');
+      return value(BigInt(Date.UTC(y, mo - 1, da, h, mi, se) / 1000) * 1_000_000_000n);
+    }
+    case 'hour': {
+      // Seconds since midnight (UTC, as the date above).
+      const h = /^([0-9]{1,2}):([0-9]{1,2})(?::([0-9]{1,2}))?$/.exec(text);
+      if (!h) {
+        if (parseNumber(text) !== undefined) return value(parseInteger(text, bits, 'Hour of day of packet reception'));
+        throw new DatatypeError('Can\'t parse hour of day');
+      }
+      const [hh, mm, ss] = [Number(h[1]), Number(h[2]), Number(h[3] ?? 0)];
+      if (hh > 23 || mm > 59 || ss > 59) throw new DatatypeError('wrong time format');
+      return value(BigInt(hh * 3600 + mm * 60 + ss));
+    }
+    case 'day': {
+      const hit = SYMBOLS.day!.find(([n]) => n.toLowerCase() === text.toLowerCase() || (text.length === 3 && n.slice(0, 3).toLowerCase() === text.toLowerCase()));
+      if (hit) return value(BigInt(hit[1]));
+      if (parseNumber(text) !== undefined) {
+        const n = parseInteger(text, bits, 'Day of week of packet reception');
+        if (n > 6n) throw new DatatypeError(`Value ${n} exceeds valid range 0-6`);
+        return value(n);
+      }
+      throw new DatatypeError('Could not parse Day of week of packet reception');
+    }
     case 'time': {
       const ms = parseTime(text);
       if (ms === undefined) throw new DatatypeError('Wrong time format');
@@ -500,14 +569,14 @@ export function parseSymbol(text: string, type: NftType, bits: number, quoted = 
 export const TYPE_DESCRIPTION: Partial<Record<NftType, string>> = {
   ct_state: 'conntrack state', ct_status: 'conntrack status', ct_dir: 'conntrack direction', tcp_flag: 'TCP flag',
   nf_proto: 'netfilter protocol', pkt_type: 'packet type', fib_addrtype: 'fib address type', icmp_type: 'ICMP type',
-  icmpv6_type: 'ICMPv6 type', boolean: 'boolean type', integer: 'integer', mark: 'packet mark', ether_type: 'Ethernet protocol',
+  icmpv6_type: 'ICMPv6 type', boolean: 'boolean type', integer: 'integer', xinteger: 'integer', mark: 'packet mark', ether_type: 'Ethernet protocol',
   arp_op: 'ARP operation', dscp: 'Differentiated Services Code Point', ecn: 'Explicit Congestion Notification',
   ipv4_addr: 'IPv4 address', ipv6_addr: 'IPv6 address', inet_service: 'internet network service', inet_proto: 'Internet protocol',
   ifname: 'network interface name', iface_index: 'network interface index', uid: 'user ID', gid: 'group ID', ether_addr: 'Ethernet address',
   ct_event: 'conntrack event bits', ct_label: 'conntrack label', realm: 'routing realm', devgroup: 'device group',
   iface_type: 'network interface type', tc_handle: 'TC classid', igmp_type: 'IGMP type', dccp_pkttype: 'DCCP packet type',
   icmp_code: 'icmp code', icmpv6_code: 'icmpv6 code', icmpx_code: 'icmpx code', string: 'string', time: 'relative time',
-  day: 'Day of week', hour: 'Hour of day', verdict: 'netfilter verdict',
+  day: 'Day of week of packet reception', hour: 'Hour of day of packet reception', date: 'Relative time of packet reception', verdict: 'netfilter verdict',
 };
 
 /** The name `type` declarations use for a type (`datatype_lookup_byname`), and back. */
@@ -540,7 +609,7 @@ export function typeBits(t: NftType): number {
     case 'ecn': return 2;
     case 'dccp_pkttype': return 4;
     case 'boolean': return 1;
-    case 'cgroupv2': case 'time': return 64;
+    case 'cgroupv2': case 'time': case 'date': return 64;
     case 'verdict': return 0;
     default: return 32;
   }
@@ -577,6 +646,8 @@ export function printValue(v: NftValue, numeric = false): string {
       return b.join(':');
     }
     case 'inet_service': case 'integer': case 'uid': case 'gid': case 'cgroupv2': return v.value.toString();
+    // Integers nft prints in hex (raw payloads, bitmask fields such as `comp flags`).
+    case 'xinteger': return `0x${v.value.toString(16)}`;
     case 'inet_proto': return PROTO_NAMES.get(Number(v.value)) ?? v.value.toString();
     case 'ifname': case 'string': return printString(v.text ?? ifnameText(v.value, v.bits / 8));
     case 'iface_index': return v.text !== undefined ? printString(v.text) : v.value === 1n ? '"lo"' : v.value.toString();
@@ -586,6 +657,20 @@ export function printValue(v: NftValue, numeric = false): string {
       return `${(v.value >> 16n).toString(16)}:${(v.value & 0xffffn).toString(16)}`;
     }
     case 'time': return printTime(Number(v.value));
+    case 'date': {
+      const d = new Date(Number(v.value / 1_000_000n));
+      const two = (n: number): string => String(n).padStart(2, '0');
+      return `"${d.getUTCFullYear()}-${two(d.getUTCMonth() + 1)}-${two(d.getUTCDate())} ${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())}"`;
+    }
+    case 'hour': {
+      const s = Number(v.value % 86400n);
+      const two = (n: number): string => String(n).padStart(2, '0');
+      return `"${two(Math.floor(s / 3600))}:${two(Math.floor(s / 60) % 60)}${s % 60 !== 0 ? `:${two(s % 60)}` : ''}"`;
+    }
+    case 'day': {
+      const hit = SYMBOLS.day!.find(([, n]) => BigInt(n) === v.value);
+      return hit ? printString(hit[0]) : v.value.toString();
+    }
     case 'devgroup': case 'realm': {
       // rt_symbol_table types (iproute2's names) print quoted.
       const hit = SYMBOLS[v.type]!.find(([, n]) => BigInt(n) === v.value);

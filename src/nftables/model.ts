@@ -27,7 +27,7 @@ export type NftType =
   | 'uid' | 'gid' | 'nf_proto' | 'pkt_type' | 'ct_state' | 'ct_status' | 'ct_dir' | 'tcp_flag'
   | 'icmp_type' | 'icmpv6_type' | 'icmp_code' | 'icmpv6_code' | 'fib_addrtype' | 'boolean' | 'verdict'
   | 'ether_type' | 'ether_addr' | 'arp_op' | 'dscp' | 'ecn' | 'string' | 'ct_label' | 'ct_event' | 'realm' | 'devgroup'
-  | 'iface_type' | 'tc_handle' | 'time' | 'day' | 'hour' | 'igmp_type' | 'dccp_pkttype' | 'icmpx_code' | 'cgroupv2'
+  | 'iface_type' | 'tc_handle' | 'time' | 'date' | 'xinteger' | 'day' | 'hour' | 'igmp_type' | 'dccp_pkttype' | 'icmpx_code' | 'cgroupv2'
   | 'ipsec_dir' | 'queue' | 'icmp6_type' | 'ct_id' | 'sctp_chunk' | 'mh_type'
   /** Object maps' data (`type ipv4_addr : counter`). */
   | 'counter' | 'quota' | 'limit' | 'secmark' | 'synproxy';
@@ -84,7 +84,16 @@ export interface NftExthdr {
 /** A TCP option (`tcp option maxseg size`); without a field, its presence. */
 export interface NftTcpOption {
   readonly kind: 'tcpopt';
+  /** The option's name, or its kind as a number when nft has no name for it. */
   readonly option: string;
+  readonly field?: string;
+  /** `tcp option @KIND,OFFSET,LENGTH`: bits of the option, by offset and length. */
+  readonly raw?: { readonly offset: number; readonly length: number };
+}
+/** An SCTP chunk (`sctp chunk init num-inbound-streams`); without a field, its presence. */
+export interface NftSctpChunk {
+  readonly kind: 'sctpchunk';
+  readonly chunk: string;
   readonly field?: string;
 }
 /** Routing information of the packet (`rt mtu`, `rt ip nexthop`, `rt classid`, `rt ipsec`). */
@@ -202,7 +211,7 @@ export type NftObjectType = 'counter' | 'quota' | 'limit' | 'ct helper' | 'ct ti
 /** What a relational expression compares. */
 export type NftSelector =
   | NftPayload | NftMeta | NftCt | NftFib | NftSocket | NftNumgen | NftBitwise | NftShift | NftConcat | NftRawPayload | NftExthdr
-  | NftTcpOption | NftRt | NftHash | NftOsf | NftIpsec;
+  | NftTcpOption | NftSctpChunk | NftRt | NftHash | NftOsf | NftIpsec;
 
 /** One key of a set or map, with its data for maps. */
 export interface NftElement {
@@ -215,6 +224,11 @@ export interface NftElement {
   readonly expires?: number;
   /** A per-element counter (`{ 22 counter, 80 }`). */
   readonly counter?: { readonly packets: number; readonly bytes: number };
+  /**
+   * The element's other stateful expressions (`limit rate 1/second`, `quota 10 bytes`), listed
+   * before its counter. A lookup does not run them (only a set update from the packet path does).
+   */
+  readonly stateful?: readonly NftStatement[];
   /** `comment "…"` after the key, as nft keeps it. */
   readonly comment?: string;
 }
@@ -253,6 +267,8 @@ export type NftStatement =
   | { readonly kind: 'nat'; readonly type: 'snat' | 'dnat' | 'masquerade' | 'redirect'; readonly family?: 'ip' | 'ip6';
       readonly addr?: NftValue | NftRange | NftPrefix | NftMapLookup; readonly port?: NftValue | NftRange | NftMapLookup;
       readonly flags: readonly string[]; readonly span?: Span;
+      /** The map's data are ranges or prefixes (nft then lists the family: `snat ip to … map { … : A-B }`). */
+      readonly intervalData?: boolean;
       /** `dnat ip addr . port to …`: the map gives address and port. */
       readonly concat?: boolean;
       /** `dnat ip interval to …` / `snat prefix to …`: the map gives a range or a prefix. */
@@ -262,6 +278,8 @@ export type NftStatement =
   | { readonly kind: 'mangle'; readonly target: NftSelector; readonly value: NftValue | NftSelector | NftMapLookup | NftConcatValue;
       readonly span?: Span }
   | { readonly kind: 'notrack'; readonly span?: Span }
+  /** `reset tcp option NAME|KIND` (nft_exthdr's option stripping). */
+  | { readonly kind: 'optstrip'; readonly option: string; readonly span?: Span }
   /** A named object used by a rule: `counter name "c"`, `ct helper set "ftp"`, `quota name @m` (by a map). */
   | { readonly kind: 'objref'; readonly objType: NftObjectType; readonly name?: string; readonly map?: NftMapLookup; readonly span?: Span }
   | { readonly kind: 'quota'; readonly over: boolean; readonly bytes: bigint; readonly used: bigint; readonly span?: Span }
@@ -272,7 +290,9 @@ export type NftStatement =
   | { readonly kind: 'synproxy'; readonly mss?: number; readonly wscale?: number; readonly flags: readonly ('timestamp' | 'sack-perm')[]; readonly span?: Span }
   /** `add|update|delete @set { KEY [timeout T] [STATEFUL…] }` and `… @map { KEY : DATA }`. */
   | { readonly kind: 'dynset'; readonly op: 'add' | 'update' | 'delete'; readonly set: string; readonly key: NftSelector;
-      readonly data?: NftSelector | NftValue; readonly timeout?: number; readonly stateful: readonly NftStatement[]; readonly span?: Span }
+      readonly data?: NftSelector | NftValue; readonly timeout?: number; readonly stateful: readonly NftStatement[]; readonly span?: Span;
+      /** Written as `meter NAME size N { … }`: the set is the meter's own, and lists with the rule. */
+      readonly meter?: { readonly size: number } }
   /** `flow add @ft` (offload to a flowtable). */
   | { readonly kind: 'flow'; readonly flowtable: string; readonly span?: Span };
 
@@ -333,6 +353,8 @@ export interface NftSet {
   readonly autoMerge?: boolean;
   /** Stateful expressions every element gets (`counter`, `quota …`, `limit …`, `ct count …`). */
   readonly stateful?: readonly NftStatement[];
+  /** The set of a `meter` statement: `nft list ruleset` does not list it (`nft list meters` does). */
+  readonly meter?: boolean;
 }
 
 /** A named stateful object. */

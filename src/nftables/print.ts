@@ -34,7 +34,7 @@ export function printNftTable(t: NftTable): string {
   expectFields(t, { sets: 'array', chains: 'array' }, 'table');
   const blocks: string[] = [];
   for (const o of t.objects ?? []) blocks.push(printObject(o));
-  for (const s of t.sets) blocks.push(printSet(s, t));
+  for (const s of t.sets) if (!s.meter) blocks.push(printSet(s, t));
   for (const f of t.flowtables ?? []) blocks.push(printFlowtable(f));
   for (const c of t.chains) blocks.push(printChain(c, t));
   const flags = t.dormant ? '\tflags dormant\n' : '';
@@ -211,7 +211,13 @@ function intervalPart(template: NftValue, lo: bigint, hi: bigint): KeyPart {
  * Elements in listing order: sorted by key; for anonymous interval sets, overlapping and
  * adjacent intervals merged (nft's automerge of anonymous sets).
  */
-function normalizeElements(elements: readonly NftElement[], interval: boolean, merge: boolean): NftElement[] {
+function normalizeElements(all: readonly NftElement[], interval: boolean, merge: boolean): NftElement[] {
+  // The kernel keeps the catch-all element apart and lists it last.
+  const catchAll = all.filter((e) => e.key.length === 0).slice(0, 1);
+  return [...normalizeKeyed(all.filter((e) => e.key.length !== 0), interval, merge), ...catchAll];
+}
+
+function normalizeKeyed(elements: readonly NftElement[], interval: boolean, merge: boolean): NftElement[] {
   const keyed = elements.map((e) => ({ e, k: sortKey(e.key, interval) }));
   keyed.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
   const sorted: NftElement[] = [];
@@ -293,9 +299,10 @@ function printData(d: NonNullable<NftElement['data']>): string {
 }
 
 function printElement(e: NftElement): string {
-  let key = e.key.map(printKeyPart).join(' . ');
+  let key = e.key.length === 0 ? '*' : e.key.map(printKeyPart).join(' . ');
   if (e.timeout !== undefined) key += ` timeout ${printTime(e.timeout)}`;
   if (e.expires !== undefined) key += ` expires ${printTime(e.expires)}`;
+  for (const x of e.stateful ?? []) key += ` ${printStatement(x, undefined, 'ip', true)}`;
   if (e.counter) key += ` counter packets ${e.counter.packets} bytes ${e.counter.bytes}`;
   if (e.comment !== undefined) key += ` comment "${e.comment}"`;
   if (!e.data) return key;
@@ -325,7 +332,7 @@ function printSetElements(elements: readonly NftElement[], key: readonly NftType
 /** expression.c `calculate_delim`: how many elements of a type share a line. */
 function lineWidth(t: NftType): number {
   switch (t) {
-    case 'nf_proto': case 'integer': case 'arp_op': case 'inet_proto': case 'inet_service': case 'tcp_flag': case 'dccp_pkttype':
+    case 'nf_proto': case 'integer': case 'xinteger': case 'arp_op': case 'inet_proto': case 'inet_service': case 'tcp_flag': case 'dccp_pkttype':
     case 'mark': case 'iface_index': case 'tc_handle': case 'uid': case 'gid': case 'ct_dir':
       return 5;
     case 'ipv4_addr': case 'ct_state': case 'ct_status': case 'pkt_type':
@@ -364,7 +371,8 @@ function l3Of(s: Extract<NftStatement, { kind: 'match' }>, family: NftFamily): '
   const v = s.right.value;
   if (l.kind === 'meta' && l.key === 'nfproto' && family === 'inet') return v === 2n ? 'ip' : v === 10n ? 'ip6' : undefined;
   const ether = (l.kind === 'payload' && l.protocol === 'ether' && l.field === 'type' && family === 'bridge')
-    || (l.kind === 'meta' && l.key === 'protocol' && family === 'netdev');
+    || (l.kind === 'meta' && l.key === 'protocol' && family === 'netdev')
+    || (l.kind === 'payload' && l.protocol === 'vlan' && l.field === 'type');
   if (ether) return v === 0x0800n ? 'ip' : v === 0x86ddn ? 'ip6' : v === 0x0806n ? 'arp' : undefined;
   return undefined;
 }
@@ -376,6 +384,8 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily): 
   let l4dep: { index: number; proto: number } | undefined;
   let icmpdep: { index: number; proto: string; type: bigint } | undefined;
   let lldep: { index: number; kind: 'ether' | 'any' } | undefined;
+  // `ether type 8021q`: the dependency nft gives a vlan header match.
+  let vlandep: number | undefined;
   const coverL3 = (proto: string): void => {
     if (l3dep && l3dep.proto === proto) {
       hidden.add(l3dep.index);
@@ -401,10 +411,19 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily): 
       l3dep = undefined;
       l4dep = undefined;
       icmpdep = undefined;
+      vlandep = undefined;
       return;
     }
     const single = s.right.kind === 'value' && (s.op === 'implicit' || s.op === '==');
     const left = s.left;
+    if (vlandep !== undefined && payloads(left).some((p) => p.protocol === 'vlan')) {
+      hidden.add(vlandep);
+      vlandep = undefined;
+    }
+    if (single && left.kind === 'payload' && left.protocol === 'ether' && left.field === 'type' && (s.right as NftValue).value === 0x8100n) {
+      vlandep = i;
+      return;
+    }
     if (left.kind === 'payload' && (left.protocol === 'icmp' || left.protocol === 'icmpv6')) {
       // payload_may_dependency_kill_icmp: a type match that a field's own type implies.
       const need = ICMP_SIMPLE_DEPS[left.protocol]?.[left.field];
@@ -421,7 +440,7 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily): 
     }
     // `meta iiftype ether` before a link-layer match, `meta protocol ip` in an ip table before any
     // header match: dependencies nft drops from the listing.
-    if (single && left.kind === 'meta' && left.key === 'iiftype' && (s.right as NftValue).value === 1n && family !== 'bridge' && family !== 'netdev') {
+    if (single && left.kind === 'meta' && left.key === 'iiftype' && (s.right as NftValue).value === 1n) {
       lldep = { index: i, kind: 'ether' };
       return;
     }
@@ -446,6 +465,8 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily): 
       l4dep = { index: i, proto: n };
       return;
     }
+    // A ct address with its family (`ct original ip saddr`) implies the network protocol too.
+    if (left.kind === 'ct' && left.family !== undefined) coverL3(left.family);
     for (const p of payloads(left)) {
       if (p.protocol === 'ip' || p.protocol === 'ip6' || p.protocol === 'arp') coverL3(p.protocol);
       // ICMP implies its network protocol: a match on it is that payload's dependency too.
@@ -594,7 +615,9 @@ export function printSelector(sel: NftSelector, thAs?: string): string {
     case 'payload': return `${sel.protocol === 'th' && thAs ? thAs : sel.protocol} ${sel.field}`;
     case 'rawpayload': return `@${sel.base},${sel.offset},${sel.length}`;
     case 'exthdr': return sel.field === undefined ? `exthdr ${sel.header}` : `${sel.header} ${sel.field}`;
-    case 'tcpopt': return `tcp option ${sel.option}${sel.field !== undefined ? ` ${sel.field}` : ''}`;
+    case 'sctpchunk': return `sctp chunk ${sel.chunk}${sel.field !== undefined ? ` ${sel.field}` : ''}`;
+    case 'tcpopt': if (sel.raw) return `tcp option @${sel.option},${sel.raw.offset},${sel.raw.length}`;
+      return `tcp option ${sel.option}${sel.field !== undefined ? ` ${sel.field}` : ''}`;
     case 'meta': return UNQUALIFIED_META.has(sel.key) ? sel.key : `meta ${sel.key}`;
     case 'ct': {
       // ct_expr_print: the direction is kept for the tuple and the per-direction counters only.
@@ -692,7 +715,8 @@ function printStatement(s: NftStatement, thAs: string | undefined, family: NftFa
       }
       const rt = s.right.kind === 'value' ? s.right.type : undefined;
       // `x & prefixmask == v` lists as a prefix: `meta mark 0x00000539/0`.
-      if (s.left.kind === 'bitwise' && s.left.xor === 0n && s.right.kind === 'value' && (s.op === 'implicit' || s.op === '==' || s.op === '!=')) {
+      // Not for raw payloads: nft lists their mask (`@ll,0,8 & 0x80 == 0x80`).
+      if (s.left.kind === 'bitwise' && s.left.type !== 'xinteger' && s.left.xor === 0n && s.right.kind === 'value' && (s.op === 'implicit' || s.op === '==' || s.op === '!=')) {
         const len = prefixLength(s.left.mask, s.left.bits);
         if (len !== undefined) return `${printSelector(s.left.operand, thAs)} ${s.op === '!=' ? '!= ' : ''}${printValue(s.right)}/${len}`;
       }
@@ -731,7 +755,7 @@ function printStatement(s: NftStatement, thAs: string | undefined, family: NftFa
     case 'nat': {
       let out = s.type;
       if (s.addr || s.port) {
-        const fam = s.family ?? (s.concat || (s.interval && s.addr?.kind === 'map') ? (s.addr && s.addr.kind === 'map' && s.addr.dataType === 'ipv6_addr' ? 'ip6' : 'ip') : undefined);
+        const fam = s.family ?? (s.concat || ((s.interval || s.prefix || s.intervalData) && s.addr?.kind === 'map') ? (s.addr && s.addr.kind === 'map' && s.addr.dataType === 'ipv6_addr' ? 'ip6' : 'ip') : undefined);
         if (fam) out += ` ${fam}`;
         if (s.prefix) out += ' prefix';
         out += ' to';
@@ -766,6 +790,7 @@ function printStatement(s: NftStatement, thAs: string | undefined, family: NftFa
       return `${target} set ${printOperand(s.value, thAs)}`;
     }
     case 'notrack': return 'notrack';
+    case 'optstrip': return `reset tcp option ${s.option}`;
     case 'objref': {
       const name = s.map ? printMap(s.map, thAs) : `"${s.name}"`;
       switch (s.objType) {
@@ -798,7 +823,7 @@ function printStatement(s: NftStatement, thAs: string | undefined, family: NftFa
       return `synproxy${ts}${sack}`;
     }
     case 'dynset': {
-      let out = `${s.op} @${s.set} { ${printSelector(s.key, thAs)}`;
+      let out = s.meter ? `meter ${s.set} size ${s.meter.size} { ${printSelector(s.key, thAs)}` : `${s.op} @${s.set} { ${printSelector(s.key, thAs)}`;
       if (s.timeout !== undefined) out += ` timeout ${printTime(s.timeout)}`;
       for (const x of s.stateful) out += ` ${printStatement(x, thAs, family, true)}`;
       if (s.data) out += ` : ${printOperand(s.data, thAs)}`;

@@ -127,6 +127,7 @@ interface MSet {
   policy?: 'performance' | 'memory';
   autoMerge?: boolean;
   stateful?: NftStatement[];
+  meter?: boolean;
 }
 
 /** Protocol context through one rule (nft's `proto_ctx`). */
@@ -136,6 +137,10 @@ interface RuleContext {
   /** The network protocol (`arp` in arp tables). */
   l3?: 'ip' | 'ip6' | 'arp';
   l4?: number;
+  /** The protocols of a match on a set of them (`meta l4proto { tcp, udp }`): a header of one conflicts with the others. */
+  l4Set?: readonly number[];
+  /** The value an `ether type` match of the rule fixed. */
+  etherType?: bigint;
   /** The ICMP type a match of the rule fixed (nft's `th_dep.icmp.type`). */
   icmpType?: number;
   /** Dependencies nft adds in front of the statement being evaluated. */
@@ -242,6 +247,7 @@ class Evaluator {
           ...(s.typeofKey ? { typeofKey: s.typeofKey } : {}), ...(s.typeofData ? { typeofData: s.typeofData } : {}),
           ...(s.timeout !== undefined ? { timeout: s.timeout } : {}), ...(s.gcInterval !== undefined ? { gcInterval: s.gcInterval } : {}),
           ...(s.policy ? { policy: s.policy } : {}), ...(s.autoMerge ? { autoMerge: true } : {}), ...(s.stateful ? { stateful: s.stateful } : {}),
+          ...(s.meter ? { meter: true } : {}),
         })),
         chains: t.chains.map((c): NftChain => ({
           name: c.name, handle: c.handle, ...(c.base ? { base: c.base } : {}), rules: c.rules,
@@ -378,9 +384,8 @@ class Evaluator {
     const ingress = hook === 'ingress' || hook === 'egress';
     if (ingress && !devices) fail('BAD_VALUE', `Missing \`device' in this chain definition`, spec.type.span, hook);
     if (!ingress && devices) fail('BAD_VALUE', `This chain type cannot be bound to device`, spec.type.span, hook);
-    if (devices) {
-      for (const d of devices) if (!this.ifaces.includes(d)) this.commitFail('INVALID_HOOK', `Could not process rule: No such file or directory (no device ${d})`, spec.type.span, d);
-    }
+    // A base chain may name devices the host does not have: the kernel here (6.18) registers the
+    // hook for when they appear. (Flowtables, below, still need theirs.)
     return { type, hook, priority, policy, ...(devices ? { devices: [...new Set(devices)] } : {}), ...(spec.offload ? { offload: true } : {}) };
   }
 
@@ -518,6 +523,7 @@ class Evaluator {
       if (set.flags.includes('interval') && e.key.length === 1) {
         const [lo, hi] = bounds(e.key[0]!);
         for (const x of set.elements) {
+          if (x.key.length !== 1) continue;
           const [xl, xh] = bounds(x.key[0]!);
           if (lo === xl && hi === xh) continue;
           if (lo <= xh && xl <= hi) {
@@ -529,7 +535,10 @@ class Evaluator {
       const keys = keysOf(set);
       const k = keyText(e);
       const old = keys.get(k);
-      const withStateful = set.stateful?.some((s) => s.kind === 'counter') && !e.counter ? { ...e, counter: { packets: 0, bytes: 0 } } : e;
+      let withStateful = set.stateful?.some((s) => s.kind === 'counter') && !e.counter ? { ...e, counter: { packets: 0, bytes: 0 } } : e;
+      // The set's other stateful expressions, for an element written without its own.
+      const others = set.stateful?.filter((s) => s.kind !== 'counter') ?? [];
+      if (others.length > 0 && withStateful.stateful === undefined) withStateful = { ...withStateful, stateful: others };
       if (old === undefined) {
         keys.set(k, withStateful);
         set.elements.push(withStateful);
@@ -552,11 +561,14 @@ class Evaluator {
   private element(e: RawElement, key: readonly NftType[], keyBits: readonly number[], data: NftType | undefined, ctx: RuleContext,
     dataConcat?: readonly NftType[], dataInterval?: boolean): NftElement {
     const parts = e.key.t === 'concat' ? e.key.items : [e.key];
-    if (e.key.t === 'sym' && e.key.text === '*' && !e.key.quoted) fail('UNSUPPORTED', 'catch-all set elements (*) are not supported', e.key.span);
-    if (parts.length !== key.length) fail('BAD_VALUE', `datatype mismatch, expected ${key.length > 1 ? 'concatenation' : key[0]}`, e.key.span);
-    const k = parts.map((p, i) => this.constant(p, key[i]!, keyBits[i]!, true));
+    // `*`, the catch-all element: it has no key, and matches what no other element matches.
+    const catchAll = e.key.t === 'sym' && e.key.text === '*' && !e.key.quoted;
+    if (!catchAll && parts.length !== key.length) fail('BAD_VALUE', `datatype mismatch, expected ${key.length > 1 ? 'concatenation' : key[0]}`, e.key.span);
+    const k = catchAll ? [] : parts.map((p, i) => this.constant(p, key[i]!, keyBits[i]!, true));
+    const stateful = (e.stateful ?? []).map((x) => this.statement(x, ctx));
     const extra = {
       ...(e.counter ? { counter: e.counter } : {}), ...(e.comment !== undefined ? { comment: e.comment } : {}),
+      ...(stateful.length > 0 ? { stateful } : {}),
       ...(e.timeout !== undefined ? { timeout: e.timeout } : {}), ...(e.expires !== undefined ? { expires: e.expires } : {}),
     };
     if (data === undefined) {
@@ -723,6 +735,7 @@ class Evaluator {
           const name = this.ifaces[Number(v.value) - 1];
           if (name !== undefined && v.value > 0n) return { ...v, text: name };
         }
+        if (type === 'ct_label' && v.value >= 128n) fail('BAD_VALUE', `${s}: bit ${v.value} out of range (128 max)`, raw.span, raw.text);
         return v;
       } catch (e) {
         if (e instanceof DatatypeError) {
@@ -735,7 +748,7 @@ class Evaluator {
         throw e;
       }
     };
-    if (!raw.quoted && (type === 'ipv4_addr' || type === 'ipv6_addr' || type === 'mark' || type === 'devgroup' || type === 'realm' || type === 'integer') && text.includes('/')) {
+    if (!raw.quoted && (type === 'ipv4_addr' || type === 'ipv6_addr' || type === 'mark' || type === 'devgroup' || type === 'realm' || type === 'integer' || type === 'xinteger') && text.includes('/')) {
       const [a, l] = text.split('/') as [string, string];
       const len = /^[0-9]+$/.test(l) ? Number(l) : NaN;
       if (!(len >= 0 && len <= bits)) fail('BAD_VALUE', `Could not parse prefix length: ${l}`, raw.span, text);
@@ -889,6 +902,10 @@ class Evaluator {
       case 'tproxy': return this.tproxy(s, ctx);
       case 'mangle': return this.mangle(s, ctx);
       case 'notrack': return { kind: 'notrack', span: s.span };
+      case 'optstrip':
+        // nft adds no protocol dependency (`udp dport 53 reset tcp option mptcp` loads); the
+        // kernel strips only what a TCP header carries.
+        return { kind: 'optstrip', option: s.option, span: s.span };
       case 'comment': return fail('UNEXPECTED_TOKEN', 'comment', s.span);
       case 'objref': return this.objref(s, ctx);
       case 'quota': return { kind: 'quota', over: s.over, bytes: s.bytes, used: s.used, span: s.span };
@@ -910,6 +927,7 @@ class Evaluator {
       }
       case 'synproxy': return { kind: 'synproxy', ...(s.mss !== undefined ? { mss: s.mss } : {}), ...(s.wscale !== undefined ? { wscale: s.wscale } : {}), flags: s.flags, span: s.span };
       case 'dynset': return this.dynset(s, ctx);
+      case 'meter': return this.meter(s, ctx);
       case 'flow': {
         if (!ctx.table.flowtables.some((f) => f.name === s.flowtable)) fail('UNKNOWN_CHAIN', `No such file or directory; flowtable '${s.flowtable}' does not exist`, s.span, s.flowtable);
         return { kind: 'flow', flowtable: s.flowtable, span: s.span };
@@ -964,8 +982,29 @@ class Evaluator {
       const hi = num.kind === 'value' ? num.value : num.high.value;
       if (hi > 65535n) fail('BAD_VALUE', 'queue expression max value exceeds 65535', s.num!.span);
     }
+    if (num && (num.kind === 'numgen' || num.kind === 'hash') && num.offset + num.modulus - 1 > 65535) fail('BAD_VALUE', 'queue expression max value exceeds 65535', s.num!.span);
     if (s.flags.includes('fanout') && num?.kind !== 'range') fail('BAD_VALUE', 'fanout requires a range to be specified', s.span);
     return { kind: 'queue', ...(num ? { num } : {}), flags: s.flags, span: s.span };
+  }
+
+  /** `meter NAME [size N] { KEY [timeout T] STMT }`: nft makes a dynamic set of that name, unlisted, and updates it. */
+  private meter(s: Extract<RawStatement, { t: 'meter' }>, ctx: RuleContext): NftStatement {
+    const key = this.selectorExpr(s.key, ctx);
+    const types = keyTypes(key);
+    const size = s.size ?? 65535;
+    let set = ctx.table.sets.find((x) => x.name === s.name);
+    if (set === undefined) {
+      set = {
+        name: s.name, handle: ctx.table.nextHandle++, key: types.map((k) => k.type), keyBits: types.map((k) => k.bits),
+        flags: s.timeout !== undefined ? ['dynamic', 'timeout'] : ['dynamic'], elements: [], size, fresh: true, meter: true, span: s.span,
+      };
+      ctx.table.sets.push(set);
+    } else {
+      if (!set.meter) fail('BAD_VALUE', `a set named ${s.name} already exists: a meter needs a name of its own`, s.span, s.name);
+      checkKeyCompat(set.key, types.map((k) => k.type), s.span);
+    }
+    const stateful = [this.statement(s.stmt, ctx)];
+    return { kind: 'dynset', op: 'update', set: s.name, key, ...(s.timeout !== undefined ? { timeout: s.timeout } : {}), stateful, meter: { size }, span: s.span };
   }
 
   private dynset(s: Extract<RawStatement, { t: 'dynset' }>, ctx: RuleContext): NftStatement {
@@ -984,12 +1023,14 @@ class Evaluator {
     // nft marks a set it declares in the same file as dynamic (one declared by an earlier file
     // keeps its flags: checked against nft 1.0.6 on this kernel).
     if (set.size === undefined) set.size = 65535;
-    if (set.fresh === true && !set.flags.includes('dynamic')) set.flags.push('dynamic');
+    // A map updated from the packet path is not marked so (checked against nft 1.0.6 here too).
+    if (set.fresh === true && set.data === undefined && !set.flags.includes('dynamic')) set.flags.push('dynamic');
     return { kind: 'dynset', op: s.op, set: s.set, key, ...(data ? { data } : {}), ...(s.timeout !== undefined ? { timeout: s.timeout } : {}), stateful, span: s.span };
   }
 
   private reject(s: Extract<RawStatement, { t: 'reject' }>, ctx: RuleContext): NftStatement {
     if (ctx.family === 'arp') fail('BAD_VALUE', 'reject is not supported in the arp family', s.span);
+    if ((ctx.family === 'bridge' || ctx.family === 'netdev') && ctx.l3 === 'arp') fail('BAD_VALUE', 'cannot reject this network family', s.span);
     if (!s.with) {
       // nft picks the ICMP flavour from the family or the rule's network protocol.
       const l3 = ctx.family === 'ip' || ctx.family === 'ip6' ? ctx.family : ctx.l3;
@@ -1030,8 +1071,7 @@ class Evaluator {
     if (s.addr) {
       if (ctx.family === 'inet' && !family) {
         if (ctx.l3 === 'ip' || ctx.l3 === 'ip6') family = ctx.l3;
-        else if (s.addr.t === 'sym') family = s.addr.text.includes(':') ? 'ip6' : 'ip';
-        else if (s.addr.t === 'range' && s.addr.low.t === 'sym') family = s.addr.low.text.includes(':') ? 'ip6' : 'ip';
+        else if (s.addr.t !== 'map') fail('BAD_VALUE', 'ip or ip6 must be specified with address for inet tables.', s.span);
       }
       const fam = ctx.family === 'inet' ? family : ctx.family;
       if (!fam) fail('BAD_VALUE', `specify \`${s.type} ip\` or '${s.type} ip6' in inet table to disambiguate`, s.span);
@@ -1061,7 +1101,6 @@ class Evaluator {
       }
     } else if (s.type === 'snat' || s.type === 'dnat') {
       if (!s.port) fail('UNEXPECTED_TOKEN', `syntax error, ${s.type} needs an address`, s.span);
-      if (ctx.family === 'inet' && !family) fail('BAD_VALUE', `specify \`${s.type} ip\` or '${s.type} ip6' in inet table to disambiguate`, s.span);
     }
     if (s.port) {
       if (s.port.t === 'map') {
@@ -1079,6 +1118,7 @@ class Evaluator {
     return {
       kind: 'nat', type: s.type, ...(inetFamily ? { family: inetFamily } : {}), ...(addr ? { addr } : {}), ...(port ? { port } : {}), flags, span: s.span,
       ...(concat ? { concat: true } : {}), ...(s.interval ? { interval: true } : {}), ...(s.prefix ? { prefix: true } : {}),
+      ...(addr?.kind === 'map' && mapHasIntervalData(addr, ctx.table) ? { intervalData: true } : {}),
     };
   }
 
@@ -1185,6 +1225,13 @@ class Evaluator {
   private selectorExpr(raw: RawExpr, ctx: RuleContext): NftSelector {
     switch (raw.t) {
       case 'sel':
+        if (raw.sel.kind === 'rt' && raw.sel.key === 'nexthop') {
+          // The next hop's address family: written, or the table's, or the rule's network protocol.
+          const fam = raw.sel.family ?? (ctx.family === 'ip' || ctx.family === 'ip6' ? ctx.family : ctx.l3 === 'ip' || ctx.l3 === 'ip6' ? ctx.l3 : undefined);
+          if (!fam) fail('BAD_VALUE', 'cannot determine ip protocol version, use "ip nexthop" or "ip6 nexthop" instead', raw.span);
+          if ((ctx.family === 'ip' || ctx.family === 'ip6') && fam !== ctx.family) fail('BAD_VALUE', `${fam} nexthop will not match`, raw.span);
+          if (!raw.sel.family) return this.selectorExpr({ ...raw, sel: { ...raw.sel, family: fam } }, ctx);
+        }
         this.context(raw.sel, raw.span, ctx);
         if (raw.sel.kind === 'hash' && raw.sel.expr) this.contextOf(raw.sel.expr, raw.span, ctx);
         return raw.sel;
@@ -1236,6 +1283,8 @@ class Evaluator {
         const p = sel.protocol;
         if (p === 'ether' || p === 'vlan') {
           if (ctx.family === 'arp') conflict('arp', p);
+          // A vlan header follows only an ether type of 802.1Q or 802.1ad.
+          if (p === 'vlan' && ctx.etherType !== undefined && ctx.etherType !== 0x8100n && ctx.etherType !== 0x88a8n) conflict('ether', 'vlan');
           return;
         }
         if (p === 'arp') {
@@ -1252,6 +1301,8 @@ class Evaluator {
         const n = L4_PROTOCOLS[p]!;
         // nft takes icmp in an ip6 rule and icmpv6 after `meta nfproto ipv4` (it never matches).
         if (ctx.l4 !== undefined && ctx.l4 !== n && ctx.l4 !== ANY_L4) conflict(L4_NAMES[ctx.l4] ?? String(ctx.l4), p);
+        const other = ctx.l4 === ANY_L4 ? ctx.l4Set?.find((x) => x !== n) : undefined;
+        if (other !== undefined) conflict(L4_NAMES[other] ?? String(other), p);
         ctx.l4 = n;
         const dep = ICMP_DEPS[p]?.[sel.field];
         if (dep) {
@@ -1273,21 +1324,35 @@ class Evaluator {
       case 'exthdr':
         if (ctx.l3 === 'ip' || ctx.l3 === 'arp') conflict(ctx.l3, 'ip6');
         return;
+      case 'sctpchunk':
+        if (ctx.l3 === 'arp') conflict('arp', 'sctp');
+        if (ctx.l4 !== undefined && ctx.l4 !== 132 && ctx.l4 !== ANY_L4) conflict(L4_NAMES[ctx.l4] ?? String(ctx.l4), 'sctp');
+        ctx.l4 = 132;
+        return;
       case 'tcpopt':
         if (ctx.l3 === 'arp') conflict('arp', 'tcp');
         if (ctx.l4 !== undefined && ctx.l4 !== 6 && ctx.l4 !== ANY_L4) conflict(L4_NAMES[ctx.l4] ?? String(ctx.l4), 'tcp');
         ctx.l4 = 6;
         return;
       case 'ct':
-        if ((sel.key === 'saddr' || sel.key === 'daddr') && !sel.family && ctx.family === 'inet') {
-          fail('BAD_VALUE', 'ct original/reply addresses need ip or ip6 in an inet table', span);
-        }
+        // A ct address takes its family from the table or the rule's network protocol only as
+        // the whole left side of a match; in a concatenation or a map key nft wants it written.
+        if ((sel.key === 'saddr' || sel.key === 'daddr') && !sel.family) fail('BAD_VALUE', 'specify either ip or ip6 for address matching', span);
+        if (sel.family && ctx.family === 'inet' && (ctx.l3 === 'ip' || ctx.l3 === 'ip6') && ctx.l3 !== sel.family) conflict(ctx.l3, sel.family);
         if (ctx.family === 'arp' || ctx.family === 'netdev') {
           // No conntrack there: nft refuses the expression at evaluation.
           if (ctx.family === 'arp') fail('BAD_VALUE', 'ct expression is not supported in the arp family', span);
         }
         return;
+      case 'osf':
+        // nft_osf reads IPv4 headers: the kernel takes it in ip and inet tables only.
+        if (ctx.family !== 'ip' && ctx.family !== 'inet') this.commitFail('BAD_VALUE', `Could not process rule: Operation not supported (osf is only for ip and inet tables)`, span, 'osf');
+        return;
       case 'meta':
+        // The bridge port keys exist only in bridge tables: the kernel refuses them elsewhere.
+        if (['ibrname', 'obrname', 'ibriport', 'obriport', 'ibrvproto', 'ibrpvid'].includes(sel.key) && ctx.family !== 'bridge') {
+          this.commitFail('BAD_VALUE', `Could not process rule: Operation not supported (meta ${sel.key} is only for bridge tables)`, span, sel.key);
+        }
         if (sel.key === 'nfproto' && ctx.family !== 'inet') fail('BAD_VALUE', 'meta nfproto is only useful in the inet family', span);
         return;
       case 'fib':
@@ -1305,7 +1370,12 @@ class Evaluator {
   }
 
   private match(s: Extract<RawStatement, { t: 'match' }>, ctx: RuleContext): NftStatement {
-    let left = this.selectorExpr(s.left, ctx);
+    let rawLeft = s.left;
+    if (rawLeft.t === 'sel' && rawLeft.sel.kind === 'ct' && (rawLeft.sel.key === 'saddr' || rawLeft.sel.key === 'daddr') && !rawLeft.sel.family) {
+      const fam = ctx.family === 'ip' || ctx.family === 'ip6' ? ctx.family : ctx.l3 === 'ip' || ctx.l3 === 'ip6' ? ctx.l3 : undefined;
+      if (fam) rawLeft = { ...rawLeft, sel: { ...rawLeft.sel, family: fam } };
+    }
+    let left = this.selectorExpr(rawLeft, ctx);
     if (left.kind === 'ct' && (left.key === 'saddr' || left.key === 'daddr') && !left.family) left = { ...left, family: ctx.family === 'ip6' ? 'ip6' : 'ip' };
     if (left.kind === 'ct' && left.family && ctx.family !== 'inet' && ctx.family !== 'bridge' && ctx.family !== 'netdev' && left.family !== ctx.family) fail('BAD_VALUE', `conflicting protocols specified: ${ctx.family} vs. ${left.family}`, s.left.span);
     const kts = keyTypes(left);
@@ -1324,7 +1394,7 @@ class Evaluator {
     } else if (r.t === 'concat') {
       if (left.kind !== 'concat' || left.items.length !== r.items.length) fail('BAD_VALUE', 'datatype mismatch: concatenation', r.span);
       right = { kind: 'concat-value', items: r.items.map((it, i) => this.constant(it, kts[i]!.type, kts[i]!.bits, true)) };
-    } else if ((left.kind === 'fib' && left.result !== 'type') || (left.kind === 'exthdr' && left.field === undefined) || (left.kind === 'tcpopt' && left.field === undefined)
+    } else if ((left.kind === 'fib' && left.result !== 'type') || (left.kind === 'exthdr' && left.field === undefined) || (left.kind === 'tcpopt' && left.field === undefined && left.raw === undefined) || (left.kind === 'sctpchunk' && left.field === undefined)
       || (left.kind === 'rt' && left.key === 'ipsec') || (left.kind === 'meta' && left.key === 'ipsec')) {
       if (r.t !== 'sym' || (r.text !== 'exists' && r.text !== 'missing' && (left.kind === 'fib' || (r.text !== 'true' && r.text !== 'false' && !/^[01]$/.test(r.text))))) {
         if (left.kind === 'fib') right = this.constant(r, selectorType(left).type, selectorType(left).bits, true);
@@ -1339,6 +1409,7 @@ class Evaluator {
     if (right.kind === 'set' && (s.op === 'implicit' || s.op === '==') && ctx.l4 === undefined
       && ((left.kind === 'meta' && left.key === 'l4proto') || (left.kind === 'payload' && ((left.protocol === 'ip' && left.field === 'protocol') || (left.protocol === 'ip6' && left.field === 'nexthdr'))))) {
       ctx.l4 = ANY_L4;
+      ctx.l4Set = right.elements.flatMap((e) => (e.key[0]?.kind === 'value' ? [Number(e.key[0].value)] : []));
     }
     if (left.kind === 'payload' && left.field === 'type' && (left.protocol === 'icmp' || left.protocol === 'icmpv6') && right.kind === 'set' && (s.op === 'implicit' || s.op === '==')) {
       // A set of echo types fixes the type as far as the echo fields are concerned.
@@ -1367,6 +1438,7 @@ class Evaluator {
         if (l3 && ctx.l3 && ctx.l3 !== l3) fail('BAD_VALUE', `conflicting protocols specified: ${ctx.l3} vs. ${l3}`, s.left.span);
         if (l3) ctx.l3 = l3;
       }
+      if (left.kind === 'payload' && left.protocol === 'ether' && left.field === 'type') ctx.etherType = right.value;
       if ((left.kind === 'meta' && left.key === 'protocol') || (left.kind === 'payload' && left.protocol === 'ether' && left.field === 'type')) {
         const l3 = right.value === 0x0800n ? 'ip' : right.value === 0x86ddn ? 'ip6' : right.value === 0x0806n ? 'arp' : undefined;
         if (l3 && ctx.family !== 'ip' && ctx.family !== 'ip6' && ctx.family !== 'arp') {
@@ -1411,8 +1483,15 @@ function isObjectType(t: NftType): boolean {
   return t === 'counter' || t === 'quota' || t === 'limit' || t === 'secmark' || t === 'synproxy';
 }
 
+/** Whether a map's data are ranges or prefixes: written so, or declared `: interval TYPE`. */
+function mapHasIntervalData(m: NftMapLookup, table: MTable): boolean {
+  if (m.mappings.kind === 'set') return m.mappings.elements.some((e) => e.data !== undefined && (e.data.kind === 'range' || e.data.kind === 'prefix'));
+  const name = (m.mappings as NftSetRef).name;
+  return table.sets.find((x) => x.name === name)?.dataInterval === true;
+}
+
 function isIntegerLike(t: NftType): boolean {
-  return t === 'mark' || t === 'integer';
+  return t === 'mark' || t === 'integer' || t === 'xinteger';
 }
 
 function containsSelector(e: RawExpr): boolean {
@@ -1428,7 +1507,9 @@ function bounds(k: NftValue | NftRange | NftPrefix): [bigint, bigint] {
 }
 
 /** Adjacent and overlapping intervals of an `auto-merge` set, merged as nft merges them. */
-function mergeIntervals(elements: readonly NftElement[]): NftElement[] {
+function mergeIntervals(all: readonly NftElement[]): NftElement[] {
+  const catchAll = all.filter((e) => e.key.length === 0);
+  const elements = all.filter((e) => e.key.length !== 0);
   const sorted = [...elements].sort((a, b) => {
     const [al] = bounds(a.key[0]!);
     const [bl] = bounds(b.key[0]!);
@@ -1449,8 +1530,8 @@ function mergeIntervals(elements: readonly NftElement[]): NftElement[] {
     const v = k.kind === 'value' ? k : k.kind === 'range' ? k.low : k.value;
     const [olo, ohi] = bounds(k);
     if (olo === lo && ohi === hi) return e;
-    return { ...e, key: [lo === hi ? { ...v, value: lo } : { kind: 'range', low: { ...v, value: lo }, high: { ...v, value: hi } }] };
-  });
+    return { ...e, key: [lo === hi ? { ...v, value: lo } : { kind: 'range', low: { ...v, value: lo }, high: { ...v, value: hi } }] } as NftElement;
+  }).concat(catchAll);
 }
 
 function rangeSplit(text: string): number {
@@ -1470,7 +1551,7 @@ const TYPE_LABEL: Partial<Record<NftType, string>> = {
 };
 
 function checkKeyCompat(setKey: readonly NftType[], exprKey: readonly NftType[], span: Span): void {
-  const compat = (a: NftType, b: NftType): boolean => a === b || a === 'integer' || b === 'integer' || (a === 'string' && b === 'ifname') || (a === 'ifname' && b === 'string');
+  const compat = (a: NftType, b: NftType): boolean => a === b || a === 'integer' || b === 'integer' || a === 'xinteger' || b === 'xinteger' || (a === 'string' && b === 'ifname') || (a === 'ifname' && b === 'string');
   if (setKey.length !== exprKey.length || setKey.some((k, i) => !compat(k, exprKey[i]!))) {
     const exp = setKey.map((k) => TYPE_LABEL[k] ?? k).join(' . ');
     const got = exprKey.map((k) => TYPE_LABEL[k] ?? k).join(' . ');
@@ -1506,6 +1587,7 @@ function partText(k: NftValue | NftRange | NftPrefix): string {
 
 /** An element's key as text: equal for equal values, however they were written. */
 function keyText(e: NftElement): string {
+  if (e.key.length === 0) return '*';
   return e.key.map(partText).join(' . ');
 }
 

@@ -1,9 +1,9 @@
 // The idioms real nft rule sets decide packets with — interface-name verdict maps and sets
 // (Docker 29), `ct state vmap` (fw4, NixOS), NAT written without `to`, `redirect to PORT`, NAT
-// through a map to address and port, ct helper objects, named limits, service names, `define`
-// in a table block — against the kernel: each case loads its rules into a real pod namespace and
-// into a simulated one, makes the same connections in order, and outcome, address, port and
-// SO_ORIGINAL_DST must agree probe by probe, with both evaluators.
+// through a map to address and port, ct helper objects, named limits, service names, catch-all
+// set elements, `define` in a table block — against the kernel: each case loads its rules into a
+// real pod namespace and into a simulated one, makes the same connections in order, and outcome,
+// address, port and SO_ORIGINAL_DST must agree probe by probe, with both evaluators.
 import { beforeAll, expect, it } from 'vitest';
 import { Netns } from '../../src/engine/path/netns.js';
 import type { SimProbe } from './generate.js';
@@ -223,6 +223,26 @@ table inet f {
     listen: [80, 81],
     probes: [remote(80), remote(81)],
     expect: ['local', 'dropped'],
+  },
+  {
+    name: 'catch-all elements (*) decide what no other element matches, in a verdict map and a named map',
+    nft: `table inet f {
+	map ports {
+		type inet_service : verdict
+		elements = { 22 : accept, * : drop }
+	}
+	chain input {
+		type filter hook input priority filter; policy accept;
+		ip saddr vmap { 10.1.0.6 : drop, * : jump svc }
+	}
+	chain svc {
+		tcp dport vmap @ports
+	}
+}
+`,
+    listen: [22, 80],
+    probes: [remote(22), remote(80), remote(22, '10.1.0.6')],
+    expect: ['local', 'dropped', 'dropped'],
   },
 ];
 

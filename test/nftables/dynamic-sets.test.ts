@@ -95,3 +95,15 @@ describe('the engine keeps what the packet path puts in a set', () => {
     expect(to()).toBe('10.200.0.2');
   });
 });
+
+describe('maps updated from the packet path', () => {
+  // What `nft list ruleset` printed here for the same text: a map is not marked dynamic, and a
+  // map's `timeout` lists without `flags timeout`; a set is and does.
+  it('list without the dynamic flag, unlike sets', () => {
+    const text = 'table ip t {\n\tmap m {\n\t\ttype ipv4_addr : mark\n\t\ttimeout 6m\n\t}\n\n\tset s {\n\t\ttype ipv4_addr\n\t\ttimeout 6m\n\t}\n\n'
+      + '\tchain c {\n\t\tupdate @m { ip saddr : 0x2 }\n\t\tupdate @s { ip saddr }\n\t}\n}\n';
+    expect(formatNftRuleset(text)).toBe('table ip t {\n\tmap m {\n\t\ttype ipv4_addr : mark\n\t\tsize 65535\n\t\ttimeout 6m\n\t}\n\n'
+      + '\tset s {\n\t\ttype ipv4_addr\n\t\tsize 65535\n\t\tflags dynamic,timeout\n\t\ttimeout 6m\n\t}\n\n'
+      + '\tchain c {\n\t\tupdate @m { ip saddr : 0x00000002 }\n\t\tupdate @s { ip saddr }\n\t}\n}\n');
+  });
+});

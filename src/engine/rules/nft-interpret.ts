@@ -283,6 +283,9 @@ export class NftEngine {
         return this.quota(s, s.bytes, s.over, p) ? 'next' : 'break';
       case 'objref':
         return this.objref(s, table, p, host);
+      case 'optstrip':
+        // The option becomes NOPs: nothing a connection's way depends on changes.
+        return 'next';
       case 'notrack': {
         const v = applyTarget(EXT.NOTRACK, undefined, p, host, tr, site);
         return v === XT_CONTINUE ? 'next' : { code: 'drop' };
@@ -320,6 +323,7 @@ export class NftEngine {
       case 'dynset': {
         // nft_dynset on a set (not a map, no per-element statements): the key is put in, renewed
         // or taken out; lookups of the set then see it until it expires.
+        if (s.meter !== undefined) return unsupported(`meter ${s.set}: the statement it keeps per key is not evaluated (${printNftStatementKind(s)})`);
         if (s.data !== undefined || s.stateful.length > 0) {
           return unsupported(`${s.op} @${s.set} statements with map data or per-element statements are not evaluated (${printNftStatementKind(s)})`);
         }
@@ -567,6 +571,11 @@ export class NftEngine {
           case 'pkttype': return 0n;
           case 'length': return BigInt(p.length);
           case 'nftrace': return 0n;
+          // nft_meta_get_eval: the wall clock (the namespace's clock, UTC: the kernel's time zone
+          // offset is 0 unless set) as nanoseconds, the weekday (Sunday 0), seconds since midnight.
+          case 'time': return BigInt(Math.floor(p.now * 1e6)) * 1000n;
+          case 'day': return BigInt((4 + Math.floor(Math.floor(p.now) / 86400)) % 7);
+          case 'hour': return BigInt(Math.floor(p.now) % 86400);
           default: return unsupported(`meta ${sel.key} is not read by the engine`);
         }
       case 'ct': {
@@ -637,6 +646,10 @@ export class NftEngine {
         // A TCP or UDP packet of this namespace carries no IPv6 extension headers.
         if (p.family !== 6) return sel.field === undefined ? 0n : null;
         return sel.field === undefined ? 0n : null;
+      case 'sctpchunk':
+        // Only SCTP packets have chunks; the namespace's connections are TCP and UDP.
+        if (p.proto !== 132) return null;
+        return unsupported(`sctp chunk ${sel.chunk} is not read by the engine`);
       case 'tcpopt':
         return unsupported(`tcp option ${sel.option} is not read by the engine`);
       case 'rt':
@@ -701,8 +714,10 @@ export class NftEngine {
     const elements = m.kind === 'set' ? m.elements : (named?.elements ?? []);
     void sel;
     const found = elements.find((e) => e.key.length === keys.length && e.key.every((k, i) => inPart(k, keys[i]!)));
-    if (found !== undefined || named === undefined) return found;
-    return this.dynamicHas(named, keys, p.now) ? DYNAMIC_ELEMENT : undefined;
+    if (found !== undefined) return found;
+    if (named !== undefined && this.dynamicHas(named, keys, p.now)) return DYNAMIC_ELEMENT;
+    // nft_set_catchall_lookup: what no element matched, the catch-all element (`*`) does.
+    return elements.find((e) => e.key.length === 0);
   }
 
   /** Whether a key was put in a named set from the packet path and has not expired. */
@@ -851,6 +866,7 @@ function printSelectorKind(sel: NftSelector): string {
     case 'ct': return `ct ${sel.key}`;
     case 'exthdr': return `${sel.header} ${sel.field ?? ''}`.trim();
     case 'tcpopt': return `tcp option ${sel.option}`;
+    case 'sctpchunk': return `sctp chunk ${sel.chunk}${sel.field !== undefined ? ` ${sel.field}` : ''}`;
     default: return sel.kind;
   }
 }

@@ -107,6 +107,8 @@ export function nestedIndex(elements: readonly NftElement[], width: number): Nes
 
 function buildIndex(elements: readonly NftElement[], width: number): Index {
   const usable = elements.filter((e) => e.key.length === width);
+  // nft_set_catchall_lookup: the catch-all element (`*`) answers what no element matched.
+  const catchAll = elements.find((e) => e.key.length === 0);
   const root = nestedIndex(elements, width);
   if (root !== null) {
     return {
@@ -114,7 +116,7 @@ function buildIndex(elements: readonly NftElement[], width: number): Index {
         let m: Nested | NftElement | undefined = root;
         for (let i = 0; i < parts.length; i++) {
           m = (m as Nested).get(parts[i]!);
-          if (m === undefined) return undefined;
+          if (m === undefined) return catchAll;
         }
         return m as NftElement;
       },
@@ -127,7 +129,7 @@ function buildIndex(elements: readonly NftElement[], width: number): Index {
         for (let i = 0; i < parts.length; i++) if (!t.tests[i]!(parts[i]!)) continue outer;
         return t.e;
       }
-      return undefined;
+      return catchAll;
     },
   };
 }

@@ -54,6 +54,8 @@ export type RawStatement =
   | { readonly t: 'tproxy'; readonly family?: 'ip' | 'ip6'; readonly addr?: RawExpr; readonly port?: RawExpr; readonly span: Span }
   | { readonly t: 'mangle'; readonly target: RawExpr; readonly value: RawExpr; readonly span: Span }
   | { readonly t: 'notrack'; readonly span: Span }
+  /** `reset tcp option NAME|KIND`: the option is overwritten with NOPs. */
+  | { readonly t: 'optstrip'; readonly option: string; readonly span: Span }
   | { readonly t: 'comment'; readonly text: string; readonly span: Span }
   | { readonly t: 'objref'; readonly objType: NftObjectType; readonly name: RawExpr; readonly span: Span }
   | { readonly t: 'quota'; readonly over: boolean; readonly bytes: bigint; readonly used: bigint; readonly span: Span }
@@ -62,6 +64,8 @@ export type RawStatement =
   | { readonly t: 'dup'; readonly addr?: RawExpr; readonly dev?: RawExpr; readonly span: Span }
   | { readonly t: 'fwd'; readonly family?: 'ip' | 'ip6'; readonly addr?: RawExpr; readonly dev: RawExpr; readonly span: Span }
   | { readonly t: 'synproxy'; readonly mss?: number; readonly wscale?: number; readonly flags: readonly ('timestamp' | 'sack-perm')[]; readonly span: Span }
+  /** `meter NAME [size N] { KEY [timeout T] STATEMENT }`: an update of a set only the rule names. */
+  | { readonly t: 'meter'; readonly name: string; readonly size?: number; readonly key: RawExpr; readonly timeout?: number; readonly stmt: RawStatement; readonly span: Span }
   | { readonly t: 'dynset'; readonly op: 'add' | 'update' | 'delete'; readonly set: string; readonly key: RawExpr; readonly data?: RawExpr;
       readonly timeout?: number; readonly stateful: readonly RawStatement[]; readonly span: Span; readonly setSpan: Span }
   | { readonly t: 'flow'; readonly flowtable: string; readonly span: Span };

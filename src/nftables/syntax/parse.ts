@@ -13,6 +13,7 @@ import { diagnostic, type Diagnostic } from '../../model/errors.js';
 import type { Span } from '../../model/types.js';
 import {
   BARE_META, CT_DIRECTIONAL, META_KEYS, TCPOPT_ALIASES, ctKeyType, exthdrFields, parseTime, payloadFields, tcpOptionFields,
+  SCTP_CHUNKS, TCPOPT_KINDS, sctpChunkFieldBits,
 } from '../datatypes.js';
 import type { NftChainType, NftFamily, NftHook, NftObjectType, NftSelector } from '../model.js';
 import type {
@@ -1138,12 +1139,17 @@ class Parser {
         return { type, context: s.text };
       }
       case 'synproxy': {
+        // In a block the parts are separated (`mss 1460; wscale 7; timestamp`); the command form
+        // (`add synproxy t s mss 1460 wscale 7 timestamp`) ends at its own newline.
+        const partSeparator = (next: readonly string[]): void => {
+          if (this.atEnd() && !this.isPunct('}') && next.some((w) => this.isWord(w, 1))) this.separator();
+        };
         this.expectWord('mss');
         const mss = this.number().value;
-        if (this.atEnd() && !this.isPunct('}')) this.separator();
+        partSeparator(['wscale']);
         this.expectWord('wscale');
         const wscale = this.number().value;
-        if (this.atEnd() && !this.isPunct('}')) this.separator();
+        partSeparator(['timestamp', 'sack-perm', 'sack-permitted']);
         const flags: ('timestamp' | 'sack-perm')[] = [];
         if (this.isWord('timestamp')) {
           this.next();
@@ -1307,7 +1313,7 @@ class Parser {
         if (!ref.text.startsWith('@') || ref.text.length < 2) this.fail(ref);
         return { t: 'flow', flowtable: ref.text.slice(1), span: join(t.span, ref.span) };
       }
-      case 'meter': return this.failAt(t.span, 'meters are not supported (use a dynamic set: add @s { … })', t.text, 'UNSUPPORTED');
+      case 'meter': return this.meterStatement();
       case 'xt': return this.failAt(t.span, 'xt (iptables extension) statements cannot be loaded by nft', t.text, 'UNSUPPORTED');
       case 'ct':
         if (this.isWord('count', 1)) return this.statefulStatement();
@@ -1316,8 +1322,21 @@ class Parser {
       case 'meta':
         if (this.isWord('secmark', 1) && this.isWord('set', 2) && !this.isWord('ct', 3)) return this.objrefStatement();
         return this.matchOrMangle();
-      case 'reset':
-        return this.failAt(t.span, 'reset tcp option (option stripping) is not supported', t.text, 'UNSUPPORTED');
+      case 'reset': {
+        this.next();
+        this.expectWord('tcp');
+        this.expectWord('option');
+        const o = this.expectWord();
+        let option: string;
+        if (/^[0-9]+$/.test(o.text)) {
+          if (Number(o.text) > 255) this.failAt(o.span, 'value too large', o.text, 'BAD_VALUE');
+          option = TCPOPT_KINDS[Number(o.text)] ?? String(Number(o.text));
+        } else {
+          option = TCPOPT_ALIASES[o.text] ?? o.text;
+          if (tcpOptionFields(option) === undefined) this.fail(o);
+        }
+        return { t: 'optstrip', option, span: join(t.span, o.span) };
+      }
       default:
         return this.matchOrMangle();
     }
@@ -1667,11 +1686,25 @@ class Parser {
     if (text.startsWith('[')) {
       const close = text.indexOf(']');
       if (close < 0) this.fail(word);
-      const addr = text.slice(1, close);
-      const rest = text.slice(close + 1);
-      if (rest === '') return { addr: sym(addr, 1) };
+      let addr: RawExpr = sym(text.slice(1, close), 1);
+      let end = close + 1;
+      // `[A]-[B]` (a range) and `[A]/N` (a prefix), before an optional `:PORT`.
+      if (text.startsWith('-[', end)) {
+        const close2 = text.indexOf(']', end + 2);
+        if (close2 < 0) this.fail(word);
+        const high = sym(text.slice(end + 2, close2), end + 2);
+        addr = { t: 'range', low: addr, high, span: at(0, close2 + 1) };
+        end = close2 + 1;
+      } else if (text[end] === '/') {
+        const m = /^\/([0-9]+)/.exec(text.slice(end));
+        if (!m) this.fail(word);
+        addr = { t: 'prefix', value: addr, length: Number(m[1]), span: at(0, end + m[0].length) };
+        end += m[0].length;
+      }
+      const rest = text.slice(end);
+      if (rest === '') return { addr };
       if (!rest.startsWith(':')) this.fail(word);
-      return { addr: sym(addr, 1), ...(rest.length > 1 ? { port: sym(rest.slice(1), close + 2) } : {}) };
+      return { addr, ...(rest.length > 1 ? { port: sym(rest.slice(1), end + 1) } : {}) };
     }
     // IPv4 (or a range of them, or a variable) then `:PORT`.
     const m = /^((?:[0-9]+\.[0-9.]*|\$[A-Za-z0-9_]+)(?:-(?:[0-9]+\.[0-9.]*|\$[A-Za-z0-9_]+))?):(.*)$/.exec(text);
@@ -1716,24 +1749,36 @@ class Parser {
         this.next();
       }
     };
+    // `queue num` takes a number, a range or a variable; `queue to` also a numgen, a hash or a
+    // map lookup (any other expression must go on to `map`, as nft's grammar has it).
+    const queueNum = (): RawExpr => {
+      const t = this.peek();
+      if (t.kind !== 'word' || !(/^[0-9]/.test(t.text) || t.text.startsWith('$'))) this.fail(t, "number or '$'");
+      return this.stmtExpr();
+    };
+    const queueTo = (): RawExpr => {
+      const e = this.stmtExpr();
+      if (e.t === 'sel' && e.sel.kind !== 'numgen' && e.sel.kind !== 'hash') this.fail(this.peek(), '. or map');
+      return e;
+    };
     if (this.isWord('flags')) {
       this.next();
       queueFlags();
       if (this.isWord('to')) {
         this.next();
-        num = this.stmtExpr();
+        num = queueTo();
       } else {
         this.expectWord('num');
-        num = this.stmtExpr();
+        num = queueNum();
       }
     } else if (this.isWord('to')) {
       this.next();
-      num = this.stmtExpr();
+      num = queueTo();
     } else {
       for (;;) {
         if (this.isWord('num')) {
           this.next();
-          num = this.stmtExpr();
+          num = queueNum();
         } else if (this.isWord('bypass') || this.isWord('fanout')) queueFlags();
         else break;
       }
@@ -1791,6 +1836,31 @@ class Parser {
   }
 
   /** `add|update|delete @set { KEY [timeout T] [stateful…] [: DATA] }` and the older `set add KEY @set`. */
+  private meterStatement(): RawStatement {
+    const start = this.next();
+    const name = this.identifier();
+    let size: number | undefined;
+    if (this.isWord('size')) {
+      this.next();
+      size = this.number().value;
+    }
+    this.expectPunct('{');
+    const key = this.concatExpr();
+    let timeout: number | undefined;
+    for (;;) {
+      if (this.isWord('timeout')) {
+        this.next();
+        timeout = this.timeSpec().value;
+      } else if (this.isWord('comment')) {
+        this.next();
+        this.commentText();
+      } else break;
+    }
+    const stmt = this.statefulStatement();
+    const close = this.expectPunct('}');
+    return { t: 'meter', name: name.text, ...(size !== undefined ? { size } : {}), key, ...(timeout !== undefined ? { timeout } : {}), stmt, span: join(start.span, close.span) };
+  }
+
   private dynsetStatement(): RawStatement {
     const start = this.next();
     if (start.text === 'set') {
@@ -1824,7 +1894,8 @@ class Parser {
     let data: RawExpr | undefined;
     if (this.isWord(':')) {
       this.next();
-      data = this.concatExpr();
+      // The data: header fields (`ip daddr . tcp dport`) or a value (`: 0x00000002`).
+      data = this.selectorStart() ? this.concatExpr() : this.primaryRhs();
     }
     const close = this.expectPunct('}');
     return {
@@ -1870,12 +1941,24 @@ class Parser {
       return done({ kind: 'rawpayload', base: base as 'll', offset, length });
     }
     if (t.text === 'tcp' && this.isWord('option')) return done(this.tcpOption());
-    if (t.text === 'sctp' && this.isWord('chunk')) return this.failAt(this.peek().span, 'sctp chunk expressions are not supported', 'chunk', 'UNSUPPORTED');
+    if (t.text === 'sctp' && this.isWord('chunk')) {
+      this.next();
+      const c = this.expectWord();
+      if (SCTP_CHUNKS[c.text] === undefined) this.fail(c);
+      const f = this.peek();
+      if (f.kind === 'word' && sctpChunkFieldBits(c.text, f.text) !== undefined) {
+        this.next();
+        return done({ kind: 'sctpchunk', chunk: c.text, field: f.text });
+      }
+      return done({ kind: 'sctpchunk', chunk: c.text });
+    }
     if ((t.text === 'ip' || t.text === 'ip6') && this.isWord('option')) return this.failAt(this.peek().span, 'ip option expressions are not supported', 'option', 'UNSUPPORTED');
     const fields = payloadFields(t.text);
     if (fields !== undefined) {
       const fw = this.expectWord();
       let field = fw.text;
+      // `vlan cfi` is the old name of the drop eligible indicator bit; nft lists it as `vlan dei`.
+      if (t.text === 'vlan' && field === 'cfi') field = 'dei';
       if (t.text === 'arp' && (field === 'saddr' || field === 'daddr')) {
         const sub = this.expectWord();
         if (sub.text !== 'ether' && sub.text !== 'ip') this.fail(sub);
@@ -1897,7 +1980,6 @@ class Parser {
       case 'meta': {
         const k = this.expectWord();
         if (!META_KEYS[k.text]) this.failAt(k.span, `meta ${k.text}: unknown meta key`, k.text, 'BAD_VALUE');
-        if (k.text === 'time' || k.text === 'day' || k.text === 'hour') this.failAt(k.span, `meta ${k.text}: matches on the time of day are not supported`, k.text, 'UNSUPPORTED');
         return done({ kind: 'meta', key: k.text === 'secpath' ? 'ipsec' : k.text === 'ibriport' ? 'ibrname' : k.text === 'obriport' ? 'obrname' : k.text });
       }
       case 'ct': {
@@ -2023,7 +2105,20 @@ class Parser {
     let option = TCPOPT_ALIASES[o.text] ?? o.text;
     if (/^[0-9]+$/.test(o.text)) {
       if (Number(o.text) > 255) this.failAt(o.span, `value too large`, o.text, 'BAD_VALUE');
-      this.failAt(o.span, 'tcp options by number are not supported', o.text, 'UNSUPPORTED');
+      // A kind nft names is that option; another is a presence test by number.
+      const named = TCPOPT_KINDS[Number(o.text)];
+      if (named === undefined) return { kind: 'tcpopt', option: String(Number(o.text)) };
+      option = named;
+    }
+    if (/^@[0-9]+$/.test(o.text)) {
+      // `tcp option @KIND,OFFSET,LENGTH`
+      const kind = Number(o.text.slice(1));
+      if (kind > 255) this.failAt(o.span, `value too large`, o.text, 'BAD_VALUE');
+      this.expectPunct(',');
+      const offset = this.number().value;
+      this.expectPunct(',');
+      const length = this.number().value;
+      return { kind: 'tcpopt', option: String(kind), raw: { offset, length } };
     }
     if (o.text === 'echo') this.failAt(o.span, 'tcp option echo is not supported', o.text, 'UNSUPPORTED');
     if (o.text === '@') this.failAt(o.span, 'raw tcp options are not supported', o.text, 'UNSUPPORTED');
