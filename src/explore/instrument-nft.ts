@@ -200,6 +200,15 @@ export class InstrumentedNftEngine extends LoweredNftEngine {
    * every probe part: the first element the reference's scan finds, or none.
    */
   private finder(elements: readonly NftElement[], parts: readonly Part[]): (p: PacketState, host: NftHost, vals: readonly Val[]) => NftElement | undefined {
+    const find = this.keyedFinder(elements, parts);
+    // nft_set_catchall_lookup: the catch-all element (`*`, no key) answers what no element
+    // matched; the miss is what the keyed lookup has recorded, so the answer stays exact.
+    const catchAll = elements.find((e) => e.key.length === 0);
+    if (catchAll === undefined) return find;
+    return (p, host, vals) => find(p, host, vals) ?? catchAll;
+  }
+
+  private keyedFinder(elements: readonly NftElement[], parts: readonly Part[]): (p: PacketState, host: NftHost, vals: readonly Val[]) => NftElement | undefined {
     const width = parts.length;
     const usable = elements.filter((e) => e.key.length === width);
     const root = nestedIndex(usable, width);
