@@ -9,7 +9,7 @@
 import type { K8sPod, K8sService, Snapshot } from '../model/kubernetes.js';
 import { NetfilterSimError, diagnostic } from '../model/errors.js';
 import type { ErrorCode } from '../model/errors.js';
-import { expectArgument, expectFields, expectOneOf } from '../model/guard.js';
+import { expectArgument, expectFields, expectOneOf, expectShape } from '../model/guard.js';
 import { TCP_FLAGS } from '../model/packet.js';
 import type { SocketView } from '../model/packet.js';
 import type { Family } from '../model/types.js';
@@ -190,7 +190,9 @@ export class Cluster {
     expectOneOf(options.netpol, ['reference', 'kube-router', 'kube-network-policies', 'none'], 'options.netpol', true);
     expectOneOf(options.cni, ['bridge', 'ptp'], 'options.cni', true);
     expectArgument(options.hairpin, ['boolean', 'undefined'], 'options.hairpin');
-    expectArgument(options.nodeRules, ['object', 'undefined'], 'options.nodeRules');
+    expectShape(options.nodeRules, { kind: ['object', 'undefined'], values: { kind: ['string', 'array'], items: 'string' } }, 'options.nodeRules');
+    expectArgument(options.seed, ['integer', 'undefined'], 'options.seed');
+    expectShape(options.podRules, { kind: ['object', 'undefined'], values: { kind: 'object', fields: { rules: { kind: ['array', 'undefined'], items: 'string' }, listen: ['array', 'undefined'] } } }, 'options.podRules');
     const snap = options.snapshot;
     expectArgument(snap, ['string', 'array', 'object'], 'options.snapshot');
     this.snapshot = typeof snap === 'string' || Array.isArray(snap) ? readSnapshot(snap as string | readonly SnapshotSource[]) : rereadSnapshot(snap as Snapshot);
@@ -420,6 +422,7 @@ export class Cluster {
     expectArgument(spec, 'object', 'spec');
     expectArgument(spec.from, 'string', 'spec.from');
     expectArgument(spec.to, 'string', 'spec.to');
+    expectShape(options, { kind: 'object', fields: { trace: ['boolean', 'undefined'] } }, 'options');
     expectOneOf(spec.proto, ['tcp', 'udp', 'sctp'], 'spec.proto', true);
     expectOneOf(spec.family, [4, 6], 'spec.family', true);
     if (spec.port !== undefined && (!Number.isInteger(spec.port) || spec.port < 1 || spec.port > 65535)) fail('BAD_PROBE', `bad port ${String(spec.port)} (a port is from 1 to 65535)`);
@@ -630,6 +633,7 @@ export class Cluster {
     if (!Number.isInteger(options.port) || options.port < 1 || options.port > 65535) fail('BAD_PROBE', `bad port ${String(options.port)} (a port is from 1 to 65535)`);
     expectOneOf(options.proto, ['tcp', 'udp', 'sctp'], 'options.proto', true);
     expectOneOf(options.to, ['pod', 'service'], 'options.to', true);
+    expectShape(options.namespaces, { kind: ['array', 'undefined'], items: 'string' }, 'options.namespaces');
     const proto = options.proto ?? 'tcp';
     const to = options.to ?? 'pod';
     const namespaces = options.namespaces;

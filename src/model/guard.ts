@@ -101,3 +101,53 @@ export function expectObjects(values: readonly unknown[], what: string): void {
     if (typeof v !== 'object' || v === null || Array.isArray(v)) expectArgument(v, 'object', `${what}[${i}]`);
   }
 }
+
+/**
+ * The shape of an option object's field, for {@link expectShape}: its kinds (with `'undefined'`
+ * when it may be left out), the words it may be (`oneOf`), and for an object its fields, for an
+ * array its items, for a record (name → value) its values.
+ */
+export type Shape = ArgumentKind | readonly ArgumentKind[] | ShapeSpec;
+
+/** See {@link Shape}. */
+export interface ShapeSpec {
+  readonly kind: ArgumentKind | readonly ArgumentKind[];
+  /** The values a string (or number) may be. */
+  readonly oneOf?: readonly unknown[];
+  /** When the value is an object: its fields' shapes. */
+  readonly fields?: Readonly<Record<string, Shape>>;
+  /** When the value is an array: every item's shape. */
+  readonly items?: Shape;
+  /** When the value is an object used as a record: every value's shape. */
+  readonly values?: Shape;
+}
+
+/** Most items of an array {@link expectShape} looks at (a longer list is checked where it is read). */
+const MAX_SHAPE_ITEMS = 4096;
+
+/**
+ * Throws `BAD_ARGUMENT` naming the field's path (`options.interfaces.eth0[1]`) unless `value`
+ * has `shape`: kinds, words, and the shapes of its fields, items or values, walked to the end.
+ *
+ * @example
+ * ```ts
+ * expectShape(options, { kind: 'object', fields: { from: { kind: 'string', oneOf: ['local', 'remote'] } } }, 'spec');
+ * ```
+ */
+export function expectShape(value: unknown, shape: Shape, what: string): void {
+  const spec: ShapeSpec = typeof shape === 'string' || Array.isArray(shape) ? { kind: shape as ArgumentKind | readonly ArgumentKind[] } : (shape as ShapeSpec);
+  expectArgument(value, spec.kind, what);
+  if (value === undefined || value === null) return;
+  if (spec.oneOf !== undefined && (typeof value === 'string' || typeof value === 'number')) expectOneOf(value, spec.oneOf, what);
+  if (Array.isArray(value)) {
+    if (spec.items !== undefined) {
+      const n = Math.min(value.length, MAX_SHAPE_ITEMS);
+      for (let i = 0; i < n; i++) expectShape(value[i], spec.items, `${what}[${i}]`);
+    }
+    return;
+  }
+  if (typeof value !== 'object') return;
+  const o = value as Record<string, unknown>;
+  if (spec.fields !== undefined) for (const [k, s] of Object.entries(spec.fields)) expectShape(o[k], s, `${what}.${k}`);
+  if (spec.values !== undefined) for (const k of Object.keys(o)) expectShape(o[k], spec.values, `${what}.${k}`);
+}

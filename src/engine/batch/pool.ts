@@ -13,8 +13,17 @@ import type { TraceEvent } from '../trace/events.js';
 import { unpackTrace } from '../trace/pack.js';
 import type { PackedTraces } from '../trace/pack.js';
 import { MAX_WORKERS } from '../../model/limits.js';
-import { expectArgument } from '../../model/guard.js';
+import { expectArgument, expectShape } from '../../model/guard.js';
+import { expectCallOptions, expectConnectSpec, expectNetnsOptions } from '../path/shapes.js';
+
 import { OUTCOMES, type PackedResults, type WorkerReply } from './protocol.js';
+
+/** Throws `BAD_ARGUMENT` naming the probe and field unless every probe is a connection spec. */
+function expectProbes(probes: unknown): void {
+  expectArgument(probes, 'array', 'probes');
+  const list = probes as readonly unknown[];
+  for (let i = 0; i < list.length; i++) expectConnectSpec(list[i], `probes[${i}]`);
+}
 
 /** Options of a batch. */
 export interface BatchOptions {
@@ -180,8 +189,8 @@ export class NetnsPool {
   private busy = 0;
 
   constructor(options: NetnsOptions, pool: PoolOptions = {}) {
-    expectArgument(options, 'object', 'options');
-    expectArgument(pool, 'object', 'pool options');
+    expectNetnsOptions(options);
+    expectShape(pool, { kind: 'object', fields: { workers: ['integer', 'undefined'] } }, 'pool');
     const workers = pool.workers ?? 1;
     if (!Number.isInteger(workers) || workers < 1 || workers > MAX_WORKERS) bad(`bad worker count "${String(pool.workers)}" (from 1 to ${MAX_WORKERS})`);
     if (options.registry !== undefined) bad('a custom extension registry cannot be sent to worker threads');
@@ -236,8 +245,8 @@ export class NetnsPool {
   /** Runs the probes (see the class for how they are shared out); results in probe order. */
   connectBatch(probes: readonly ConnectSpec[], options: BatchOptions = {}): Promise<ConnectResult[]> {
     return this.busyWith(async () => {
-      expectArgument(probes, 'array', 'probes');
-      expectArgument(options, 'object', 'batch options');
+      expectProbes(probes);
+      expectCallOptions(options);
       const trace = options.trace === true;
       const close = options.close === true;
       const cut = bounds(probes.length, this.threads.length);
@@ -279,9 +288,9 @@ export class NetnsPool {
  * ```
  */
 export async function connectBatch(options: NetnsOptions, probes: readonly ConnectSpec[], batch: BatchOptions & PoolOptions = {}): Promise<ConnectResult[]> {
-  expectArgument(options, 'object', 'options');
-  expectArgument(probes, 'array', 'probes');
-  expectArgument(batch, 'object', 'batch options');
+  expectNetnsOptions(options);
+  expectProbes(probes);
+  expectShape(batch, { kind: 'object', fields: { workers: ['integer', 'undefined'], trace: ['boolean', 'undefined'], close: ['boolean', 'undefined'] } }, 'batch');
   const workers = batch.workers ?? 1;
   const trace = batch.trace === true;
   const close = batch.close === true;
