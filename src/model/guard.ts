@@ -80,7 +80,7 @@ export function expectArgv(argv: unknown, what: string): void {
 /** Throws `BAD_ARGUMENT` unless `value` is one of `allowed` (`undefined` passes when `optional`). */
 export function expectOneOf(value: unknown, allowed: readonly unknown[], what: string, optional = false): void {
   if ((optional && value === undefined) || allowed.includes(value)) return;
-  const shown = typeof value === 'string' ? JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value) : kindOf(value);
+  const shown = typeof value === 'string' ? JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value) : typeof value === 'number' ? String(value) : kindOf(value);
   throw new NetfilterSimError(diagnostic('BAD_ARGUMENT', `${what} must be ${allowed.map((a) => JSON.stringify(a)).join(' or ')}${optional ? ' (or nothing)' : ''}, not ${shown}`));
 }
 
@@ -150,4 +150,21 @@ export function expectShape(value: unknown, shape: Shape, what: string): void {
   const o = value as Record<string, unknown>;
   if (spec.fields !== undefined) for (const [k, s] of Object.entries(spec.fields)) expectShape(o[k], s, `${what}.${k}`);
   if (spec.values !== undefined) for (const k of Object.keys(o)) expectShape(o[k], spec.values, `${what}.${k}`);
+}
+
+/**
+ * Throws `BAD_ARGUMENT` naming the field unless every field of `value` that `template` has (a
+ * complete default configuration) is absent or of the template's kind: an integer where the
+ * default is one, a string, a boolean, an array whose items have `itemKinds[field]` (default
+ * `string`). Fields the template lacks are left to the caller.
+ */
+export function expectFieldsLike(value: unknown, template: object, what: string, itemKinds: Readonly<Record<string, ArgumentKind>> = {}): void {
+  expectArgument(value, 'object', what);
+  const o = value as Record<string, unknown>;
+  for (const [k, d] of Object.entries(template)) {
+    const v = o[k];
+    if (v === undefined) continue;
+    const kind: ArgumentKind = Array.isArray(d) ? 'array' : typeof d === 'number' ? (Number.isInteger(d) ? 'integer' : 'number') : typeof d === 'boolean' ? 'boolean' : typeof d === 'string' ? 'string' : 'object';
+    expectShape(v, kind === 'array' ? { kind, items: itemKinds[k] ?? 'string' } : kind, `${what}.${k}`);
+  }
 }
