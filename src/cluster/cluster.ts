@@ -17,6 +17,7 @@ import { addressText, formatEndpoint } from '../model/address.js';
 import { Netns, stepsOf } from '../engine/path/netns.js';
 import type { ConnectStep, ListenerSpec } from '../engine/path/netns.js';
 import { parseEndpoint } from '../engine/path/probe.js';
+import { errnoOfAnswer } from '../engine/path/helpers.js';
 import type { RouteSpec } from '../engine/state/routing.js';
 import type { SocketRecord } from '../engine/state/packet-state.js';
 import type { TraceEvent } from '../engine/trace/events.js';
@@ -105,6 +106,8 @@ export interface ClusterConnectResult {
   readonly source: string | null;
   readonly steps: readonly ClusterStep[];
   readonly reason: string;
+  /** What the client's `connect()` returns (see `ConnectResult.errno`); null when it connected. */
+  readonly errno: string | null;
   /** The errno of a `connect()` that failed before any packet left. */
   readonly error?: string;
   readonly hops: readonly ClusterHop[];
@@ -516,7 +519,7 @@ export class Cluster {
   private tcp(client: Place, t: Target, owner: SocketView): Result {
     const fabric = this.fabric;
     const open = client.ex.open(t.family, PROTO.TCP, t.addr, t.port, owner, 0);
-    if (open.kind === 'error') return { ...refused(open.reason, null), error: open.errno };
+    if (open.kind === 'error') return { ...refused(open.reason, null, open.errno), error: open.errno };
     const c = open.socket;
     let ok = false;
     try {
@@ -542,7 +545,7 @@ export class Cluster {
           const where = `${l.local === null ? (l.family === 4 ? '0.0.0.0' : '[::]') : addressText(l.local, l.family)}:${l.localPort}`;
           return {
             outcome: 'local', address: addressText(req.local!, req.family), port: req.localPort, originalDestination: server.ex.originalDst(req),
-            source: formatEndpoint(req.remote!, req.remotePort, req.family), reason: `accepted by the listener ${where} in ${server.name}`,
+            source: formatEndpoint(req.remote!, req.remotePort, req.family), errno: null, reason: `accepted by the listener ${where} in ${server.name}`,
           };
         }
         case 'refused': {
@@ -553,7 +556,7 @@ export class Cluster {
         }
         case 'dropped':
           if (end.reject !== null) {
-            if (this.answer(end, client, c, 1)) return refused(`rejected (${end.reject}) in ${end.place.name}: ${end.reason}`, end.policy);
+            if (this.answer(end, client, c, 1)) return refused(`rejected (${end.reject}) in ${end.place.name}: ${end.reason}`, end.policy, errnoOfAnswer(end.p.family, end.reject));
             return dropped(`rejected (${end.reject}) in ${end.place.name}: ${end.reason}; the answer did not reach the client`, end.policy);
           }
           return dropped(`${end.place.name}: ${end.reason}`, end.policy);
@@ -570,7 +573,7 @@ export class Cluster {
           ok = true;
           return {
             outcome: 'remote', address: addressText(p.dst, p.family), port: p.dport, originalDestination: null,
-            source: formatEndpoint(p.src, p.sport, p.family), reason: 'left the cluster through the outside router; the world accepts every connection',
+            source: formatEndpoint(p.src, p.sport, p.family), errno: null, reason: 'left the cluster through the outside router; the world accepts every connection',
           };
         }
         default:
@@ -584,7 +587,7 @@ export class Cluster {
   private udp(client: Place, t: Target, owner: SocketView): Result {
     const fabric = this.fabric;
     const open = client.ex.open(t.family, PROTO.UDP, t.addr, t.port, owner, 0);
-    if (open.kind === 'error') return { ...refused(open.reason, null), error: open.errno };
+    if (open.kind === 'error') return { ...refused(open.reason, null, open.errno), error: open.errno };
     const c = open.socket;
     try {
       const end = fabric.sendFrom(client, open.packet, 0, 'UDP', true);
@@ -592,7 +595,7 @@ export class Cluster {
         case 'socket':
           return {
             outcome: 'local', address: addressText(end.p.dst, end.p.family), port: end.p.dport, originalDestination: end.place.ex.originalDstOf(end.p),
-            source: formatEndpoint(end.p.src, end.p.sport, end.p.family), reason: `delivered to the socket at ${formatEndpoint(end.p.dst, end.p.dport, end.p.family)} in ${end.place.name}`,
+            source: formatEndpoint(end.p.src, end.p.sport, end.p.family), errno: null, reason: `delivered to the socket at ${formatEndpoint(end.p.dst, end.p.dport, end.p.family)} in ${end.place.name}`,
           };
         case 'refused': {
           const at = `${formatEndpoint(end.p.dst, end.p.dport, end.p.family)} in ${end.place.name}`;
@@ -602,7 +605,7 @@ export class Cluster {
         }
         case 'dropped':
           if (end.reject !== null) {
-            if (this.answer(end, client, c, 1)) return refused(`rejected (${end.reject}) in ${end.place.name}: ${end.reason}`, end.policy);
+            if (this.answer(end, client, c, 1)) return refused(`rejected (${end.reject}) in ${end.place.name}: ${end.reason}`, end.policy, errnoOfAnswer(end.p.family, end.reject));
             return dropped(`rejected (${end.reject}) in ${end.place.name}: ${end.reason}; the answer did not reach the client`, end.policy);
           }
           return dropped(`${end.place.name}: ${end.reason}`, end.policy);
@@ -611,7 +614,7 @@ export class Cluster {
         case 'world':
           return {
             outcome: 'remote', address: addressText(end.p.dst, end.p.family), port: end.p.dport, originalDestination: null,
-            source: formatEndpoint(end.p.src, end.p.sport, end.p.family), reason: 'left the cluster through the outside router',
+            source: formatEndpoint(end.p.src, end.p.sport, end.p.family), errno: null, reason: 'left the cluster through the outside router',
           };
         default:
           return unreachable(end);
@@ -689,12 +692,14 @@ export class Cluster {
 
 type Result = Omit<ClusterConnectResult, 'steps' | 'hops' | 'trace' | 'policy'> & { readonly policy?: PolicyVerdict | null };
 
-function refused(reason: string, policy: PolicyVerdict | null): Result {
-  return { outcome: 'refused', address: null, port: null, originalDestination: null, source: null, reason, policy };
+/** A refused connection; `errno` is what the client reads (a RST's or ICMP port unreachable's by default). */
+function refused(reason: string, policy: PolicyVerdict | null, errno = 'ECONNREFUSED'): Result {
+  return { outcome: 'refused', address: null, port: null, originalDestination: null, source: null, errno, reason, policy };
 }
 
+/** A dropped connection: the client's `connect()` times out. */
 function dropped(reason: string, policy: PolicyVerdict | null): Result {
-  return { outcome: 'dropped', address: null, port: null, originalDestination: null, source: null, reason, policy };
+  return { outcome: 'dropped', address: null, port: null, originalDestination: null, source: null, errno: 'ETIMEDOUT', reason, policy };
 }
 
 /**

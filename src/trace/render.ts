@@ -378,9 +378,9 @@ export function renderOutcome(r: ConnectResult, options?: RenderOptions): string
     case 'remote':
       return c.green(`left the namespace to ${at}`) + ` (${r.reason})\n`;
     case 'refused':
-      return c.red(`refused`) + ` (${r.reason})\n`;
     case 'dropped':
-      return c.red(`dropped`) + ` (${r.reason})\n`;
+      // What the client's connect() returns: `refused: EHOSTUNREACH (…)`.
+      return c.red(r.outcome) + `${typeof r.errno === 'string' ? `: ${r.errno}` : ''} (${r.reason})\n`;
   }
 }
 

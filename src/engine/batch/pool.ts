@@ -117,6 +117,8 @@ function unpackResults(p: PackedResults): ConnectResult[] {
     const so = p.source[i]!;
     const port = p.port[i]!;
     const e = p.error[i]!;
+    const en = p.errno[i]!;
+    const errno = en < 0 ? null : s[en]!;
     const outcome = OUTCOMES[p.outcome[i]!]!;
     const address = a < 0 ? null : s[a]!;
     const originalDestination = o < 0 ? null : s[o]!;
@@ -128,11 +130,11 @@ function unpackResults(p: PackedResults): ConnectResult[] {
       const start = from;
       from = t.end[i]!;
       // Its steps and reason come next, in lazyTraced.
-      const base = { outcome, address, port: port < 0 ? null : port, originalDestination, source };
+      const base = { outcome, address, port: port < 0 ? null : port, originalDestination, source, errno };
       out[i] = lazyTraced(base, reason, e < 0 ? null : s[e]!, new PackedTrace(t, s, start, from), t.omitted[i]!);
       continue;
     }
-    const r: ConnectResult = { outcome, address, port: port < 0 ? null : port, originalDestination, source, steps: [], reason };
+    const r: ConnectResult = { outcome, address, port: port < 0 ? null : port, originalDestination, source, errno, steps: [], reason };
     out[i] = e < 0 ? r : { ...r, error: s[e]! };
   }
   return out;
@@ -190,7 +192,7 @@ export class NetnsPool {
 
   constructor(options: NetnsOptions, pool: PoolOptions = {}) {
     expectNetnsOptions(options);
-    expectShape(pool, { kind: 'object', fields: { workers: ['integer', 'undefined'] } }, 'pool');
+    expectArgument(pool, 'object', 'pool');
     const workers = pool.workers ?? 1;
     if (!Number.isInteger(workers) || workers < 1 || workers > MAX_WORKERS) bad(`bad worker count "${String(pool.workers)}" (from 1 to ${MAX_WORKERS})`);
     if (options.registry !== undefined) bad('a custom extension registry cannot be sent to worker threads');
@@ -290,7 +292,7 @@ export class NetnsPool {
 export async function connectBatch(options: NetnsOptions, probes: readonly ConnectSpec[], batch: BatchOptions & PoolOptions = {}): Promise<ConnectResult[]> {
   expectNetnsOptions(options);
   expectProbes(probes);
-  expectShape(batch, { kind: 'object', fields: { workers: ['integer', 'undefined'], trace: ['boolean', 'undefined'], close: ['boolean', 'undefined'] } }, 'batch');
+  expectShape(batch, { kind: 'object', fields: { trace: ['boolean', 'undefined'], close: ['boolean', 'undefined'] } }, 'batch');
   const workers = batch.workers ?? 1;
   const trace = batch.trace === true;
   const close = batch.close === true;

@@ -265,7 +265,6 @@ export class Netns {
    * whose TIME_WAIT ended close).
    */
   advance(seconds: number): void {
-    expectArgument(seconds, 'number', 'seconds');
     if (!Number.isFinite(seconds) || seconds < 0) bad('BAD_CONFIG', `advance takes a non-negative number of seconds, not ${String(seconds)}`);
     const d = this.driver;
     d.clock += seconds;

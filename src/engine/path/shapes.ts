@@ -63,7 +63,6 @@ export const NETNS_OPTIONS_FIELDS: Readonly<Record<string, Shape>> = {
   conntrackMax: ['number', 'undefined'],
   ipsets: { kind: ['string', 'array', 'undefined'], items: 'object' },
   localPortRange: { kind: ['array', 'undefined'], items: 'number' },
-  outcomeCache: ['boolean', 'undefined'],
 };
 
 /** Throws `BAD_ARGUMENT` naming the field unless `options` is a {@link NetnsOptions} object. */
