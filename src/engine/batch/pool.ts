@@ -193,6 +193,8 @@ export class NetnsPool {
   constructor(options: NetnsOptions, pool: PoolOptions = {}) {
     expectNetnsOptions(options);
     expectArgument(pool, 'object', 'pool');
+    // A number out of range is BAD_CONFIG below; anything else is the wrong type.
+    expectArgument(pool.workers, ['number', 'undefined'], 'pool.workers');
     const workers = pool.workers ?? 1;
     if (!Number.isInteger(workers) || workers < 1 || workers > MAX_WORKERS) bad(`bad worker count "${String(pool.workers)}" (from 1 to ${MAX_WORKERS})`);
     if (options.registry !== undefined) bad('a custom extension registry cannot be sent to worker threads');
@@ -292,7 +294,7 @@ export class NetnsPool {
 export async function connectBatch(options: NetnsOptions, probes: readonly ConnectSpec[], batch: BatchOptions & PoolOptions = {}): Promise<ConnectResult[]> {
   expectNetnsOptions(options);
   expectProbes(probes);
-  expectShape(batch, { kind: 'object', fields: { trace: ['boolean', 'undefined'], close: ['boolean', 'undefined'] } }, 'batch');
+  expectShape(batch, { kind: 'object', fields: { workers: ['number', 'undefined'], trace: ['boolean', 'undefined'], close: ['boolean', 'undefined'] } }, 'batch');
   const workers = batch.workers ?? 1;
   const trace = batch.trace === true;
   const close = batch.close === true;
