@@ -73,7 +73,7 @@ export function checkSubset<T extends string>(arbitrary: string, field: string, 
 /** Rejects fields the constraints type does not have (a typo must not silently do nothing). @internal */
 export function checkKnownKeys(arbitrary: string, constraints: object | undefined, known: readonly string[]): void {
   if (constraints === undefined) return;
-  if (typeof constraints !== 'object' || constraints === null) {
+  if (typeof constraints !== 'object' || constraints === null || Array.isArray(constraints)) {
     throw new NetfilterSimError(diagnostic('BAD_CONFIG', `${arbitrary}(): constraints must be an object`));
   }
   for (const k of Object.keys(constraints)) {

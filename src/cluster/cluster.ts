@@ -9,7 +9,7 @@
 import type { K8sPod, K8sService, Snapshot } from '../model/kubernetes.js';
 import { NetfilterSimError, diagnostic } from '../model/errors.js';
 import type { ErrorCode } from '../model/errors.js';
-import { expectArgument, expectFields, expectOneOf } from '../model/guard.js';
+import { expectArgument, expectFields, expectOneOf, expectShape } from '../model/guard.js';
 import { TCP_FLAGS } from '../model/packet.js';
 import type { SocketView } from '../model/packet.js';
 import type { Family } from '../model/types.js';
@@ -18,6 +18,7 @@ import { Netns, stepsOf } from '../engine/path/netns.js';
 import type { ConnectStep, ListenerSpec } from '../engine/path/netns.js';
 import { parseEndpoint } from '../engine/path/probe.js';
 import type { RouteSpec, RuleSpec } from '../engine/state/routing.js';
+import { errnoOfAnswer } from '../engine/path/helpers.js';
 import type { SocketRecord } from '../engine/state/packet-state.js';
 import type { TraceEvent } from '../engine/trace/events.js';
 import { PROTO } from '../engine/state/constants.js';
@@ -137,6 +138,8 @@ export interface ClusterConnectResult {
   readonly source: string | null;
   readonly steps: readonly ClusterStep[];
   readonly reason: string;
+  /** What the client's `connect()` returns (see `ConnectResult.errno`); null when it connected. */
+  readonly errno: string | null;
   /** The errno of a `connect()` that failed before any packet left. */
   readonly error?: string;
   readonly hops: readonly ClusterHop[];
@@ -196,7 +199,9 @@ export class Cluster {
     expectOneOf(options.netpol, ['reference', 'kube-router', 'kube-network-policies', 'none'], 'options.netpol', true);
     expectOneOf(options.cni, ['bridge', 'ptp'], 'options.cni', true);
     expectArgument(options.hairpin, ['boolean', 'undefined'], 'options.hairpin');
-    expectArgument(options.nodeRules, ['object', 'undefined'], 'options.nodeRules');
+    expectShape(options.nodeRules, { kind: ['object', 'undefined'], values: { kind: ['string', 'array'], items: 'string' } }, 'options.nodeRules');
+    expectArgument(options.seed, ['integer', 'undefined'], 'options.seed');
+    expectShape(options.podRules, { kind: ['object', 'undefined'], values: { kind: 'object', fields: { rules: { kind: ['array', 'undefined'], items: 'string' }, listen: ['array', 'undefined'] } } }, 'options.podRules');
     const snap = options.snapshot;
     expectArgument(snap, ['string', 'array', 'object'], 'options.snapshot');
     this.snapshot = typeof snap === 'string' || Array.isArray(snap) ? readSnapshot(snap as string | readonly SnapshotSource[]) : rereadSnapshot(snap as Snapshot);
@@ -462,6 +467,7 @@ export class Cluster {
     expectArgument(spec, 'object', 'spec');
     expectArgument(spec.from, 'string', 'spec.from');
     expectArgument(spec.to, 'string', 'spec.to');
+    expectShape(options, { kind: 'object', fields: { trace: ['boolean', 'undefined'] } }, 'options');
     expectOneOf(spec.proto, ['tcp', 'udp', 'sctp'], 'spec.proto', true);
     expectOneOf(spec.family, [4, 6], 'spec.family', true);
     if (spec.port !== undefined && (!Number.isInteger(spec.port) || spec.port < 1 || spec.port > 65535)) fail('BAD_PROBE', `bad port ${String(spec.port)} (a port is from 1 to 65535)`);
@@ -568,7 +574,7 @@ export class Cluster {
   private tcp(client: Place, t: Target, owner: SocketView, mark: number): Result {
     const fabric = this.fabric;
     const open = client.ex.open(t.family, PROTO.TCP, t.addr, t.port, owner, mark);
-    if (open.kind === 'error') return { ...refused(open.reason, null), error: open.errno };
+    if (open.kind === 'error') return { ...refused(open.reason, null, open.errno), error: open.errno };
     const c = open.socket;
     let ok = false;
     try {
@@ -594,7 +600,7 @@ export class Cluster {
           const where = `${l.local === null ? (l.family === 4 ? '0.0.0.0' : '[::]') : addressText(l.local, l.family)}:${l.localPort}`;
           return {
             outcome: 'local', address: addressText(req.local!, req.family), port: req.localPort, originalDestination: server.ex.originalDst(req),
-            source: formatEndpoint(req.remote!, req.remotePort, req.family), reason: `accepted by the listener ${where} in ${server.name}`,
+            source: formatEndpoint(req.remote!, req.remotePort, req.family), errno: null, reason: `accepted by the listener ${where} in ${server.name}`,
           };
         }
         case 'refused': {
@@ -605,7 +611,7 @@ export class Cluster {
         }
         case 'dropped':
           if (end.reject !== null) {
-            if (this.answer(end, client, c, 1)) return refused(`rejected (${end.reject}) in ${end.place.name}: ${end.reason}`, end.policy);
+            if (this.answer(end, client, c, 1)) return refused(`rejected (${end.reject}) in ${end.place.name}: ${end.reason}`, end.policy, errnoOfAnswer(end.p.family, end.reject));
             return dropped(`rejected (${end.reject}) in ${end.place.name}: ${end.reason}; the answer did not reach the client`, end.policy);
           }
           return dropped(`${end.place.name}: ${end.reason}`, end.policy);
@@ -622,7 +628,7 @@ export class Cluster {
           ok = true;
           return {
             outcome: 'remote', address: addressText(p.dst, p.family), port: p.dport, originalDestination: null,
-            source: formatEndpoint(p.src, p.sport, p.family), reason: 'left the cluster through the outside router; the world accepts every connection',
+            source: formatEndpoint(p.src, p.sport, p.family), errno: null, reason: 'left the cluster through the outside router; the world accepts every connection',
           };
         }
         default:
@@ -636,7 +642,7 @@ export class Cluster {
   private udp(client: Place, t: Target, owner: SocketView, mark: number): Result {
     const fabric = this.fabric;
     const open = client.ex.open(t.family, PROTO.UDP, t.addr, t.port, owner, mark);
-    if (open.kind === 'error') return { ...refused(open.reason, null), error: open.errno };
+    if (open.kind === 'error') return { ...refused(open.reason, null, open.errno), error: open.errno };
     const c = open.socket;
     try {
       const end = fabric.sendFrom(client, open.packet, 0, 'UDP', true);
@@ -644,7 +650,7 @@ export class Cluster {
         case 'socket':
           return {
             outcome: 'local', address: addressText(end.p.dst, end.p.family), port: end.p.dport, originalDestination: end.place.ex.originalDstOf(end.p),
-            source: formatEndpoint(end.p.src, end.p.sport, end.p.family), reason: `delivered to the socket at ${formatEndpoint(end.p.dst, end.p.dport, end.p.family)} in ${end.place.name}`,
+            source: formatEndpoint(end.p.src, end.p.sport, end.p.family), errno: null, reason: `delivered to the socket at ${formatEndpoint(end.p.dst, end.p.dport, end.p.family)} in ${end.place.name}`,
           };
         case 'refused': {
           const at = `${formatEndpoint(end.p.dst, end.p.dport, end.p.family)} in ${end.place.name}`;
@@ -654,7 +660,7 @@ export class Cluster {
         }
         case 'dropped':
           if (end.reject !== null) {
-            if (this.answer(end, client, c, 1)) return refused(`rejected (${end.reject}) in ${end.place.name}: ${end.reason}`, end.policy);
+            if (this.answer(end, client, c, 1)) return refused(`rejected (${end.reject}) in ${end.place.name}: ${end.reason}`, end.policy, errnoOfAnswer(end.p.family, end.reject));
             return dropped(`rejected (${end.reject}) in ${end.place.name}: ${end.reason}; the answer did not reach the client`, end.policy);
           }
           return dropped(`${end.place.name}: ${end.reason}`, end.policy);
@@ -663,7 +669,7 @@ export class Cluster {
         case 'world':
           return {
             outcome: 'remote', address: addressText(end.p.dst, end.p.family), port: end.p.dport, originalDestination: null,
-            source: formatEndpoint(end.p.src, end.p.sport, end.p.family), reason: 'left the cluster through the outside router',
+            source: formatEndpoint(end.p.src, end.p.sport, end.p.family), errno: null, reason: 'left the cluster through the outside router',
           };
         default:
           return unreachable(end);
@@ -695,7 +701,7 @@ export class Cluster {
     if (!all && (!Number.isInteger(options.port) || options.port! < 1 || options.port! > 65535)) fail('BAD_PROBE', `bad port ${String(options.port)} (a port is from 1 to 65535)`);
     expectOneOf(options.proto, ['tcp', 'udp', 'sctp'], 'options.proto', true);
     expectOneOf(options.to, ['pod', 'service'], 'options.to', true);
-    if (options.namespaces !== undefined) expectArgument(options.namespaces, 'array', 'options.namespaces');
+    expectShape(options.namespaces, { kind: ['array', 'undefined'], items: 'string' }, 'options.namespaces');
     if ((options.proto ?? 'tcp') === 'sctp') fail('UNSUPPORTED', 'SCTP connections are not simulated (the engine drives TCP and UDP); the policy verdicts for SCTP ports are the policy evaluator\'s');
     const host = this.reachHost();
     return all ? reachAllPorts(host, options) : reachPort(host, { ...options, port: options.port! });
@@ -758,12 +764,14 @@ export class Cluster {
 
 type Result = Omit<ClusterConnectResult, 'steps' | 'hops' | 'trace' | 'policy'> & { readonly policy?: PolicyVerdict | null };
 
-function refused(reason: string, policy: PolicyVerdict | null): Result {
-  return { outcome: 'refused', address: null, port: null, originalDestination: null, source: null, reason, policy };
+/** A refused connection; `errno` is what the client reads (a RST's or ICMP port unreachable's by default). */
+function refused(reason: string, policy: PolicyVerdict | null, errno = 'ECONNREFUSED'): Result {
+  return { outcome: 'refused', address: null, port: null, originalDestination: null, source: null, errno, reason, policy };
 }
 
+/** A dropped connection: the client's `connect()` times out. */
 function dropped(reason: string, policy: PolicyVerdict | null): Result {
-  return { outcome: 'dropped', address: null, port: null, originalDestination: null, source: null, reason, policy };
+  return { outcome: 'dropped', address: null, port: null, originalDestination: null, source: null, errno: 'ETIMEDOUT', reason, policy };
 }
 
 /**

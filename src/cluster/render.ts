@@ -65,10 +65,14 @@ export function renderClusterOutcome(r: ClusterConnectResult, options?: RenderOp
     case 'remote':
       return c.green(`left the cluster to ${at}`) + `, from ${r.source ?? '?'} (${r.reason})\n`;
     case 'refused':
-      return c.red('refused') + ` (${r.reason}${r.error !== undefined ? `, ${r.error}` : ''})${policy}\n`;
     case 'dropped':
-      return c.red('dropped') + ` (${r.reason})${policy}\n`;
+      return c.red(r.outcome) + `${errnoText(r.errno ?? r.error)} (${r.reason})${policy}\n`;
   }
+}
+
+/** `: ECONNREFUSED`, the errno the client reads, or nothing when the result has none. */
+export function errnoText(errno: unknown): string {
+  return typeof errno === 'string' ? `: ${errno}` : '';
 }
 
 function mermaidText(s: string): string {

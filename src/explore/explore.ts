@@ -15,6 +15,7 @@
 import { expectArgument, expectFields } from '../model/guard.js';
 import { NetfilterSimError, diagnostic } from '../model/errors.js';
 import { Netns } from '../engine/path/netns.js';
+import { expectNetnsOptions } from '../engine/path/shapes.js';
 import type { ConnectResult, ConnectSpec, NetnsOptions } from '../engine/path/netns.js';
 import { defaultRegistry } from '../engine/rules/registry.js';
 import { addressText } from '../model/address.js';
@@ -454,7 +455,13 @@ interface Signature {
  * ```
  */
 export function explore(options: ExploreOptions, internal?: { readonly eagerCuts?: boolean }): ExploreResult {
-  expectArgument(options, 'object', 'options');
+  expectNetnsOptions(options, 'options', {
+    from: { kind: 'string', oneOf: ['local', 'remote'] },
+    proto: { kind: ['string', 'undefined'], oneOf: ['tcp', 'udp'] },
+    family: { kind: ['integer', 'undefined'], oneOf: [4, 6] },
+    sport: ['integer', 'undefined'],
+    maxRegions: ['integer', 'undefined'],
+  });
   const from = options.from;
   if (from !== 'local' && from !== 'remote') bad(`explore: from is local or remote, not "${String(from)}"`);
   const proto = options.proto ?? 'tcp';
@@ -784,7 +791,7 @@ function boxJson(b: Box, fields: readonly FieldDef[], family: Family, ifaceName:
  */
 export function classOf(result: ExploreResult, probe: { uid?: number; gid?: number; src?: string; dst: string; iface?: string }): ExploreClass | undefined {
   expectFields(result, { classes: 'array', fields: 'array' }, 'result');
-  expectFields(probe, { dst: 'string' }, 'probe');
+  expectFields(probe, { dst: 'string', uid: ['integer', 'undefined'], gid: ['integer', 'undefined'], src: ['string', 'undefined'], iface: ['string', 'undefined'] }, 'probe');
   const m = /^\[([^\]]+)\]:(\d+)$|^([^:]+):(\d+)$/.exec(probe.dst);
   if (!m) bad(`classOf: bad destination "${probe.dst}"`);
   const dst = parseAnyAddress(m[1] ?? m[3]!);
@@ -818,7 +825,7 @@ export function classOf(result: ExploreResult, probe: { uid?: number; gid?: numb
  */
 export function expectedFor(c: ExploreClass | ExploreOutcome | (Pick<ExploreOutcome, 'address' | 'port' | 'originalDestination'> & { readonly outcome: string }), probe: { src?: string; dst: string }): { outcome: string; address: string | null; port: number | null; originalDestination: string | null } {
   expectArgument(c, 'object', 'class');
-  expectFields(probe, { dst: 'string' }, 'probe');
+  expectFields(probe, { dst: 'string', uid: ['integer', 'undefined'], gid: ['integer', 'undefined'], src: ['string', 'undefined'], iface: ['string', 'undefined'] }, 'probe');
   if (!/^\[([^\]]+)\]:(\d+)$|^([^:]+):(\d+)$/.test(probe.dst)) bad(`expectedFor: bad destination "${probe.dst}"`);
   const m = /^\[([^\]]+)\]:(\d+)$|^([^:]+):(\d+)$/.exec(probe.dst)!;
   const addr = m[1] ?? m[3]!;

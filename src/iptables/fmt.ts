@@ -8,7 +8,7 @@ import { NetfilterSimError } from '../model/errors.js';
 import type { Family } from '../model/types.js';
 import { printIptablesSave } from './print/save.js';
 import { parseIptablesSave } from './syntax/save.js';
-import { expectArgument } from '../model/guard.js';
+import { expectArgument, expectShape } from '../model/guard.js';
 
 /** Options for {@link formatIptablesSave}. */
 export interface FormatOptions {
@@ -34,7 +34,7 @@ export interface FormatOptions {
  */
 export function formatIptablesSave(text: string, options: FormatOptions = {}): string {
   expectArgument(text, 'string', 'text');
-  expectArgument(options, 'object', 'options');
+  expectShape(options, { kind: 'object', fields: { family: { kind: ['integer', 'undefined'], oneOf: [4, 6] }, strict: ['boolean', 'undefined'], counters: ['boolean', 'undefined'] } }, 'options');
   const result = parseIptablesSave(text, {
     family: options.family ?? 4,
     mode: options.strict === false ? 'lenient' : 'strict',

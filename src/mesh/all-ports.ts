@@ -9,6 +9,7 @@
  */
 import { NetfilterSimError, diagnostic } from '../model/errors.js';
 import { expectArgument, expectFields, expectObjects } from '../model/guard.js';
+import { expectMeshScenarioOptions } from './options-shape.js';
 import { explore } from '../explore/explore.js';
 import { canonicalAddress, formatAddr, parseServices } from './address.js';
 import { defaultPods } from './defaults.js';
@@ -97,7 +98,7 @@ function merge(list: PortVerdict[]): PortVerdict[] {
  * ```
  */
 export function simulateMeshAllPorts(options: MeshScenarioOptions): MeshAllPortsResult {
-  expectArgument(options, 'object', 'options');
+  expectMeshScenarioOptions(options);
   const mesh = options.mesh;
   if (mesh !== 'linkerd' && mesh !== 'istio') throw new NetfilterSimError(diagnostic('BAD_CONFIG', `unknown mesh "${String(mesh)}" (linkerd or istio)`));
   const defaults = defaultPods(mesh);

@@ -6,7 +6,7 @@
  */
 import { createColors } from 'picocolors';
 import type { MeshHop, MeshPolicyStop, MeshResult, MeshVerdict } from './types.js';
-import { expectArgument, expectFields } from '../model/guard.js';
+import { expectArgument, expectFields, expectOneOf, expectShape } from '../model/guard.js';
 
 /**
  * Options of the renderers.
@@ -233,6 +233,8 @@ export function renderMeshDot(result: MeshResult): string {
  */
 export function renderMesh(result: MeshResult, format: MeshFormat, options: MeshRenderOptions = {}): string {
   expectArgument(result, 'object', 'result');
+  expectOneOf(format, MESH_FORMATS, 'format');
+  expectShape(options, { kind: 'object', fields: { color: ['boolean', 'undefined'] } }, 'options');
   switch (format) {
     case 'text':
       return renderMeshText(result, options);

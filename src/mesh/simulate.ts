@@ -24,6 +24,7 @@ import { hostProbeRules, ZTUNNEL } from './ambient.js';
 import { AMBIENT } from '../compile/istio/ambient.js';
 import { Netns } from '../engine/path/netns.js';
 import { expectArgument, expectFields, expectOneOf } from '../model/guard.js';
+import { expectMeshScenarioOptions } from './options-shape.js';
 
 /**
  * Options of {@link prepareMeshPod}.
@@ -172,7 +173,7 @@ export function runMeshScenario(
   network: MeshNetwork | null,
   namespaces: { readonly client?: Namespace | undefined; readonly server?: Namespace | undefined } = {},
 ): MeshResult {
-  expectArgument(options, 'object', 'options');
+  expectMeshScenarioOptions(options);
   const mesh = options.mesh;
   if (mesh !== 'linkerd' && mesh !== 'istio') throw new NetfilterSimError(diagnostic('BAD_CONFIG', `unknown mesh "${String(mesh)}" (linkerd or istio)`));
   const defaults = defaultPods(mesh);

@@ -7,7 +7,7 @@
  * @module
  */
 import type { Cidr, Family } from './types.js';
-import { expectArgument, expectFields } from './guard.js';
+import { expectArgument, expectFields, expectOneOf } from './guard.js';
 
 /** Parses an unsigned integer as `strtoul(s, &end, 0)` would with a full-string check. */
 function strtoui(s: string, max: number): number | null {
@@ -98,6 +98,7 @@ export function parseIpv6(text: string): number[] | null {
 /** Parses an address of the family into words, or returns null. */
 export function parseAddress(text: string, family: Family): number[] | null {
   expectArgument(text, 'string', 'text');
+  expectOneOf(family, [4, 6], 'family');
   if (family === 4) {
     const v = parseIpv4(text);
     return v === null ? null : [v];
@@ -180,6 +181,7 @@ export function maskLength(mask: readonly number[]): number {
  */
 export function parseCidr(text: string, family: Family): Cidr | null {
   expectArgument(text, 'string', 'text');
+  expectOneOf(family, [4, 6], 'family');
   const slash = text.indexOf('/');
   const addrText = slash < 0 ? text : text.slice(0, slash);
   const maskText = slash < 0 ? undefined : text.slice(slash + 1);

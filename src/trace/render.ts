@@ -7,7 +7,7 @@
 import { createColors } from 'picocolors';
 import type { ConnectResult } from '../engine/path/netns.js';
 import type { TraceEvent } from '../engine/trace/events.js';
-import { expectArgument, expectFields, expectObjects } from '../model/guard.js';
+import { expectArgument, expectObjects, expectOneOf, expectShape } from '../model/guard.js';
 
 /** Options of every renderer. */
 export interface RenderOptions {
@@ -111,7 +111,7 @@ function assertNever(x: never): never {
  */
 export function renderTraceText(trace: readonly TraceEvent[], options?: RenderOptions): string {
   expectArgument(trace, 'array', 'trace');
-  expectArgument(options, ['object', 'undefined'], 'options');
+  expectRenderOptions(options);
   expectObjects(trace, 'trace');
   const c = colors(options);
   const lines: string[] = [];
@@ -184,7 +184,7 @@ export function decidingEvents(trace: readonly TraceEvent[]): Set<number> {
  */
 export function renderTraceTree(trace: readonly TraceEvent[], options?: RenderOptions): string {
   expectArgument(trace, 'array', 'trace');
-  expectArgument(options, ['object', 'undefined'], 'options');
+  expectRenderOptions(options);
   expectObjects(trace, 'trace');
   const c = colors(options);
   const deciding = decidingEvents(trace);
@@ -358,9 +358,18 @@ export function renderTraceDot(trace: readonly TraceEvent[], _options?: RenderOp
  * ```
  */
 export function renderOutcome(r: ConnectResult, options?: RenderOptions): string {
-  expectArgument(r, 'object', 'result');
-  expectArgument(options, ['object', 'undefined'], 'options');
-  expectFields(r, { outcome: 'string' }, 'result');
+  expectShape(r, {
+    kind: 'object',
+    fields: {
+      outcome: { kind: 'string', oneOf: ['local', 'remote', 'refused', 'dropped'] },
+      address: ['string', 'null'],
+      port: ['integer', 'null'],
+      originalDestination: ['string', 'null', 'undefined'],
+      reason: 'string',
+      errno: ['string', 'null', 'undefined'],
+    },
+  }, 'result');
+  expectRenderOptions(options);
   const c = colors(options);
   const at = r.address !== null ? endpoint(r.address, r.port ?? 0, 'tcp') : '';
   switch (r.outcome) {
@@ -369,9 +378,9 @@ export function renderOutcome(r: ConnectResult, options?: RenderOptions): string
     case 'remote':
       return c.green(`left the namespace to ${at}`) + ` (${r.reason})\n`;
     case 'refused':
-      return c.red(`refused`) + ` (${r.reason})\n`;
     case 'dropped':
-      return c.red(`dropped`) + ` (${r.reason})\n`;
+      // What the client's connect() returns: `refused: EHOSTUNREACH (…)`.
+      return c.red(r.outcome) + `${typeof r.errno === 'string' ? `: ${r.errno}` : ''} (${r.reason})\n`;
   }
 }
 
@@ -388,6 +397,8 @@ export type TraceFormat = 'text' | 'tree' | 'json' | 'mermaid' | 'dot';
  */
 export function renderTrace(trace: readonly TraceEvent[], format: TraceFormat, options?: RenderOptions): string {
   expectArgument(trace, 'array', 'trace');
+  expectOneOf(format, ['text', 'tree', 'json', 'mermaid', 'dot'], 'format');
+  expectRenderOptions(options);
   expectObjects(trace, 'trace');
   switch (format) {
     case 'text':
@@ -401,4 +412,9 @@ export function renderTrace(trace: readonly TraceEvent[], format: TraceFormat, o
     case 'dot':
       return renderTraceDot(trace, options);
   }
+}
+
+/** Throws `BAD_ARGUMENT` naming the field unless `options` is a {@link RenderOptions} object (or nothing). */
+function expectRenderOptions(options: unknown): void {
+  expectShape(options, { kind: ['object', 'undefined'], fields: { color: ['boolean', 'undefined'] } }, 'options');
 }

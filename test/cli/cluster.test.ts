@@ -25,7 +25,7 @@ describe('cluster connect', () => {
     expect(r.code).toBe(0);
     expect(r.err).toBe('');
     const j = JSON.parse(r.out) as Record<string, unknown> & { hops: { namespace: string; in: string | null; out: string | null; steps: { namespace: string }[] }[] };
-    expect(Object.keys(j)).toEqual(['outcome', 'address', 'port', 'originalDestination', 'source', 'reason', 'policy', 'steps', 'hops']);
+    expect(Object.keys(j)).toEqual(['outcome', 'address', 'port', 'originalDestination', 'source', 'errno', 'reason', 'policy', 'steps', 'hops']);
     expect(j).toMatchObject({ outcome: 'local', address: '10.244.2.9', port: 6379, originalDestination: null, policy: null });
     expect(j.hops.map((h) => h.namespace)).toEqual(['pod/shop/client', 'node/worker-1', 'node/worker-2', 'pod/db/redis-0']);
     expect(j.hops[1]!.in).toMatch(/^veth[0-9a-f]{8}$/);

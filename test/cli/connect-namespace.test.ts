@@ -153,7 +153,7 @@ describe('connect --probes', () => {
     expect(lines.map((l) => l.replace(/ \(.*$/, ''))).toEqual([
       '2: delivered to 10.0.0.2:22',
       '4: delivered to 10.0.0.2:22',
-      '5: dropped',
+      '5: dropped: ETIMEDOUT',
       '6: delivered to 10.0.0.2:22',
       '7: delivered to 10.0.0.2:22',
     ]);

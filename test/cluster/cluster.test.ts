@@ -111,10 +111,11 @@ describe('Cluster.connect: the namespaces a connection crosses', () => {
   it('answers cross namespaces: a closed port resets from the pod; a Service without endpoints is REJECTed on the node', () => {
     const c = cluster();
     const closed = c.connect({ from: 'shop/client', to: 'db/redis-0', port: 81 });
-    expect(closed).toMatchObject({ outcome: 'refused', reason: 'no listener at 10.244.2.9:81 in pod/db/redis-0: connection reset' });
+    expect(closed).toMatchObject({ outcome: 'refused', errno: 'ECONNREFUSED', reason: 'no listener at 10.244.2.9:81 in pod/db/redis-0: connection reset' });
     expect(closed.trace!.filter((e) => e.type === 'packet' && e.label === 'RST').map((e) => e.namespace)).toEqual(['pod/db/redis-0', 'node/worker-2', 'node/worker-1', 'pod/shop/client']);
     const empty = c.connect({ from: 'shop/client', to: '10.96.0.99:80' });
     expect(empty.outcome).toBe('refused');
+    expect(empty.errno).toBe('ECONNREFUSED');
     expect(empty.reason).toBe('rejected (icmp-port-unreachable) in node/worker-1: REJECT --reject-with icmp-port-unreachable');
     const icmp = empty.trace!.filter((e) => e.type === 'packet' && e.label === 'ICMP');
     expect(icmp.map((e) => e.namespace)).toEqual(['node/worker-1', 'pod/shop/client']);
@@ -128,10 +129,10 @@ describe('Cluster.connect: the namespaces a connection crosses', () => {
   it('outside the cluster: the node routes to the gateway, the world accepts; an unknown address in a pod CIDR is dropped at ARP', () => {
     const c = cluster();
     const out = c.connect({ from: 'shop/client', to: '203.0.113.7:443' });
-    expect(out).toMatchObject({ outcome: 'remote', address: '203.0.113.7', port: 443 });
+    expect(out).toMatchObject({ outcome: 'remote', address: '203.0.113.7', port: 443, errno: null });
     expect(out.hops.map((h) => h.namespace)).toEqual(['pod/shop/client', 'node/worker-1', 'outside']);
     const nobody = c.connect({ from: 'shop/client', to: '10.244.2.200:80' });
-    expect(nobody).toMatchObject({ outcome: 'dropped', reason: "node/worker-2: no neighbour on cni0 answers ARP for 10.244.2.200" });
+    expect(nobody).toMatchObject({ outcome: 'dropped', errno: 'ETIMEDOUT', reason: "node/worker-2: no neighbour on cni0 answers ARP for 10.244.2.200" });
   });
 
   it('--cni ptp: no bridge, the node routes each pod\'s /32 to its veth; a pod through its own Service is routed back without hairpin', () => {

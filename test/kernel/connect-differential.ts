@@ -18,6 +18,8 @@ interface View {
   readonly originalDestination: string | null;
   /** The source address (not port: both ends pick ephemeral ports their own way) the accepting side saw. */
   readonly source: string | null;
+  /** What the client's connect() returned: an errno name (the kernel's timeout is ETIMEDOUT), null when it connected. */
+  readonly errno: string | null;
   /** With {@link ConnectCase.peer}: the peer the accepting socket saw (`ADDR` or `ADDR port PORT`). */
   readonly peer?: string | null;
 }
@@ -25,8 +27,24 @@ interface View {
 /** `10.0.0.2:41234` or `[fd00::2]:41234` without its port. */
 const hostOf = (endpoint: string | null | undefined): string | null => (endpoint ? endpoint.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1') : null);
 
-const kernelView = (r: KernelProbeResult): View => ({ outcome: r.outcome, address: r.address, port: r.port, originalDestination: r.originalDestination, source: r.outcome === 'local' || r.outcome === 'remote' ? hostOf(r.peer) : null });
-const simView = (r: SimConnectResult): View => ({ outcome: r.outcome, address: r.address, port: r.port, originalDestination: r.originalDestination, source: hostOf(r.source) });
+/**
+ * The errno probe.py saw: `timeout` (no answer within the probe's wait; the kernel's connect()
+ * would end with ETIMEDOUT once its SYN retransmissions run out), `bind: EADDRNOTAVAIL` (the
+ * bind before connect), an errno name, or null when it connected (also when the handshake
+ * completed on the client's side and no listener accepted: a harness note, shown apart).
+ */
+function kernelErrno(r: KernelProbeResult): string | null {
+  if (r.outcome === 'local' || r.outcome === 'remote') return null;
+  const e = r.error ?? null;
+  if (e === null) return null;
+  if (e === 'timeout') return 'ETIMEDOUT';
+  const name = e.replace(/^bind: /, '');
+  // A harness note ("connected, but no listener accepted"): connect() returned 0.
+  return /^E[A-Z0-9]+$/.test(name) ? name : null;
+}
+
+const kernelView = (r: KernelProbeResult): View => ({ outcome: r.outcome, address: r.address, port: r.port, originalDestination: r.originalDestination, source: r.outcome === 'local' || r.outcome === 'remote' ? hostOf(r.peer) : null, errno: kernelErrno(r) });
+const simView = (r: SimConnectResult): View => ({ outcome: r.outcome, address: r.address, port: r.port, originalDestination: r.originalDestination, source: hostOf(r.source), errno: r.errno ?? null });
 
 /** `10.0.0.2:5000` / `[fd00::2]:5000` → address and port. */
 function splitEndpoint(e: string): { addr: string; port: string } {
@@ -61,7 +79,7 @@ export function simPeer(r: SimConnectResult): string | null {
 function show(v: View | undefined): string {
   if (!v) return '(none)';
   const where = v.address === null ? '' : ` ${v.address.includes(':') ? `[${v.address}]` : v.address}:${v.port}`;
-  return `${v.outcome}${where}${v.originalDestination ? ` (SO_ORIGINAL_DST ${v.originalDestination})` : ''}${v.source ? ` from ${v.source}` : ''}${v.peer ? ` peer ${v.peer}` : ''}`;
+  return `${v.outcome}${v.errno ? ` ${v.errno}` : ''}${where}${v.originalDestination ? ` (SO_ORIGINAL_DST ${v.originalDestination})` : ''}${v.source ? ` from ${v.source}` : ''}${v.peer ? ` peer ${v.peer}` : ''}`;
 }
 
 function report(c: ConnectCase, k: readonly View[], o: readonly (SimConnectResult | string)[], notes: readonly (string | undefined)[], oViews?: readonly View[]): string {
@@ -137,7 +155,7 @@ export function connectDifferential(cases: readonly ConnectCase[], title = 'seed
         results.push(`threw ${describeError(e)}`);
       }
     }
-    const oursViews = results.map((r, i) => (typeof r === 'string' ? withPeer({ outcome: r, address: null, port: null, originalDestination: null, source: null }, null, i) : withPeer(simView(r), simPeer(r), i)));
+    const oursViews = results.map((r, i) => (typeof r === 'string' ? withPeer({ outcome: r, address: null, port: null, originalDestination: null, source: null, errno: null }, null, i) : withPeer(simView(r), simPeer(r), i)));
     // A probe the kernel left unanswered within the batch's timeout, where we answer, is asked
     // again: the whole case, alone, in fresh namespaces, with 3 s per connect(). On a loaded
     // machine the loopback's RST can wait in the softirq backlog past a short timeout; a packet

@@ -18,6 +18,8 @@ export interface SimConnectResult {
   readonly originalDestination: string | null;
   /** The source the accepting side saw (`IP:PORT`), for `local` and `remote`; else null. */
   readonly source?: string | null;
+  /** What the client's connect() returns (null when it connected). */
+  readonly errno?: string | null;
   readonly steps?: readonly unknown[];
   readonly reason?: string;
   /** The events of the exchange (when tracing). */

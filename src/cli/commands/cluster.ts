@@ -69,8 +69,9 @@ ${CLUSTER_FLAGS}
 
 Output:
   --json                  one object: outcome, address, port, source, originalDestination (as
-                          the destination app sees them), reason, steps (each with its
-                          namespace), hops (namespace, in, out, steps), policy
+                          the destination app sees them), errno (what the client's connect()
+                          returns), reason, steps (each with its namespace), hops (namespace,
+                          in, out, steps), policy
   --format FMT            tree (default) | text | json (the events, each with its namespace) |
                           mermaid | dot
   --color / --no-color    colour the trace

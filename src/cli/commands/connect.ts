@@ -83,8 +83,9 @@ The connection:
 
 Output:
   --json                  one JSON object: outcome, address, port, originalDestination, source,
-                          steps, reason (with --enumerate: an array of them, each with probability;
-                          with --probes: one object a line)
+                          errno (what the client's connect() returns), steps, reason (with
+                          --enumerate: an array of them, each with probability; with --probes:
+                          one object a line)
   --format FMT            text | tree | json | mermaid | dot (the trace; default tree)
   --enumerate             follow every branch of statistic --mode random (one result each)
   --seed N                seed of statistic --mode random (default 1)

@@ -9,7 +9,7 @@
  * @module
  */
 import { fail } from '../../model/errors.js';
-import { expectArgument, expectFields } from '../../model/guard.js';
+import { expectArgument, expectFields, expectFieldsLike, expectShape } from '../../model/guard.js';
 import type { Namespace, Pod } from '../pod.js';
 import { parseGoBool } from './args.js';
 import { type IstioRuleNote, IP_VERSION_SPECIFIC, IptablesRuleBuilder } from './builder.js';
@@ -85,6 +85,9 @@ export function compileIstioAmbient(input: AmbientInput = {}): AmbientCompileRes
   expectArgument(input, 'object', 'input');
   expectArgument(input.config, ['object', 'undefined'], 'input.config');
   expectArgument(input.pod, ['object', 'undefined'], 'input.pod');
+  if (input.config !== undefined) expectFieldsLike(input.config, AMBIENT_DEFAULT_CONFIG, 'input.config');
+  if (input.pod !== undefined) expectFieldsLike(input.pod, AMBIENT_NO_OVERRIDES, 'input.pod');
+  expectShape(input, { kind: 'object', fields: { host: ['boolean', 'undefined'], upstreamVersion: ['string', 'undefined'] } }, 'input');
   const config: AmbientConfig = { ...AMBIENT_DEFAULT_CONFIG, ...input.config };
   const overrides: AmbientPodOverrides = { ...AMBIENT_NO_OVERRIDES, ...input.pod };
   const host = input.host ?? false;

@@ -15,7 +15,7 @@ import { ISTIO_CNI_ANNOTATIONS, ISTIO_CNI_DEFAULTS, ISTIO_ENV_DEFAULTS } from '.
 import { parseGoPrefix } from './netip.js';
 import { type IstioReleaseFeatures, istioReleaseFeatures } from './version.js';
 import type { Pod, PodContainer } from '../pod.js';
-import { expectArgument, expectFields } from '../../model/guard.js';
+import { expectFields, expectShape } from '../../model/guard.js';
 
 /**
  * What istio-cni reads besides the pod: its own environment on the node and its CNI config.
@@ -101,7 +101,16 @@ export interface IstioCniResult extends IstioCompileResult {
  * ```
  */
 export function compileIstioCni(input: IstioCniInput): IstioCniResult {
-  expectArgument(input, 'object', 'input');
+  expectShape(input, {
+    kind: 'object',
+    fields: {
+      enableIPv6: ['boolean', 'undefined'],
+      env: { kind: ['object', 'undefined'], values: ['string', 'undefined'] },
+      excludeNamespaces: { kind: ['array', 'undefined'], items: 'string' },
+      upstreamVersion: ['string', 'undefined'],
+      nativeNftables: ['boolean', 'undefined'],
+    },
+  }, 'input');
   expectFields(input.pod, { annotations: 'object', labels: 'object', containers: 'array', initContainers: 'array' }, 'input.pod');
   const { pod } = input;
   const skip = skipReason(pod, input.excludeNamespaces ?? []);

@@ -13,7 +13,7 @@ import {
   MAX_OWNER_GROUPS_INCLUDE,
 } from './defaults.js';
 import { isGo4, isGoLoopback, parseGoAddr, parseGoPrefix } from './netip.js';
-import { expectArgument, expectStrings } from '../../model/guard.js';
+import { expectArgument, expectStrings, expectFieldsLike } from '../../model/guard.js';
 
 /**
  * Every `config.Config` field that changes what istio-iptables writes (and the few that only
@@ -164,6 +164,7 @@ export const ISTIO_DEFAULT_CONFIG: IstioConfig = {
  * ```
  */
 export function istioConfig(fields: Partial<IstioConfig> = {}): IstioConfig {
+  expectFieldsLike(fields, ISTIO_DEFAULT_CONFIG, 'config');
   return { ...ISTIO_DEFAULT_CONFIG, ...fields };
 }
 

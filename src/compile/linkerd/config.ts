@@ -14,7 +14,7 @@ import {
   type ProxyInitFeatures,
 } from './version.js';
 import { pushAll } from '../../model/limits.js';
-import { expectArgv } from '../../model/guard.js';
+import { expectArgv, expectFieldsLike } from '../../model/guard.js';
 import { expectArgument } from '../../model/guard.js';
 
 /**
@@ -76,7 +76,7 @@ export interface ProxyInitConfig {
  * ```
  */
 export function proxyInitConfig(fields: Partial<ProxyInitConfig> = {}): ProxyInitConfig {
-  expectArgument(fields, 'object', 'fields');
+  expectFieldsLike(fields, PROXY_INIT_DEFAULTS, 'config', { portsToRedirect: 'integer' });
   const d = PROXY_INIT_DEFAULTS;
   return {
     incomingProxyPort: fields.incomingProxyPort ?? d.incomingProxyPort,

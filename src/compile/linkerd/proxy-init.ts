@@ -22,7 +22,7 @@ import {
   type ProxyInitFeatures,
 } from './version.js';
 import { pushAll } from '../../model/limits.js';
-import { expectArgument, expectStrings } from '../../model/guard.js';
+import { expectArgument, expectStrings, expectShape } from '../../model/guard.js';
 
 /**
  * `iptables.FirewallConfiguration`: what one pass of `ConfigureFirewall` works from.
@@ -318,7 +318,7 @@ export function compileProxyInit(
   options: CompileProxyInitOptions = {},
 ): ProxyInitResult {
   expectArgument(config, 'object', 'config');
-  expectArgument(options, 'object', 'options');
+  expectShape(options, { kind: 'object', fields: { existing: ['string', 'undefined'], existing6: ['string', 'undefined'], upstreamVersion: ['string', 'undefined'], timestamp: ['number', 'undefined'], continueOnError: ['boolean', 'undefined'] } }, 'options');
   const cfg = proxyInitConfig(config);
   const upstreamVersion = options.upstreamVersion ?? CURRENT_PROXY_INIT_VERSION;
   const features = featuresOf(upstreamVersion);

@@ -13,8 +13,17 @@ import type { TraceEvent } from '../trace/events.js';
 import { unpackTrace } from '../trace/pack.js';
 import type { PackedTraces } from '../trace/pack.js';
 import { MAX_WORKERS } from '../../model/limits.js';
-import { expectArgument } from '../../model/guard.js';
+import { expectArgument, expectShape } from '../../model/guard.js';
+import { expectCallOptions, expectConnectSpec, expectNetnsOptions } from '../path/shapes.js';
+
 import { OUTCOMES, type PackedResults, type WorkerReply } from './protocol.js';
+
+/** Throws `BAD_ARGUMENT` naming the probe and field unless every probe is a connection spec. */
+function expectProbes(probes: unknown): void {
+  expectArgument(probes, 'array', 'probes');
+  const list = probes as readonly unknown[];
+  for (let i = 0; i < list.length; i++) expectConnectSpec(list[i], `probes[${i}]`);
+}
 
 /** Options of a batch. */
 export interface BatchOptions {
@@ -108,6 +117,8 @@ function unpackResults(p: PackedResults): ConnectResult[] {
     const so = p.source[i]!;
     const port = p.port[i]!;
     const e = p.error[i]!;
+    const en = p.errno[i]!;
+    const errno = en < 0 ? null : s[en]!;
     const outcome = OUTCOMES[p.outcome[i]!]!;
     const address = a < 0 ? null : s[a]!;
     const originalDestination = o < 0 ? null : s[o]!;
@@ -119,11 +130,11 @@ function unpackResults(p: PackedResults): ConnectResult[] {
       const start = from;
       from = t.end[i]!;
       // Its steps and reason come next, in lazyTraced.
-      const base = { outcome, address, port: port < 0 ? null : port, originalDestination, source };
+      const base = { outcome, address, port: port < 0 ? null : port, originalDestination, source, errno };
       out[i] = lazyTraced(base, reason, e < 0 ? null : s[e]!, new PackedTrace(t, s, start, from), t.omitted[i]!);
       continue;
     }
-    const r: ConnectResult = { outcome, address, port: port < 0 ? null : port, originalDestination, source, steps: [], reason };
+    const r: ConnectResult = { outcome, address, port: port < 0 ? null : port, originalDestination, source, errno, steps: [], reason };
     out[i] = e < 0 ? r : { ...r, error: s[e]! };
   }
   return out;
@@ -180,8 +191,10 @@ export class NetnsPool {
   private busy = 0;
 
   constructor(options: NetnsOptions, pool: PoolOptions = {}) {
-    expectArgument(options, 'object', 'options');
-    expectArgument(pool, 'object', 'pool options');
+    expectNetnsOptions(options);
+    expectArgument(pool, 'object', 'pool');
+    // A number out of range is BAD_CONFIG below; anything else is the wrong type.
+    expectArgument(pool.workers, ['number', 'undefined'], 'pool.workers');
     const workers = pool.workers ?? 1;
     if (!Number.isInteger(workers) || workers < 1 || workers > MAX_WORKERS) bad(`bad worker count "${String(pool.workers)}" (from 1 to ${MAX_WORKERS})`);
     if (options.registry !== undefined) bad('a custom extension registry cannot be sent to worker threads');
@@ -236,8 +249,8 @@ export class NetnsPool {
   /** Runs the probes (see the class for how they are shared out); results in probe order. */
   connectBatch(probes: readonly ConnectSpec[], options: BatchOptions = {}): Promise<ConnectResult[]> {
     return this.busyWith(async () => {
-      expectArgument(probes, 'array', 'probes');
-      expectArgument(options, 'object', 'batch options');
+      expectProbes(probes);
+      expectCallOptions(options);
       const trace = options.trace === true;
       const close = options.close === true;
       const cut = bounds(probes.length, this.threads.length);
@@ -279,9 +292,9 @@ export class NetnsPool {
  * ```
  */
 export async function connectBatch(options: NetnsOptions, probes: readonly ConnectSpec[], batch: BatchOptions & PoolOptions = {}): Promise<ConnectResult[]> {
-  expectArgument(options, 'object', 'options');
-  expectArgument(probes, 'array', 'probes');
-  expectArgument(batch, 'object', 'batch options');
+  expectNetnsOptions(options);
+  expectProbes(probes);
+  expectShape(batch, { kind: 'object', fields: { workers: ['number', 'undefined'], trace: ['boolean', 'undefined'], close: ['boolean', 'undefined'] } }, 'batch');
   const workers = batch.workers ?? 1;
   const trace = batch.trace === true;
   const close = batch.close === true;

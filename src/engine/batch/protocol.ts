@@ -30,6 +30,8 @@ export interface PackedResults {
   readonly reason: Int32Array;
   /** Per result: the `error` (errno) as an index in `strings`, or -1 when absent. */
   readonly error: Int32Array;
+  /** Per result: the `errno` as an index in `strings`, or -1 for null. */
+  readonly errno: Int32Array;
   /** Traced results only: their events (see {@link TracePacker}); null without traces. */
   readonly traces: PackedTraces | null;
 }
@@ -72,6 +74,7 @@ export function packResults(results: readonly ConnectResult[], table: StringTabl
     source: new Int32Array(n),
     reason: new Int32Array(n),
     error: new Int32Array(n),
+    errno: new Int32Array(n),
     traces,
   };
   for (let i = 0; i < n; i++) {
@@ -83,6 +86,7 @@ export function packResults(results: readonly ConnectResult[], table: StringTabl
     packed.source[i] = internOrNull(r.source);
     packed.reason[i] = intern(r.reason);
     packed.error[i] = internOrNull(r.error ?? null);
+    packed.errno[i] = internOrNull(r.errno);
   }
   return packed;
 }

@@ -45,7 +45,7 @@ parentPort!.on('message', (m: WorkerRequest) => {
   }
   if ('packed' in reply) {
     const p = reply.packed;
-    const moved = [p.outcome.buffer, p.address.buffer, p.port.buffer, p.original.buffer, p.reason.buffer, p.error.buffer] as ArrayBuffer[];
+    const moved = [p.outcome.buffer, p.address.buffer, p.port.buffer, p.original.buffer, p.reason.buffer, p.error.buffer, p.errno.buffer] as ArrayBuffer[];
     if (p.traces !== null) moved.push(p.traces.values.buffer as ArrayBuffer, p.traces.end.buffer as ArrayBuffer, p.traces.omitted.buffer as ArrayBuffer);
     parentPort!.postMessage(reply, moved);
   } else parentPort!.postMessage(reply);

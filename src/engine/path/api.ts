@@ -207,6 +207,17 @@ export interface ConnectResult {
    * `remote`: the source the peer saw on the wire); null otherwise.
    */
   readonly source: string | null;
+  /**
+   * What the client's `connect()` (or, for UDP, its `send()`/`recv()`) returns, as an errno name;
+   * null when the connection was made (`local`, `remote`). `ECONNREFUSED`: a RST or ICMP port
+   * unreachable; `EHOSTUNREACH`, `ENETUNREACH`, `EACCES` (IPv6 administratively prohibited),
+   * `ENOPROTOOPT`: a REJECT's ICMP error, converted as the kernel converts it (`icmp_err_convert`,
+   * `icmpv6_err_convert`); `ETIMEDOUT`: nothing came back (TCP gives up after its SYN
+   * retransmissions); `EPERM`: a UDP datagram a local OUTPUT or POSTROUTING rule dropped or
+   * rejected (the `send()` fails); and the {@link error} of a `connect()` that failed before any
+   * packet left.
+   */
+  readonly errno: string | null;
   readonly steps: readonly ConnectStep[];
   /** Why the attempt ended as it did, in words. */
   readonly reason: string;

@@ -200,7 +200,7 @@ export class OutcomeCache {
       family, proto, src, dst, dport, route: c.route, owner: c.owner, mark: c.mark, transparent: c.transparent, dev: c.dev,
       clientKept, clientState, clientTimeWait: tw === 1, serverAddr, serverPort, accepted, entry, ct: kept,
       counts: c.log.counts, slots: c.log.slots,
-      outcome: r.outcome, address: r.address, port: r.port, originalDestination: r.originalDestination, source: sourced ? endpoint : null, reason: r.reason, error: r.error,
+      outcome: r.outcome, address: r.address, port: r.port, originalDestination: r.originalDestination, source: sourced ? endpoint : null, reason: r.reason, error: r.error, errno: r.errno,
     });
   }
 
@@ -249,6 +249,7 @@ export class OutcomeCache {
       port: t.port,
       originalDestination: t.originalDestination,
       source: t.source === null ? null : t.source + sport,
+      errno: t.errno,
       steps: [],
       reason: t.reason,
     };

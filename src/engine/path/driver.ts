@@ -26,7 +26,7 @@ import { localKey, remoteKey } from './capture.js';
 import { REMOTE_FIRST, TCP_TIMEWAIT_LEN } from './ports.js';
 import type { SourcePorts } from './ports.js';
 import { internedAddress, internedOwner, parsedAddress, parsedEndpoint } from './shared.js';
-import { KERNEL_SOCKET, bad, describe, flagNames, icmpError, isIcmpError, isV4Mapped, mulberry32, origDst, packetLength, protoName, stepsOf } from './helpers.js';
+import { KERNEL_SOCKET, bad, describe, errnoOfAnswer, flagNames, icmpError, isIcmpError, isV4Mapped, mulberry32, origDst, packetLength, protoName, stepsOf } from './helpers.js';
 
 /** Where the exchange's second end lives. */
 type ServerEnd =
@@ -68,6 +68,11 @@ export class ConnectionDriver {
   /** The sockets the current call opened, and whether its handshake completed. */
   private opened: SocketRecord[] = [];
   private handshakeDone = false;
+  /**
+   * Whether the SYN-ACK reached the client: its `connect()` has returned 0, and what ends the
+   * attempt after that (a lost ACK, a RST to it) is read from the established socket.
+   */
+  private clientConnected = false;
   private closing = false;
   /** Enumeration state of `statistic` draws (connectAll). */
   private branch: { script: boolean[]; pos: number; taken: boolean[]; free: boolean[]; p: number } | null = null;
@@ -319,7 +324,7 @@ export class ConnectionDriver {
       case 'refused':
         return this.result('refused', p.dst, p.dport, p.family, null, `no socket at ${formatEndpoint(p.dst, p.dport, p.family)}`, tr);
       case 'dropped':
-        return this.result(r.reject ? 'refused' : 'dropped', p.dst, p.dport, p.family, null, r.reason, tr);
+        return this.result(r.reject ? 'refused' : 'dropped', p.dst, p.dport, p.family, null, r.reason, tr, undefined, null, r.reject ? errnoOfAnswer(p.family, r.reject) : undefined);
     }
   }
 
@@ -352,7 +357,13 @@ export class ConnectionDriver {
     return this.result('refused', dst.addr, dst.port, family, null, why, tr, 'EADDRNOTAVAIL');
   }
 
-  private result(outcome: ConnectResult['outcome'], addr: readonly number[] | null, port: number | null, family: Family, original: string | null, reason: string, tr: TraceRecorder | null, error?: string, source: string | null = null): ConnectResult {
+  /**
+   * A result. `errno` is what the client's socket reads when it is not the default of the
+   * outcome: ETIMEDOUT for `dropped` (the SYN is sent again until `tcp_syn_retries` run out),
+   * ECONNREFUSED for `refused` (a RST, or ICMP port unreachable); `error` (a `connect()` that failed
+   * before any packet) is the errno too.
+   */
+  private result(outcome: ConnectResult['outcome'], addr: readonly number[] | null, port: number | null, family: Family, original: string | null, reason: string, tr: TraceRecorder | null, error?: string, source: string | null = null, errno?: string): ConnectResult {
     // As connect --json: address and port only for an accepted (local) or departed (remote) attempt.
     const placed = outcome === 'local' || outcome === 'remote';
     const r: { -readonly [K in keyof ConnectResult]: ConnectResult[K] } = {
@@ -361,12 +372,16 @@ export class ConnectionDriver {
       port: placed ? port : null,
       originalDestination: original,
       source: placed ? source : null,
+      // A client whose SYN-ACK came connected: a lost ACK leaves it connected (its peer never
+      // accepts), a RST to it resets the established connection (tcp_reset: ECONNRESET).
+      errno: placed ? null : (error ?? errno ?? (this.clientConnected ? (outcome === 'dropped' ? null : 'ECONNRESET') : outcome === 'dropped' ? 'ETIMEDOUT' : 'ECONNREFUSED')),
       steps: tr === null ? [] : stepsOf(tr.events),
       reason,
     };
     if (tr !== null) r.trace = tr.events;
     if (tr !== null && tr.omitted > 0) r.traceOmitted = tr.omitted;
     if (error !== undefined) r.error = error;
+    this.clientConnected = false;
     return r;
   }
 
@@ -538,9 +553,17 @@ export class ConnectionDriver {
         return this.result('local', p.dst, p.dport, p.family, origDst(p), `delivered to ${describe(first.socket)}`, tr, undefined, formatEndpoint(p.src, p.sport, p.family));
       case 'refused':
         return this.answer(client, p, 'icmp-port-unreachable', `no socket at ${formatEndpoint(p.dst, p.dport, p.family)}: ICMP port unreachable`, tr);
-      case 'dropped':
-        if (first.reject) return this.answer(client, p, first.reject, `rejected (${first.reject})`, tr);
-        return this.result('dropped', p.dst, p.dport, p.family, null, first.reason, tr);
+      case 'dropped': {
+        // A datagram a local hook (OUTPUT, POSTROUTING) drops or rejects fails the send() itself:
+        // ip_local_out returns NF_DROP's -EPERM to udp_sendmsg. The ICMP error of a REJECT still
+        // reaches the socket, for a later recv().
+        const sendFails = client.kind === 'socket' && (first.hook === 'OUTPUT' || first.hook === 'POSTROUTING');
+        if (first.reject) {
+          const r = this.answer(client, p, first.reject, `rejected (${first.reject})`, tr);
+          return sendFails ? { ...r, errno: 'EPERM' } : r;
+        }
+        return this.result('dropped', p.dst, p.dport, p.family, null, first.reason, tr, undefined, null, sendFails ? 'EPERM' : undefined);
+      }
       case 'wire':
         if (this.martianOnWire(p)) return this.result('dropped', p.dst, p.dport, p.family, null, 'the receiver drops a loopback source (martian)', tr);
         if (!this.peerAccepts(p.dst, p.family, p.dport)) return this.result('refused', p.dst, p.dport, p.family, null, `${formatEndpoint(p.dst, p.dport, p.family)} has no listener: ICMP port unreachable`, tr);
@@ -607,7 +630,7 @@ export class ConnectionDriver {
     } else {
       reached = r.kind === 'wire' && sameAddr(p.dst, client.addr) && (!rst || p.dport === client.port);
     }
-    if (reached) return this.result('refused', orig.dst, orig.dport, family, null, why, tr);
+    if (reached) return this.result('refused', orig.dst, orig.dport, family, null, why, tr, undefined, null, rst && this.clientConnected ? 'ECONNRESET' : errnoOfAnswer(family, kind));
     const what = `the ${rst ? 'RST' : 'ICMP error'} answering it`;
     if (r.kind === 'dropped') {
       // A rejected answer is answered (if at all) towards its own sender, the namespace.
@@ -662,6 +685,7 @@ export class ConnectionDriver {
   }
 
   private finishTcp(client: ClientEnd, first: PathResult, tr: TraceRecorder | null): ConnectResult {
+    this.clientConnected = false;
     const syn = first.p;
     const family = syn.family;
     let server: ServerEnd;
@@ -717,7 +741,8 @@ export class ConnectionDriver {
       const r2 = this.sendFrom(server, synack, null, null, 1, 'SYN-ACK', tr);
       if (!this.arrived(r2, client)) return this.failure(r2, tr, 'the SYN-ACK', client, false, 1);
     }
-    // ACK from the client.
+    // ACK from the client, whose connect() has returned.
+    this.clientConnected = true;
     let ack: PacketState;
     if (client.kind === 'socket') {
       const c = client.socket;

@@ -108,6 +108,28 @@ export function icmpError(family: Family, kind: string): [number, number] {
   return [1, codes[kind] ?? 4];
 }
 
+/**
+ * The errno a connecting socket reads when a `kind` answer (`tcp-reset` or a REJECT's ICMP type)
+ * reaches it: a RST is ECONNREFUSED (`tcp_reset`); an ICMP error is converted as
+ * `icmp_err_convert` (IPv4) and `icmpv6_err_convert` (IPv6) convert its code, and in SYN_SENT
+ * every one of them ends `connect()` (`tcp_v4_err`, `tcp_v6_err`).
+ */
+export function errnoOfAnswer(family: Family, kind: string): string {
+  if (kind === 'tcp-reset') return 'ECONNREFUSED';
+  const [, code] = icmpError(family, kind);
+  const table = family === 4 ? ICMP_UNREACH_ERRNO : ICMPV6_UNREACH_ERRNO;
+  return table[code] ?? 'EHOSTUNREACH';
+}
+
+/** `icmp_err_convert[]`: destination-unreachable code → errno (net/ipv4/icmp.c). */
+const ICMP_UNREACH_ERRNO: readonly string[] = [
+  'ENETUNREACH', 'EHOSTUNREACH', 'ENOPROTOOPT', 'ECONNREFUSED', 'EMSGSIZE', 'EOPNOTSUPP', 'ENETUNREACH', 'EHOSTDOWN',
+  'ENONET', 'ENETUNREACH', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTUNREACH', 'EHOSTUNREACH', 'EHOSTUNREACH', 'EHOSTUNREACH',
+];
+
+/** `tab_unreach[]` of `icmpv6_err_convert`: destination-unreachable code → errno (net/ipv6/icmp.c). */
+const ICMPV6_UNREACH_ERRNO: readonly string[] = ['ENETUNREACH', 'EACCES', 'EHOSTUNREACH', 'EHOSTUNREACH', 'ECONNREFUSED', 'EACCES', 'EACCES'];
+
 export function protoName(n: number): string {
   return n === PROTO.TCP ? 'tcp' : n === PROTO.UDP ? 'udp' : n === PROTO.ICMP ? 'icmp' : n === PROTO.ICMPV6 ? 'ipv6-icmp' : String(n);
 }

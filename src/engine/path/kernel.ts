@@ -38,7 +38,7 @@ export type PathResult =
   | { readonly kind: 'local'; readonly socket: SocketRecord; readonly p: PacketState }
   | { readonly kind: 'refused'; readonly p: PacketState }
   | { readonly kind: 'wire'; readonly dev: Iface; readonly p: PacketState }
-  | { readonly kind: 'dropped'; readonly p: PacketState; readonly reason: string; readonly reject: string | null };
+  | { readonly kind: 'dropped'; readonly p: PacketState; readonly reason: string; readonly reject: string | null; readonly hook: HookName | null };
 
 /**
  * What a bridge does with a frame after PREROUTING (see `Kernel.receiveBridged`): forward it to
@@ -1016,7 +1016,7 @@ function traceRoute(tr: TraceRecorder, p: PacketState, hook: HookName | null, r:
 function dropped(p: PacketState, tr: TraceRecorder | null, hook: HookName | null, reason: string | null): PathResult {
   const why = reason ?? p.dropReason ?? (hook ? `dropped in ${hook} (${p.table})` : 'dropped');
   if (tr !== null) tr.push({ packet: tr.packet, label: tr.label, type: 'drop', hook, reason: why, reject: p.rejectWith });
-  return { kind: 'dropped', p, reason: why, reject: p.rejectWith };
+  return { kind: 'dropped', p, reason: why, reject: p.rejectWith, hook };
 }
 
 /** Descriptions of listeners, as a TPROXY target or a socket lookup finds them. */

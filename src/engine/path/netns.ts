@@ -30,7 +30,8 @@ import { TraceRecorder } from '../trace/events.js';
 import type { TraceSink } from '../trace/events.js';
 import { MAX_CONNTRACK_MAX, pushAll } from '../../model/limits.js';
 import { outcomeCacheRefusal } from './outcome-cache.js';
-import { expectArgument, expectFields } from '../../model/guard.js';
+import { expectArgument, expectFields, expectOneOf } from '../../model/guard.js';
+import { expectCallOptions, expectConnectSpec, expectNetnsOptions } from './shapes.js';
 import type { CallOptions, ConnectResult, ConnectSpec, NetnsOptions } from './api.js';
 import { ConnectionDriver } from './driver.js';
 import { OutcomeCache } from './capture.js';
@@ -99,7 +100,7 @@ export class Netns {
   }
 
   constructor(options: NetnsOptions = {}) {
-    expectArgument(options, 'object', 'options');
+    expectNetnsOptions(options);
     const registry = options.registry ?? defaultRegistry();
     const nftInputs: (string | NftRuleset)[] = options.nft === undefined ? [] : Array.isArray(options.nft) ? [...(options.nft as readonly (string | NftRuleset)[])] : [options.nft as string | NftRuleset];
     let rules4 = options.rules;
@@ -252,6 +253,7 @@ export class Netns {
    * `iptables -L -v` shows them; `rule` is the chain's length + 1 for its policy.
    */
   counters(family: Family = 4): RuleCounter[] {
+    expectOneOf(family, [4, 6], 'family');
     return (family === 4 ? this.kernel.ev4 : this.kernel.ev6).counters();
   }
 
@@ -313,8 +315,8 @@ export class Netns {
    * prints.
    */
   connect(spec: ConnectSpec, options: CallOptions = {}): ConnectResult {
-    expectArgument(spec, 'object', 'spec');
-    expectArgument(options, 'object', 'options');
+    expectConnectSpec(spec);
+    expectCallOptions(options);
     return this.driver.connectWith(spec, options.close === true, options.trace === false ? null : new TraceRecorder());
   }
 
@@ -324,7 +326,7 @@ export class Netns {
    * @internal
    */
   connectInto(spec: ConnectSpec, close: boolean, sink: TraceSink): { readonly result: ConnectResult; readonly omitted: number } {
-    expectArgument(spec, 'object', 'spec');
+    expectConnectSpec(spec);
     const tr = new TraceRecorder(sink);
     return { result: this.driver.connectWith(spec, close, tr), omitted: tr.omitted };
   }
@@ -335,8 +337,8 @@ export class Netns {
    * Results carry the probability of their branch.
    */
   connectAll(spec: ConnectSpec, options: CallOptions = {}): ConnectResult[] {
-    expectArgument(spec, 'object', 'spec');
-    expectArgument(options, 'object', 'options');
+    expectConnectSpec(spec);
+    expectCallOptions(options);
     return this.driver.connectAll(spec, options.trace !== false);
   }
 
@@ -346,7 +348,7 @@ export class Netns {
    */
   trace(packet: string | PacketSpec, options: CallOptions = {}): ConnectResult {
     expectArgument(packet, ['string', 'object'], 'packet');
-    expectArgument(options, 'object', 'options');
+    expectCallOptions(options);
     if (typeof packet !== 'string') expectFields(packet, { family: 'integer', proto: 'integer', dst: 'array', groups: 'array', origin: 'string' }, 'packet');
     const spec = typeof packet === 'string' ? parsePacketSpec(packet) : packet;
     const tr = options.trace === false ? null : new TraceRecorder();

@@ -138,4 +138,5 @@ export interface OutcomeTemplate extends ProbeFields {
   readonly source: string | null;
   readonly reason: string;
   readonly error: string | undefined;
+  readonly errno: string | null;
 }

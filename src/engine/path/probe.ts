@@ -33,6 +33,7 @@ function parsePort(text: string, what: string): number {
 /** Parses `IP:PORT`, `[V6]:PORT` (or, when the port is optional, `IP`, `V6`, `[V6]`). */
 export function parseEndpoint(text: string, requirePort: boolean): Endpoint {
   expectArgument(text, 'string', 'text');
+  expectArgument(requirePort, 'boolean', 'requirePort');
   const t = text.trim();
   let host: string;
   let port: string | undefined;

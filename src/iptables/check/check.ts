@@ -14,7 +14,7 @@ import { MATCHES, TARGETS } from '../extensions/registry.js';
 import { checkExtension } from '../extensions/placement.js';
 import type { MatchExtension, TargetExtension } from '../extensions/types.js';
 import { utf8Length } from '../../model/limits.js';
-import { expectArgument, expectFields } from '../../model/guard.js';
+import { expectArgument, expectFields, expectShape } from '../../model/guard.js';
 
 
 /**
@@ -219,7 +219,10 @@ function ruleLabel(table: string, chain: string, index: number): string {
  */
 export function check(ruleset: Ruleset, options: CheckOptions = {}): Diagnostic[] {
   expectArgument(ruleset, 'object', 'ruleset');
-  expectArgument(options, 'object', 'options');
+  expectShape(options, {
+    kind: 'object',
+    fields: { backend: { kind: ['string', 'undefined'], oneOf: ['nft', 'legacy'] }, ipsets: { kind: ['array', 'undefined'], items: 'object' }, nfacct: { kind: ['array', 'undefined'], items: 'string' }, registry: ['object', 'undefined'] },
+  }, 'options');
   expectFields(ruleset, { tables: 'array', family: 'integer' }, 'ruleset');
   const out: Diagnostic[] = [];
   const matches = options.registry?.matches ?? MATCHES;

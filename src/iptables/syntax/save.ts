@@ -12,7 +12,7 @@ import { RulesetBuilder, isTableName } from './builder.js';
 import { STANDARD_TARGET_NAMES, checkChainName, parseCommandTokens } from './command.js';
 import { tokenizeLine } from './lexer.js';
 import { MAX_RULES, pushAll, utf8Length } from '../../model/limits.js';
-import { expectArgument } from '../../model/guard.js';
+import { expectArgument, expectShape } from '../../model/guard.js';
 
 /** iptables-restore reads lines into a 10 KiB buffer (`char buffer[10240]`). */
 export const MAX_LINE_LENGTH = 10240;
@@ -60,7 +60,10 @@ export interface SaveParseResult {
  */
 export function parseIptablesSave(text: string, options: SaveParseOptions = {}): SaveParseResult {
   expectArgument(text, 'string', 'text');
-  expectArgument(options, 'object', 'options');
+  expectShape(options, {
+    kind: 'object',
+    fields: { family: { kind: ['integer', 'undefined'], oneOf: [4, 6] }, mode: { kind: ['string', 'undefined'], oneOf: ['strict', 'lenient'] }, noflush: ['object', 'undefined'], counters: ['boolean', 'undefined'] },
+  }, 'options');
   const family = options.family ?? 4;
   const mode = options.mode ?? 'strict';
   const builder = new RulesetBuilder(family, options.noflush);
