@@ -111,6 +111,17 @@ describe('explore over native nftables', () => {
     expect(classOf(r, { uid: 0, gid: 0, dst: '10.1.1.1:81' })!.outcome).toBe('remote');
   });
 
+  it('a map\'s catch-all element (*) answers what no other element matched, as connect does', () => {
+    const rules = 'table ip t {\n\tchain out { type nat hook output priority -100; policy accept;\n\t\tmeta l4proto tcp tcp dport vmap { 80 : accept, 8000-8999 : return, * : jump a }\n\t}\n\tchain a {\n\t\tmeta l4proto tcp redirect to :15001\n\t}\n}\n';
+    const r = explore({ rules, listen: [15001], from: 'local', family: 4 });
+    expectPartition(r, 4);
+    expect(classOf(r, { uid: 0, gid: 0, dst: '10.1.1.1:80' })!.outcome).toBe('remote');
+    expect(classOf(r, { uid: 0, gid: 0, dst: '10.1.1.1:8500' })!.outcome).toBe('remote');
+    expect(classOf(r, { uid: 0, gid: 0, dst: '10.1.1.1:443' })).toMatchObject({ outcome: 'local', port: 15001 });
+    const rand = mulberry32(7);
+    for (const probe of cornerProbes(r, 4, rand)) expectAgreement(r, { rules, listen: [15001] }, probe);
+  });
+
   const refused = (rules: string, what: RegExp): void => {
     let caught: unknown;
     try {
