@@ -316,3 +316,24 @@ export function fromSim(r: ClusterConnectResult): Comparable {
     portKept: placed && !rewritten ? portOf(r.source) === sport : null,
   };
 }
+
+/** connect()'s timeout when a case is asked again (see {@link settleTimeouts}). */
+export const RETRY_TIMEOUT_MS = 3000;
+
+/**
+ * The kernel's results for a case, asked again once when every disagreement with the simulator's
+ * views is a connection the kernel left unanswered within the harness's timeout (`dropped`, error
+ * `timeout`) where the simulator answered: on a loaded machine a RST or an ICMP error can wait in
+ * the softirq backlog past the timeout, while a packet the rules really drop stays unanswered
+ * however long the wait. `ask` builds the whole case again in fresh namespaces with
+ * {@link RETRY_TIMEOUT_MS}.
+ */
+export async function settleTimeouts(kernel: readonly KernelClusterResult[], ours: readonly Comparable[], ask: (connectTimeoutMs: number) => Promise<KernelClusterReport>): Promise<readonly KernelClusterResult[]> {
+  const differs = ours.map((s, j) => kernel[j] === undefined || JSON.stringify(s) !== JSON.stringify(fromKernel(kernel[j])));
+  if (!differs.some((d) => d)) return kernel;
+  if (!differs.every((d, j) => !d || (kernel[j]?.outcome === 'dropped' && kernel[j]?.error === 'timeout' && ours[j]!.outcome !== 'dropped'))) return kernel;
+  const again = await ask(RETRY_TIMEOUT_MS);
+  if (!again.ok || again.results.length !== kernel.length) return kernel;
+  console.log(`[kernel] connections ${differs.flatMap((d, j) => (d ? [j] : [])).join(', ')} timed out; the case asked again with ${RETRY_TIMEOUT_MS} ms`);
+  return again.results;
+}

@@ -16,7 +16,7 @@ import type { QueueVerdict } from '../../src/compile/netpol/index.js';
 import type { Snapshot } from '../../src/model/kubernetes.js';
 import { NetworkPolicyEvaluator } from '../../src/netpol/index.js';
 import { describeKernel, describeNftKernel, mapLimit } from './harness.js';
-import { fromKernel, fromSim, kernelCluster } from './cluster-harness.js';
+import { fromKernel, fromSim, kernelCluster, settleTimeouts } from './cluster-harness.js';
 import type { ClusterProbe, KernelClusterReport } from './cluster-harness.js';
 
 /** Clusters; each has up to 8 probes (NETFILTER_SIM_CLUSTER_NETPOL_CASES for fewer or more). */
@@ -85,14 +85,19 @@ describeKernel(`cluster connect --netpol kube-router vs the kernel: ${COUNT} gen
     expect(rejected).toBeGreaterThan(probes / 10);
   });
 
-  it.for(CASES.map((c, i) => ({ c, i, name: `case ${i}: ${c.snapshot.pods.length} pods, ${c.snapshot.networkPolicies.length} policies` })))('$name', ({ c, i }) => {
+  it.for(CASES.map((c, i) => ({ c, i, name: `case ${i}: ${c.snapshot.pods.length} pods, ${c.snapshot.networkPolicies.length} policies` })))('$name', async ({ c, i }) => {
     const k = reports[i]!;
     if (!k.ok) expect.fail(`the kernel could not build case ${i} at ${k.stage}: ${k.stderr}`);
     const sim = simulator(c);
+    const ours = c.probes.map((p) => fromSim(sim.connect({ from: p.from, to: p.dst, proto: p.proto ?? 'tcp' }, { trace: true })));
+    const results = await settleTimeouts(k.results, ours, (connectTimeoutMs) => {
+      const { rules, ipsets } = nodeState(c);
+      return kernelCluster(simulator(c), rules, c.probes, { ipsets, connectTimeoutMs });
+    });
     const mismatches: string[] = [];
     c.probes.forEach((p, j) => {
-      const s = fromSim(sim.connect({ from: p.from, to: p.dst, proto: p.proto ?? 'tcp' }, { trace: true }));
-      const kk = fromKernel(k.results[j]!);
+      const s = ours[j]!;
+      const kk = fromKernel(results[j]!);
       if (JSON.stringify(s) !== JSON.stringify(kk)) mismatches.push(`probe ${j} ${p.from} → ${p.dst}/${p.proto}\n  kernel ${JSON.stringify(kk)}\n  sim    ${JSON.stringify(s)}`);
     });
     expect(mismatches, `case ${i} (fc.sample(networkPolicySnapshot({ nodes: 3, minPods: 3 }), { seed: ${SEED}, numRuns: ${COUNT} })[${i}])`).toEqual([]);
@@ -120,16 +125,19 @@ function knpVerdicts(c: Case): QueueVerdict[] {
   });
 }
 
+/** The case in the kernel, the queue rules replaced by the reference's verdicts. */
+function knpKernel(c: Case, connectTimeoutMs?: number): Promise<KernelClusterReport> {
+  const sim = knpSimulator(c);
+  const verdicts = knpVerdicts(c);
+  const rules: Record<string, string[]> = {};
+  for (const n of sim.topology.nodes) rules[n.name] = [sim.nodeRules(n.name).save, compileKubeNetworkPolicies(c.snapshot, n.name, { verdicts }).nft].filter((t) => t !== '');
+  return kernelCluster(sim, rules, c.probes, connectTimeoutMs !== undefined ? { connectTimeoutMs } : {});
+}
+
 describeNftKernel(`cluster connect --netpol kube-network-policies vs the kernel (queue rules replaced by the reference evaluator's verdicts): ${KNP_COUNT} generated clusters`, () => {
   let reports: KernelClusterReport[] = [];
   beforeAll(async () => {
-    reports = await mapLimit(KNP_CASES, 2, (c) => {
-      const sim = knpSimulator(c);
-      const verdicts = knpVerdicts(c);
-      const rules: Record<string, string[]> = {};
-      for (const n of sim.topology.nodes) rules[n.name] = [sim.nodeRules(n.name).save, compileKubeNetworkPolicies(c.snapshot, n.name, { verdicts }).nft].filter((t) => t !== '');
-      return kernelCluster(sim, rules, c.probes);
-    });
+    reports = await mapLimit(KNP_CASES, 2, (c) => knpKernel(c));
   }, 1_800_000);
 
   it('the cases hold blocked and allowed connections', () => {
@@ -139,14 +147,16 @@ describeNftKernel(`cluster connect --netpol kube-network-policies vs the kernel 
     expect(verdicts.filter((v) => v.accept).length).toBeGreaterThan(verdicts.length / 10);
   });
 
-  it.for(KNP_CASES.map((c, i) => ({ c, i, name: `case ${i}: ${c.snapshot.pods.length} pods, ${c.snapshot.networkPolicies.length} policies` })))('$name', ({ c, i }) => {
+  it.for(KNP_CASES.map((c, i) => ({ c, i, name: `case ${i}: ${c.snapshot.pods.length} pods, ${c.snapshot.networkPolicies.length} policies` })))('$name', async ({ c, i }) => {
     const k = reports[i]!;
     if (!k.ok) expect.fail(`the kernel could not build case ${i} at ${k.stage}: ${k.stderr}`);
     const sim = knpSimulator(c);
+    const ours = c.probes.map((p) => fromSim(sim.connect({ from: p.from, to: p.dst, proto: p.proto ?? 'tcp' }, { trace: true })));
+    const results = await settleTimeouts(k.results, ours, (connectTimeoutMs) => knpKernel(c, connectTimeoutMs));
     const mismatches: string[] = [];
     c.probes.forEach((p, j) => {
-      const s = fromSim(sim.connect({ from: p.from, to: p.dst, proto: p.proto ?? 'tcp' }, { trace: true }));
-      const kk = fromKernel(k.results[j]!);
+      const s = ours[j]!;
+      const kk = fromKernel(results[j]!);
       if (JSON.stringify(s) !== JSON.stringify(kk)) mismatches.push(`probe ${j} ${p.from} → ${p.dst}/${p.proto}\n  kernel ${JSON.stringify(kk)}\n  sim    ${JSON.stringify(s)}`);
     });
     expect(mismatches, `case ${i}`).toEqual([]);

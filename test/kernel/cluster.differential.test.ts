@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { Cluster } from '../../src/cluster/cluster.js';
 import { describeKernel, mapLimit } from './harness.js';
-import { fromKernel, fromSim, kernelCluster, type KernelClusterReport } from './cluster-harness.js';
+import { fromKernel, fromSim, kernelCluster, settleTimeouts, type KernelClusterReport } from './cluster-harness.js';
 import { generateClusterCase, type ClusterCase } from './cluster-generate.js';
 
 const COUNT = Number(process.env['NETFILTER_SIM_CLUSTER_CASES'] ?? 240);
@@ -40,14 +40,16 @@ describeKernel(`cluster connect vs the kernel: ${COUNT} generated clusters`, () 
     expect(all.some((c) => c.probes.some((p) => p.proto === 'udp'))).toBe(true);
   });
 
-  it.for(CASES.map((c, i) => ({ c, i, name: `seed ${c.seed}: ${c.description}` })))('$name', ({ c, i }) => {
+  it.for(CASES.map((c, i) => ({ c, i, name: `seed ${c.seed}: ${c.description}` })))('$name', async ({ c, i }) => {
     const k = reports[i]!;
     if (!k.ok) expect.fail(`the kernel could not build seed ${c.seed} at ${k.stage}: ${k.stderr}`);
     const sim = simulator(c);
+    const ours = c.probes.map((p) => fromSim(sim.connect({ from: p.from, to: p.dst, proto: p.proto ?? 'tcp' }, { trace: true })));
+    const results = await settleTimeouts(k.results, ours, (connectTimeoutMs) => kernelCluster(simulator(c), c.nodeRules, c.probes, { connectTimeoutMs }));
     const mismatches: string[] = [];
     c.probes.forEach((p, j) => {
-      const s = fromSim(sim.connect({ from: p.from, to: p.dst, proto: p.proto ?? 'tcp' }, { trace: true }));
-      const kk = fromKernel(k.results[j]!);
+      const s = ours[j]!;
+      const kk = fromKernel(results[j]!);
       if (JSON.stringify(s) !== JSON.stringify(kk)) mismatches.push(`probe ${j} ${p.from} → ${p.dst}\n  kernel ${JSON.stringify(kk)}\n  sim    ${JSON.stringify(s)}`);
     });
     expect(mismatches, `seed ${c.seed} (replay: generateClusterCase(${c.seed}))`).toEqual([]);
