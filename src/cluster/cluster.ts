@@ -388,13 +388,17 @@ export class Cluster {
     return this.enforcer?.decide !== undefined;
   }
 
-  /** The rules a node holds, as `iptables-save` (both families) and `nft list ruleset` would print them. */
-  nodeRules(node: string): { readonly save: string; readonly nft: readonly string[] } {
+  /**
+   * The rules a node holds, as `iptables-save` (both families) and `nft list ruleset` would print
+   * them, and the ipsets its NetworkPolicy enforcer keeps (kube-router's), as `ipset save` prints
+   * them ('' when none).
+   */
+  nodeRules(node: string): { readonly save: string; readonly nft: readonly string[]; readonly ipsets: string } {
     expectArgument(node, 'string', 'node');
     const sets = this.nodeRuleSets.get(node);
     if (sets === undefined) fail('BAD_CONFIG', `no node "${node}" in the cluster (nodes: ${this.topology.nodes.map((n) => n.name).join(', ') || 'none'})`);
     const save = (sets.rules4 !== null ? printIptablesSave(sets.rules4) : '') + (sets.rules6 !== null ? printIptablesSave(sets.rules6) : '');
-    return { save, nft: sets.nft };
+    return { save, nft: sets.nft, ipsets: this.enforcer?.nodeIpsets?.(node) ?? '' };
   }
 
   private pod(key: string, what: string): PlannedPod {

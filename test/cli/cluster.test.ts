@@ -129,4 +129,21 @@ describe('cluster rules', () => {
     expect(none).toEqual({ code: 0, out: '', err: 'netfilter-sim cluster rules: node worker-1 holds no iptables rules\n' });
     expect(await cli(['cluster', 'rules', ...BASE, '--node', 'worker-9'])).toMatchObject({ code: 1, err: expect.stringContaining('no node "worker-9" in the cluster (nodes: worker-1, worker-2)') });
   });
+
+  it('prints the ipsets kube-router keeps with --format ipsets, and says the rules name them', async () => {
+    const files = { 'shop.json': readFileSync(resolve(import.meta.dirname, '../../examples/netpol/shop-list.json'), 'utf8') };
+    const args = ['cluster', 'rules', '--snapshot', 'shop.json', '--kube-proxy', 'none', '--netpol', 'kube-router', '--node', 'worker-1'];
+    const sets = await cli([...args, '--format', 'ipsets'], files);
+    expect(sets.code).toBe(0);
+    const created = [...sets.out.matchAll(/^create (\S+) /gm)].map((m) => m[1]!);
+    expect(created.length).toBeGreaterThan(0);
+    // Every set the rules name is created.
+    const save = await cli(args, files);
+    expect(save.err).toBe('netfilter-sim cluster rules: the rules name ipsets node worker-1 holds: --format ipsets prints them\n');
+    const named = new Set([...save.out.matchAll(/--match-set (\S+) /g)].map((m) => m[1]!));
+    expect(named.size).toBeGreaterThan(0);
+    for (const n of named) expect(created).toContain(n);
+    const none = await cli(['cluster', 'rules', '--snapshot', 'shop.json', '--kube-proxy', 'none', '--netpol', 'reference', '--node', 'worker-1', '--format', 'ipsets'], files);
+    expect(none).toEqual({ code: 0, out: '', err: 'netfilter-sim cluster rules: node worker-1 holds no ipsets (kube-router\'s NetworkPolicy enforcer keeps them: --netpol kube-router)\n' });
+  });
 });

@@ -124,8 +124,10 @@ enforcer's, compiled from the snapshot (or the dumps given with --node-rules), p
 iptables-save (both families) or nft list ruleset print them.
 
   --node NAME             the node
-  --format save|nft       iptables-save text (default when the node has iptables rules) or the
-                          native nft tables
+  --format save|nft|ipsets
+                          iptables-save text (default when the node has iptables rules), the
+                          native nft tables, or the ipsets the enforcer keeps (kube-router's),
+                          as ipset save prints them
 
 ${CLUSTER_FLAGS}
 
@@ -320,13 +322,19 @@ async function runRules(args: string[], io: CliIO): Promise<number> {
   }
   const node = values.node;
   if (node === undefined) throw new UsageError('--node NAME is required');
-  const format = oneOf(values, 'format', ['save', 'nft'] as const);
-  if (values.json) throw new UsageError('rules prints rule text: --format save or nft, no --json');
+  const format = oneOf(values, 'format', ['save', 'nft', 'ipsets'] as const);
+  if (values.json) throw new UsageError('rules prints rule text: --format save, nft or ipsets, no --json');
   const cluster = buildCluster(values, io, 'rules');
   const rules = cluster.nodeRules(node);
+  if (format === 'ipsets') {
+    io.stdout(rules.ipsets);
+    if (rules.ipsets === '') io.stderr(`netfilter-sim cluster rules: node ${node} holds no ipsets (kube-router's NetworkPolicy enforcer keeps them: --netpol kube-router)\n`);
+    return EXIT_OK;
+  }
   const nft = rules.nft.length === 0 ? '' : printNftRuleset(nftLoadErrors(rules.nft.join('\n')).ruleset);
   const chosen = format ?? (rules.save !== '' || nft === '' ? 'save' : 'nft');
   io.stdout(chosen === 'save' ? rules.save : nft);
+  if (chosen === 'save' && rules.ipsets !== '') io.stderr(`netfilter-sim cluster rules: the rules name ipsets node ${node} holds: --format ipsets prints them\n`);
   if (chosen === 'save' && rules.save === '' ) io.stderr(`netfilter-sim cluster rules: node ${node} holds no iptables rules${nft !== '' ? ' (it has nft tables: --format nft)' : ''}\n`);
   if (chosen === 'nft' && nft === '') io.stderr(`netfilter-sim cluster rules: node ${node} holds no nft tables${rules.save !== '' ? ' (it has iptables rules: --format save)' : ''}\n`);
   return EXIT_OK;

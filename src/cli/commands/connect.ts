@@ -6,6 +6,8 @@
 import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
 import { check } from '../../iptables/check/index.js';
+import { noteChecked } from '../../engine/path/setup.js';
+import { defaultRegistry } from '../../engine/rules/registry.js';
 import { diagnostic, NetfilterSimError, type Diagnostic } from '../../model/errors.js';
 import { formatDiagnostic } from '../../model/diagnostic-text.js';
 import { parseEndpoint } from '../../engine/path/probe.js';
@@ -171,10 +173,13 @@ function loadRulesFile(io: CliIO, file: string, family: Family, strict: boolean,
   warn(parsed.diagnostics);
   const parseErrors = parsed.diagnostics.filter((d) => d.severity === 'error');
   if (parseErrors.length > 0) throw new SourceError(file, text, parseErrors);
-  const checked = check(parsed.ruleset);
+  const registry = defaultRegistry();
+  const checked = check(parsed.ruleset, { registry });
   const errors = checked.filter((d) => d.severity === 'error');
   if (errors.length > 0) throw new SourceError(file, text, errors);
   warn(checked);
+  // The namespace built from it need not check it again.
+  noteChecked(parsed.ruleset, registry);
   return parsed.ruleset;
 }
 

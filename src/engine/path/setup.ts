@@ -75,6 +75,18 @@ export function loadNft(inputs: readonly (string | NftRuleset)[], interfaces: re
   return ruleset;
 }
 
+/**
+ * Rule sets already checked, with no error, against the extensions of a registry (and no other
+ * check option): the CLI checks what it reads to report errors on the file's lines, and the
+ * namespace it then builds need not check the same object again.
+ */
+const checkedAlready = new WeakMap<Ruleset, ExtensionRegistry>();
+
+/** Notes that `ruleset` passed `check` with `registry`'s extensions and no other option. @internal */
+export function noteChecked(ruleset: Ruleset, registry: ExtensionRegistry): void {
+  checkedAlready.set(ruleset, { matches: registry.matches, targets: registry.targets });
+}
+
 export function loadRules(rules: string | Ruleset | undefined, family: Family, registry: ExtensionRegistry, options: CheckOptions | undefined, lenient: boolean, warnings: Diagnostic[]): Ruleset {
   if (rules === undefined) return { family, tables: [] };
   let ruleset: Ruleset;
@@ -86,6 +98,8 @@ export function loadRules(rules: string | Ruleset | undefined, family: Family, r
     ruleset = r.ruleset;
   } else ruleset = rules;
   if (ruleset.family !== family) bad('BAD_CONFIG', `the IPv${family} rules are an IPv${ruleset.family} rule set`);
+  const seen = typeof rules !== 'string' && options === undefined ? checkedAlready.get(ruleset) : undefined;
+  if (seen !== undefined && seen.matches === registry.matches && seen.targets === registry.targets) return ruleset;
   const diags: Diagnostic[] = check(ruleset, { ...options, registry });
   const errors = diags.filter((d) => d.severity === 'error');
   if (errors.length > 0) throw new NetfilterSimError(errors);
