@@ -238,7 +238,10 @@ function ambientServerSide(story: Story, rt: PodRuntime, a: MeshAmbient): string
   const name = rt.mesh.name;
   const last = hop?.rule ? ` The last rule it met: ${describeRule(hop.rule)}.` : '';
   if (story.proto === 'udp') {
-    return [`server: UDP arriving at ambient pod ${name} is never redirected to ztunnel (the inbound REDIRECT is -p tcp); it reaches the application directly.${last}`];
+    const redirect = a.backend === 'nftables'
+      ? 'inet istio-ambient-nat istio-prerouting redirects only tcp to :15006'
+      : `the ${AMBIENT.CHAIN_PREROUTING} REDIRECT to 15006 is -p tcp`;
+    return [`server: UDP arriving at ambient pod ${name} is never redirected to ztunnel (${redirect}); it reaches the application directly.${last}`];
   }
   if (a.bypassInbound) {
     return [`server: pod ${name} has ${AMBIENT.BYPASS_INBOUND_ANNOTATION}: "${rt.mesh.annotations[AMBIENT.BYPASS_INBOUND_ANNOTATION]}", so istio-cni writes no inbound REDIRECT to ztunnel's 15006 in its namespace: a connection arriving in plain text reaches the application directly, without ztunnel (only HBONE, to 15008, still goes through it).${last} Fix: remove the annotation if this traffic should be captured (it is meant for pods that receive traffic from outside the mesh, such as ingress gateways); or make the client ambient or sidecar-injected so it arrives over HBONE or mTLS.`];
@@ -324,6 +327,7 @@ function serverSide(story: Story): string[] {
   const hop = story.arrival;
   const family = story.dst.family;
   if (story.proto === 'udp') {
+    if (rt.mesh.ambient) return ambientServerSide(story, rt, rt.mesh.ambient);
     return [`server: UDP arriving at pod ${rt.mesh.name} is never redirected to the inbound proxy (${story.mesh === 'linkerd' ? 'PROXY_INIT_REDIRECT REDIRECTs -p tcp only' : 'the PREROUTING jump to ISTIO_INBOUND is -p tcp'}); it reaches the application directly.`];
   }
   if (isSelf(story)) {
@@ -372,6 +376,13 @@ function refused(story: Story): string[] {
     return [`${roleOf(story, rt)}: the arriving connection was redirected to ${hop.to}${hop.rule ? ` by ${describeRule(hop.rule)}` : ''}, but ${w.proxy} is not running in pod ${rt.mesh.name}.`];
   }
   if (end.reason.includes('STRICT')) {
+    const cp = story.client.mesh.proxy;
+    const bySidecar = cp !== null && cp.kind !== 'ztunnel' && story.hops.some((h) => h.fromActor === `${story.client.mesh.name}/${cp.container}`);
+    if (bySidecar && rt.mesh.ambient) {
+      const target = hop.originalDestination ?? hop.to;
+      const targetPort = target.slice(target.lastIndexOf(':') + 1);
+      return [`${roleOf(story, rt)}: ${story.client.mesh.name}'s Envoy sent the connection to ambient pod ${rt.mesh.name} in plain text (it uses HBONE only towards a Service's ambient endpoints, from Istio 1.22), ztunnel took it on its plaintext port ${hop.to.slice(hop.to.lastIndexOf(':') + 1)}, and ${end.reason}. Fix: call the pod through its Service, with Istio 1.22 or later (istiod with ambient enabled, PILOT_ENABLE_SENDING_HBONE on, as it is by default), so that Envoy sends HBONE to its 15008; or relax the server's PeerAuthentication to PERMISSIVE (or a portLevelMtls exception for port ${targetPort}).`];
+    }
     return [`${roleOf(story, rt)}: the connection reached ${hop.receiver.replace(/ \(.*$/, '')} in plain text, and ${end.reason}. Fix: make the client meshed (ambient, or a sidecar) so it arrives over HBONE or mTLS; or relax the server's PeerAuthentication to PERMISSIVE (or a portLevelMtls exception for port ${story.dst.port}).`];
   }
   if (hop.rule && (hop.rule.target === 'REJECT')) {

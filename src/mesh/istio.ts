@@ -13,7 +13,7 @@ import { compileIstio, type IstioCompileResult } from '../compile/istio/compile.
 import { detectEnableIPv6 } from '../compile/istio/config.js';
 import { ISTIO_CNI_ANNOTATIONS, ISTIO_CNI_DEFAULTS, ISTIO_IPTABLES_DEFAULTS } from '../compile/istio/defaults.js';
 import { istioRulesets } from '../compile/istio/format.js';
-import { istioInitArgsForPod } from '../compile/istio/inject.js';
+import { istioInitArgsForPod, istioInjectorSkip } from '../compile/istio/inject.js';
 import type { Ruleset } from '../model/types.js';
 import { container, hasRules, ruleNotes, startupSteps, type PrepareOptions, type RuleExplainer } from './common.js';
 import type { MeshPod, MeshProxy, StartupStep } from './types.js';
@@ -97,7 +97,9 @@ export function prepareIstioPod(input: Pod, options: PrepareOptions): MeshPod {
     source = 'running';
     settings.push(`${input.name}: already injected (has an ${PROXY} container): rules and start-up order are read from the manifest`);
   } else {
-    const req = injectRequested(input, ns);
+    const asked = injectRequested(input, ns);
+    const skip = asked?.inject ? istioInjectorSkip(input) : null;
+    const req = skip !== null ? { inject: false, where: `${asked!.where}, but the sidecar injector skips the pod: ${skip}` } : asked;
     if (req?.inject) {
       source = 'injected';
       const annNative = input.annotations[NATIVE_SIDECAR_ANNOTATION];

@@ -10,7 +10,7 @@ import { compileLinkerdCni } from '../compile/linkerd/cni.js';
 import { explainProxyInitComment } from '../compile/linkerd/comments.js';
 import { parseProxyInitArgs } from '../compile/linkerd/config.js';
 import { CNI_DEFAULT_CONF, INJECTOR_DEFAULTS, LINKERD_ANNOTATIONS, LINKERD_CONTAINERS } from '../compile/linkerd/defaults.js';
-import { injectProxyInitArgs } from '../compile/linkerd/injector.js';
+import { injectProxyInitArgs, linkerdInjectorSkip } from '../compile/linkerd/injector.js';
 import { linkerdRulesets } from '../compile/linkerd/output.js';
 import { compileProxyInit, type ProxyInitResult } from '../compile/linkerd/proxy-init.js';
 import type { LinkerdCniResult } from '../compile/linkerd/cni.js';
@@ -93,7 +93,9 @@ export function prepareLinkerdPod(input: Pod, options: PrepareOptions): MeshPod 
     source = 'running';
     settings.push(`${input.name}: already injected (has a ${C.proxy} container): rules and start-up order are read from the manifest`);
   } else {
-    const req = injectRequested(input, ns);
+    const asked = injectRequested(input, ns);
+    const skip = asked?.inject ? linkerdInjectorSkip(input, ns, 'webhook') : null;
+    const req = skip !== null ? { inject: false, where: `${asked!.where}, but the proxy injector skips the pod: ${skip}` } : asked;
     if (req?.inject) {
       source = 'injected';
       const nativeDefault = options.nativeSidecars ?? LINKERD_SCENARIO_DEFAULTS.nativeSidecar;

@@ -34,6 +34,8 @@ export function expectMeshScenarioOptions(options: unknown): void {
       kubelet: yesNo,
       hostRules: yesNo,
       mtls: { kind: ['string', 'undefined'], oneOf: ['permissive', 'strict'] },
+      linkerdVersion: ['string', 'undefined'],
+      istioVersion: ['string', 'undefined'],
     },
   }, 'options');
 }

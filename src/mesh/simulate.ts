@@ -22,6 +22,7 @@ import type { HopRule, MeshHop, MeshName, MeshPod, MeshPolicyStop, MeshResult, M
 import { validateMeshPod } from './validate.js';
 import { hostProbeRules, ZTUNNEL } from './ambient.js';
 import { AMBIENT } from '../compile/istio/ambient.js';
+import { parseIstioVersion } from '../compile/istio/version.js';
 import { Netns } from '../engine/path/netns.js';
 import { expectArgument, expectFields, expectOneOf } from '../model/guard.js';
 import { expectMeshScenarioOptions } from './options-shape.js';
@@ -86,7 +87,11 @@ interface Actor {
 }
 
 type Leg =
-  | { readonly kind: 'local'; readonly rt: PodRuntime; readonly actor: Actor; readonly dst: Addr; readonly note: string | null; readonly header: number | null }
+  | {
+      readonly kind: 'local'; readonly rt: PodRuntime; readonly actor: Actor; readonly dst: Addr; readonly note: string | null; readonly header: number | null;
+      /** A proxy's outbound side sends this connection in plain text (Envoy to an ambient pod without HBONE). */
+      readonly plain?: boolean;
+    }
   | {
       readonly kind: 'arrive'; readonly rt: PodRuntime; readonly src: string; readonly sport: number; readonly from: string; readonly dst: Addr; readonly header: number | null;
       /** Sent by a proxy's outbound side (mTLS or HBONE), not in plain text. */
@@ -224,6 +229,7 @@ export function runMeshScenario(
   const notes: string[] = [];
   const strict = options.mtls === 'strict';
   const transportMode = linkerdTransport(options.linkerdVersion);
+  const sidecarHbone = istioSidecarHbone(options.istioVersion);
   let transport: MeshTransport | null = null;
   let policyStop: MeshPolicyStop | null = null;
   let leg: Leg | null = { kind: 'local', rt: clientRt, actor, dst, note: null, header: null };
@@ -306,7 +312,7 @@ export function runMeshScenario(
         const orig: Addr = r.originalDestination !== null ? parseAddr(r.originalDestination) : current.dst;
         hops.push({ ...base, to, receiver: `${l.label} (SO_ORIGINAL_DST ${formatAddr(orig.address, orig.port)})`, outcome: 'local', toActor });
         const p = rt.mesh.proxy!;
-        const target: { dst: Addr; note: string; header: number | null; why?: MeshTransport['why'] } = p.kind === 'ztunnel' ? ztunnelTarget(orig, proto, services, byAddress) : outboundTarget(rt.mesh, orig, proto, services, byAddress, notes, transportMode);
+        const target: OutboundTarget = p.kind === 'ztunnel' ? ztunnelTarget(orig, proto, services, byAddress) : outboundTarget(rt.mesh, orig, proto, services, byAddress, notes, transportMode, sidecarHbone);
         transport = target.header !== null ? { why: target.why ?? 'hbone', appPort: target.header, port: target.dst.port } : null;
         leg = {
           kind: 'local',
@@ -315,6 +321,7 @@ export function runMeshScenario(
           dst: target.dst,
           note: target.note,
           header: target.header,
+          ...(target.plain ? { plain: true } : {}),
         };
       } else if (l.role === 'inbound') {
         if (current.kind === 'local' && byProxy === 'inbound') {
@@ -422,7 +429,7 @@ export function runMeshScenario(
           }
           leg = {
             kind: 'arrive', rt: next, src: x.src, sport: x.sport, from: `${formatAddr(x.src, x.sport)} (${rt.mesh.name})`, dst: x.dst, header: current.header,
-            secured: current.actor.role === 'outbound',
+            secured: current.actor.role === 'outbound' && current.plain !== true,
           };
         } else if (x.kind === 'external') {
           end = { kind: 'external', address: x.address, port: x.port };
@@ -452,7 +459,7 @@ export function runMeshScenario(
       }
       leg = {
         kind: 'arrive', rt: next, src, sport, from: `${formatAddr(src, sport)} (${rt.mesh.name})`, dst: target, header: current.kind === 'local' ? current.header : null,
-        secured: current.kind === 'local' && current.actor.role === 'outbound',
+        secured: current.kind === 'local' && current.actor.role === 'outbound' && current.plain !== true,
       };
     } else {
       const at = refusedAt(r.trace) ?? formatAddr(current.dst.address, current.dst.port);
@@ -570,7 +577,8 @@ function outboundTarget(
   byAddress: (a: string) => PodRuntime | undefined,
   notes: string[],
   mode: LinkerdTransportMode = 'opaque',
-): { dst: Addr; note: string; header: number | null; why?: MeshTransport['why'] } {
+  sidecarHbone = true,
+): OutboundTarget {
   const svc = findService(services, orig.address, orig.port, proto);
   let dst: Addr = orig;
   let note = `SO_ORIGINAL_DST ${formatAddr(orig.address, orig.port)}, no Service there: connects to it as is`;
@@ -604,7 +612,47 @@ function outboundTarget(
       };
     }
   }
+  if (pod.mesh === 'istio') {
+    const target = byAddress(dst.address);
+    const tp = target?.mesh;
+    if (target !== undefined && tp?.ambient && tp.proxy && target.state.rules && target.state.proxy) {
+      if (svc && sidecarHbone) {
+        notes.push(`pod ${tp.name} is ambient: from Istio 1.22 on (PILOT_ENABLE_SENDING_HBONE, on when istiod runs with ambient) Envoy sends to an ambient endpoint of a Service over HBONE, to ${formatAddr(dst.address, ZTUNNEL.hbonePort)} with ${formatAddr(dst.address, dst.port)} in the CONNECT, and the pod's ztunnel delivers it`);
+        return {
+          dst: { family: dst.family, address: dst.address, port: ZTUNNEL.hbonePort },
+          note: `${note}; pod ${tp.name} is ambient: HBONE (mTLS) to ${formatAddr(dst.address, ZTUNNEL.hbonePort)}, CONNECT ${formatAddr(dst.address, dst.port)}`,
+          header: dst.port,
+        };
+      }
+      const why = !sidecarHbone
+        ? 'Envoy before Istio 1.22 cannot send HBONE'
+        : `${formatAddr(dst.address, dst.port)} is no Service's endpoint here, so Envoy's PassthroughCluster (ORIGINAL_DST, no TLS) carries it; HBONE (Istio 1.22+) is only for a Service's endpoints`;
+      notes.push(`pod ${tp.name} is ambient and has no sidecar (no security.istio.io/tlsMode: istio label), so Envoy's auto mTLS does not apply: ${why}. The connection crosses the network in plain text and the pod's ztunnel takes it on its plaintext port ${ZTUNNEL.inboundPlaintextPort}, which STRICT mTLS refuses.${sidecarHbone ? ' Call the pod through its Service (--service) to get HBONE.' : ' Istio 1.22 and later send HBONE to a Service\'s ambient endpoints.'}`);
+      return { dst, note: `${note}; pod ${tp.name} is ambient: plain text (${why})`, header: null, plain: true };
+    }
+  }
   return { dst, note, header: null };
+}
+
+/** Where a proxy's outbound side sends a connection, and how. */
+interface OutboundTarget {
+  readonly dst: Addr;
+  readonly note: string;
+  /** The target port carried inside (HBONE CONNECT, Linkerd's transport header). */
+  readonly header: number | null;
+  readonly why?: MeshTransport['why'];
+  /** Sent in plain text although a proxy sends it. */
+  readonly plain?: boolean;
+}
+
+/**
+ * Whether an Istio sidecar sends HBONE to an ambient pod: from 1.22 (`PILOT_ENABLE_SENDING_HBONE`,
+ * `pilot/pkg/features/ambient.go`, on by default when istiod runs with `PILOT_ENABLE_AMBIENT`);
+ * before, Envoy had no HBONE towards other pods. Default: the newest release's behaviour. @internal
+ */
+export function istioSidecarHbone(version: string | undefined): boolean {
+  if (version === undefined) return true;
+  return parseIstioVersion(version).minor >= 22;
 }
 
 /**

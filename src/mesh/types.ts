@@ -393,6 +393,12 @@ export interface MeshScenarioOptions {
    * (edge-25.2.3). Default: 2.17's behaviour (opaque ports only).
    */
   readonly linkerdVersion?: string;
+  /**
+   * Istio's release (`1.21`, `1.24.3`), which decides how a sidecar sends to an ambient pod: over
+   * HBONE to its 15008 from 1.22 (to a Service's endpoints), in plain text before. Default: the
+   * newest release's behaviour.
+   */
+  readonly istioVersion?: string;
 }
 
 /**

@@ -67,6 +67,8 @@ export type ErrorCode =
   | 'BAD_CONFIG'
   | 'BAD_MANIFEST'
   | 'UNSUPPORTED'
+  /** A pod the mesh's sidecar injector leaves alone (host network, opted out, another sidecar). */
+  | 'NOT_INJECTED'
   // Kubernetes objects
   | 'INVALID_NETWORK_POLICY'
   // bounds and argument types (docs/semantics.md, "Limits")

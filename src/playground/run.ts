@@ -508,6 +508,17 @@ export function runMesh(state: PlaygroundState): MeshView | PlaygroundFailure {
   }
 }
 
+/** The injector's reason for leaving the pod alone (`NOT_INJECTED`), or `null`. */
+function injectorSkip(inject: () => unknown): string | null {
+  try {
+    inject();
+    return null;
+  } catch (e) {
+    if (e instanceof NetfilterSimError && e.diagnostics[0]?.code === 'NOT_INJECTED') return e.diagnostics[0].message;
+    throw e;
+  }
+}
+
 /**
  * `compile linkerd|istio`: the rules the component writes, from its flags or from a Pod (the
  * injector's defaults writing the flags).
@@ -532,6 +543,8 @@ export function runCompile(state: PlaygroundState): CompileView | PlaygroundFail
       } catch (e) {
         throw e instanceof NetfilterSimError ? new PlaygroundInputError('pod', e.diagnostics, f.pod) : e;
       }
+      const skipped = injectorSkip(() => (f.mesh === 'linkerd' ? injectProxyInitArgs({ pod }) : istioInitArgsForPod(pod)));
+      if (skipped !== null) return { ok: true, output: '', messages: [skipped], command: '' };
       if (f.mesh === 'linkerd') {
         const inj = injectProxyInitArgs({ pod });
         if (inj.error !== undefined) return { ok: false, output: '', messages: [`the proxy injector fails for this pod: ${inj.error}`], command: '' };

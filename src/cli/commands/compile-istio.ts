@@ -11,7 +11,7 @@ import { detectEnableIPv6, type IstioConfig, parseResolvConf, splitDnsServers } 
 import { formatIstioAmbientResult, formatIstioResult, ISTIO_OUTPUT_FORMATS, type IstioOutputFormat } from '../../compile/istio/format.js';
 import { readNamespace, readPod } from '../../compile/pod.js';
 import { istioReleaseFeatures } from '../../compile/istio/version.js';
-import { istioInitArgsForPod } from '../../compile/istio/inject.js';
+import { istioInitArgsForPod, istioInjectorNotes } from '../../compile/istio/inject.js';
 import { istioValuesFromSet } from '../chart-values.js';
 import { type AmbientConfig, type AmbientPodOverrides, ambientEnrolment, ambientPodOverrides, compileIstioAmbient } from '../../compile/istio/ambient.js';
 import { type CliIO, EXIT_OK, SourceError, UsageError, reportCliError } from '../io.js';
@@ -60,7 +60,9 @@ What istio-iptables reads from the pod instead of flags:
 Or, instead of istio-iptables flags, the pod as written:
   --pod FILE              the istio-init args the sidecar injector writes for this Pod manifest
                           (its traffic.sidecar.istio.io/* annotations over the chart values;
-                          IPv6 from status.podIPs)
+                          IPv6 from status.podIPs). A pod the injector skips (host network,
+                          sidecar.istio.io/inject: "false", kube-system and the other ignored
+                          namespaces) exits 0 with the reason on stderr and nothing on stdout
   --set KEY=VALUE         with --pod: an istiod chart value, as helm --set (global.nativeNftables=true,
                           global.proxy.excludeIPRanges=10.0.0.0/8, pilot.cni.enabled=true, ...); repeatable
 
@@ -144,6 +146,7 @@ export async function runCompileIstio(args: string[], io: CliIO): Promise<number
     const podFile = last(own.values.get('pod'));
     let argv = rest;
     let podIPs: readonly string[] = [];
+    const podWarnings: string[] = [];
     if (podFile === undefined) {
       if (own.values.has('set')) throw new UsageError('--set goes with --pod');
     } else {
@@ -157,10 +160,18 @@ export async function runCompileIstio(args: string[], io: CliIO): Promise<number
         if (e instanceof NetfilterSimError) throw new SourceError(podFile, podText, e.diagnostics);
         throw e;
       }
-      const injected = istioInitArgsForPod(pod, values);
+      let injected: string[] | null;
+      try {
+        injected = istioInitArgsForPod(pod, values);
+      } catch (e) {
+        // As a pod istio-cni or the ambient agent leaves alone: nothing on stdout, the reason on stderr.
+        if (e instanceof NetfilterSimError && e.diagnostics[0]?.code === 'NOT_INJECTED') return { skipped: `netfilter-sim compile istio: ${e.diagnostics[0].message}\n` };
+        throw e;
+      }
       if (injected === null) return { skipped: 'netfilter-sim compile istio: the sidecar injector adds no istio-init to this pod: interception mode NONE\n' };
       argv = injected;
       podIPs = pod.podIPs;
+      podWarnings.push(...istioInjectorNotes(pod));
     }
     let line;
     try {
@@ -169,7 +180,7 @@ export async function runCompileIstio(args: string[], io: CliIO): Promise<number
       if (e instanceof NetfilterSimError) throw new UsageError(e.message);
       throw e;
     }
-    const warnings = line.ignored.map((a) => `ignored argument "${a}" (istio-iptables takes no positional arguments)`);
+    const warnings = [...podWarnings, ...line.ignored.map((a) => `ignored argument "${a}" (istio-iptables takes no positional arguments)`)];
     const fields: { -readonly [K in keyof IstioConfig]?: IstioConfig[K] } = {};
     const servers: string[] = [];
     for (const list of own.values.get('dns-servers') ?? []) pushAll(servers, list.split(',').filter((s) => s !== ''));

@@ -64,7 +64,10 @@ Options:
       --timestamp N               comment suffix of releases before v2.4.0 (default: now)
       --pod FILE                  instead of proxy-init flags: the linkerd-init args the proxy
                                   injector writes for this Pod manifest (its config.linkerd.io/*
-                                  annotations over the chart values)
+                                  annotations over the chart values). A pod the injector skips
+                                  (host network, a linkerd-proxy/istio-proxy container or
+                                  linkerd-init/istio-init init container already there,
+                                  linkerd.io/inject: disabled) exits 0 with the reason on stderr
       --namespace FILE            with --pod: its Namespace, whose annotations the pod lacks apply
       --set KEY=VALUE             with --pod: a linkerd-control-plane chart value, as helm --set
                                   (proxyInit.ignoreOutboundPorts=3306, disableIPv6=false,
@@ -257,12 +260,22 @@ export async function runCompileLinkerd(args: string[], io: CliIO): Promise<numb
       if (own.rest.length > 0) throw new UsageError(`proxy-init flags and --pod cannot be used together (with --pod the injector writes them): ${JSON.stringify(own.rest[0])}`);
       const values = linkerdValuesFromSet(own.sets);
       const nsPath = own.values.get('namespace');
-      const inj = injectProxyInitArgs({
-        pod: readManifestFile(io, podPath, readPod),
-        ...(nsPath !== undefined ? { namespace: readManifestFile(io, nsPath, readNamespace) } : {}),
-        values,
-        ...(linkerdVersion !== undefined ? { linkerdVersion } : {}),
-      });
+      let inj;
+      try {
+        inj = injectProxyInitArgs({
+          pod: readManifestFile(io, podPath, readPod),
+          ...(nsPath !== undefined ? { namespace: readManifestFile(io, nsPath, readNamespace) } : {}),
+          values,
+          ...(linkerdVersion !== undefined ? { linkerdVersion } : {}),
+        });
+      } catch (e) {
+        // As a pod linkerd-cni leaves alone: nothing written, the reason on stderr, success.
+        if (e instanceof NetfilterSimError && e.diagnostics[0]?.code === 'NOT_INJECTED') {
+          io.stderr(`netfilter-sim compile linkerd: ${e.diagnostics[0].message}\n`);
+          return EXIT_OK;
+        }
+        throw e;
+      }
       if (inj.error !== undefined) {
         io.stderr(`netfilter-sim compile linkerd: the proxy injector fails for this pod: ${inj.error}\n`);
         return EXIT_INPUT;

@@ -57,6 +57,10 @@ proxy, its own sockets carry mark 0x539):
                              169.254.7.127 (default on)
   --mtls permissive|strict   the server's PeerAuthentication mode (default permissive): strict
                              refuses plain text at ztunnel's 15006 and Envoy's 15006
+  --istio-version V          the release (1.21, 1.22, 1.31), which decides how a sidecar sends
+                             to an ambient pod: HBONE to its 15008 for a Service's endpoints from
+                             1.22 (PILOT_ENABLE_SENDING_HBONE), plain text to its 15006 before and
+                             to a bare pod address. Default: the newest release's behaviour
 
 The connection:
   --dst ADDR:PORT            destination ([IPv6]:PORT); default: the server's first address and port
@@ -195,6 +199,7 @@ export async function runMesh(args: string[], io: CliIO): Promise<number> {
         mtls: { type: 'string' },
         'so-mark': { type: 'string' },
         'linkerd-version': { type: 'string' },
+        'istio-version': { type: 'string' },
         cluster: { type: 'string', multiple: true },
         'kube-proxy': { type: 'string' },
         netpol: { type: 'string' },
@@ -259,7 +264,7 @@ export async function runMesh(args: string[], io: CliIO): Promise<number> {
       mark = Number(markText);
     }
     if (mesh === 'linkerd') {
-      for (const k of ['ambient', 'native-nftables', 'dns-capture', 'kubelet', 'host-rules', 'mtls'] as const) {
+      for (const k of ['ambient', 'native-nftables', 'dns-capture', 'kubelet', 'host-rules', 'mtls', 'istio-version'] as const) {
         if (values[k] !== undefined) throw new UsageError(`--${k} is for Istio (mesh istio)`);
       }
     }
@@ -309,6 +314,7 @@ export async function runMesh(args: string[], io: CliIO): Promise<number> {
       ...(mtls !== undefined ? { mtls: mtls as 'permissive' | 'strict' } : {}),
       ...(mark !== undefined ? { mark } : {}),
       ...(str(values, 'linkerd-version') !== undefined ? { linkerdVersion: str(values, 'linkerd-version')! } : {}),
+      ...(str(values, 'istio-version') !== undefined ? { istioVersion: str(values, 'istio-version')! } : {}),
     };
     const linkerdVersion = str(values, 'linkerd-version');
     if (onCluster) {

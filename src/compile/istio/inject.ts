@@ -8,6 +8,7 @@
 import { INJECTED_ISTIO_INIT_ARGS, ISTIO_CNI_ANNOTATIONS } from './defaults.js';
 import type { Pod } from '../pod.js';
 import { expectArgument, expectFields } from '../../model/guard.js';
+import { fail } from '../../model/errors.js';
 
 /**
  * The mesh-wide values the template falls back to when a pod has no annotation
@@ -53,6 +54,9 @@ export interface IstioInjectorValues {
  * `-u` is the `istio-proxy` container's non-zero `runAsUser` unless the mode is TPROXY.
  * With no annotations and the chart defaults this is {@link INJECTED_ISTIO_INIT_ARGS}.
  *
+ * A pod the injector skips (`injectRequired`: host network, an ignored namespace such as
+ * kube-system, `sidecar.istio.io/inject: "false"`) throws `NOT_INJECTED` naming why.
+ *
  * @example
  * ```ts
  * const argv = istioInitArgsForPod(pod);
@@ -62,6 +66,8 @@ export interface IstioInjectorValues {
 export function istioInitArgsForPod(pod: Pod, values: IstioInjectorValues = {}): string[] | null {
   expectFields(pod, { annotations: 'object', labels: 'object', containers: 'array', initContainers: 'array' }, 'pod');
   expectArgument(values, 'object', 'values');
+  const skip = istioInjectorSkip(pod);
+  if (skip !== null) fail('NOT_INJECTED', `the sidecar injector skips pod ${pod.name || '(unnamed)'}: ${skip}`, undefined, pod.name);
   const a = pod.annotations;
   const ann = (key: string, fallback: string): string => a[key] ?? fallback;
   const mode = ann(ISTIO_CNI_ANNOTATIONS.redirectMode, values.interceptionMode ?? 'REDIRECT');
@@ -93,6 +99,46 @@ export function istioInitArgsForPod(pod: Pod, values: IstioInjectorValues = {}):
   else if (values.forceApplyIptables === true) argv.push('--force-apply');
   if (values.nativeNftables === true) argv.push('--native-nftables');
   return argv;
+}
+
+/**
+ * The namespaces the sidecar injector never injects (`IgnoredNamespaces`,
+ * `pkg/kube/inject/initializer.go`).
+ * @internal
+ */
+export const ISTIO_INJECTOR_IGNORED_NAMESPACES: readonly string[] = ['kube-system', 'kube-public', 'kube-node-lease', 'local-path-storage'];
+
+/**
+ * Why the sidecar injector leaves a pod alone (`injectRequired`, `pkg/kube/inject/inject.go`), or
+ * `null`: host network, an ignored namespace, or `sidecar.istio.io/inject: "false"` (the label
+ * wins over the annotation; another value falls back to the namespace's policy). An ambient pod
+ * or another mesh's pod is not skipped by this check.
+ * @internal
+ */
+export function istioInjectorSkip(pod: Pod): string | null {
+  if (pod.hostNetwork === true) return 'it uses the host network (spec.hostNetwork: true)';
+  if (pod.namespace !== undefined && ISTIO_INJECTOR_IGNORED_NAMESPACES.includes(pod.namespace)) return `namespace ${pod.namespace} is one the injector ignores (${ISTIO_INJECTOR_IGNORED_NAMESPACES.join(', ')})`;
+  const key = ISTIO_CNI_ANNOTATIONS.inject;
+  const label = pod.labels[key];
+  const value = label ?? pod.annotations[key];
+  if (value === 'false') return `it has ${key}: "false" (${label !== undefined ? 'label' : 'annotation'})`;
+  return null;
+}
+
+/**
+ * What injecting a pod the injector does not skip means when the pod is ambient or has another
+ * mesh's proxy: the injector checks neither (`injectRequired`).
+ * @internal
+ */
+export function istioInjectorNotes(pod: Pod): string[] {
+  const out: string[] = [];
+  const mode = pod.labels['istio.io/dataplane-mode'];
+  if (mode === 'ambient') {
+    out.push(`pod ${pod.name || '(unnamed)'} is labelled istio.io/dataplane-mode: ambient, which the sidecar injector does not check: once injected it has a sidecar, and istio-cni's ambient agent then leaves it alone (a pod with sidecar.istio.io/status is not enrolled); these are its sidecar rules`);
+  }
+  const linkerd = [...pod.initContainers, ...pod.containers].find((c) => c.name === 'linkerd-proxy' || c.name === 'linkerd-init');
+  if (linkerd) out.push(`pod ${pod.name || '(unnamed)'} has Linkerd's ${linkerd.name} container, which the sidecar injector does not check: it would add Istio's sidecar beside it, and both meshes' rules would capture the pod's traffic`);
+  return out;
 }
 
 /** The template's `excludeInboundPort`: append the status port unless it is already listed or 0. */

@@ -10,7 +10,7 @@ import { namespaceFromObject, podFromObject, type Namespace, type Pod } from '..
 import { INJECTOR_DEFAULTS, LINKERD_ANNOTATIONS, LINKERD_CONTAINERS } from './defaults.js';
 import { goParseBool, goParseDuration, goParseInt } from './go.js';
 import { expectArgument } from '../../model/guard.js';
-import { NetfilterSimError, diagnostic } from '../../model/errors.js';
+import { NetfilterSimError, diagnostic, fail } from '../../model/errors.js';
 
 /**
  * The chart values that shape `linkerd-init`, by their upstream names
@@ -166,6 +166,9 @@ function mergeValues(input: InjectorValuesInput | undefined): InjectorValues {
  * bin-path flags for `nft`, `--ipv6=false`, the proxy ports, uid (gid when >= 0), inbound ignores
  * (control and admin always first), outbound ignores, close-wait, log flags, subnets.
  *
+ * A pod the injector skips (host network, a Linkerd or Istio sidecar already there,
+ * `linkerd.io/inject: disabled`) throws `NOT_INJECTED` naming why.
+ *
  * @example
  * ```ts
  * injectProxyInitArgs({}).args?.join(' ');
@@ -182,6 +185,10 @@ export function injectProxyInitArgs(input: InjectProxyInitInput = {}): InjectedP
     : isObj(input.namespace) && isObj(input.namespace['annotations']) && !('metadata' in input.namespace) ? (input.namespace as unknown as Namespace) : namespaceFromObject(input.namespace);
   const base = mergeValues(input.values);
   const release = injectorRelease(input.linkerdVersion);
+  if (pod !== undefined) {
+    const skip = linkerdInjectorSkip(pod, ns, input.origin ?? 'webhook');
+    if (skip !== null) fail('NOT_INJECTED', `the proxy injector skips pod ${pod.name || '(unnamed)'}: ${skip}`, undefined, pod.name);
+  }
   const warnings: string[] = [];
   const controlPlane = input.controlPlane ?? (pod?.labels[LINKERD_ANNOTATIONS.controlPlaneComponentLabel] !== undefined);
 
@@ -257,14 +264,14 @@ export function injectProxyInitArgs(input: InjectProxyInitInput = {}): InjectedP
   if (values.cniEnabled) {
     return { args: null, container: LINKERD_CONTAINERS.networkValidator, nativeSidecar, placement, values, warnings };
   }
-  const fail = (error: string): InjectedProxyInit => ({ args: null, container: LINKERD_CONTAINERS.init, nativeSidecar, placement, values, warnings, error });
+  const templateFails = (error: string): InjectedProxyInit => ({ args: null, container: LINKERD_CONTAINERS.init, nativeSidecar, placement, values, warnings, error });
 
   const pi = values.proxyInit;
   const args: string[] = [];
   if (pi.iptablesMode === 'nft') {
     args.push('--firewall-bin-path', 'iptables-nft', '--firewall-save-bin-path', 'iptables-nft-save');
   } else if (pi.iptablesMode !== 'legacy') {
-    return fail(`Unsupported value "${pi.iptablesMode}" for proxyInit.iptablesMode\nValid values: ["nft", "legacy"]`);
+    return templateFails(`Unsupported value "${pi.iptablesMode}" for proxyInit.iptablesMode\nValid values: ["nft", "legacy"]`);
   }
   if (values.disableIPv6) args.push('--ipv6=false');
   args.push('--incoming-proxy-port', `${ports.inbound}`, '--outgoing-proxy-port', `${ports.outbound}`);
@@ -274,11 +281,47 @@ export function injectProxyInitArgs(input: InjectProxyInitInput = {}): InjectedP
   args.push('--inbound-ports-to-ignore', `${ports.control},${ports.admin}${inbound !== '' ? `,${inbound}` : ''}`);
   if (`${pi.ignoreOutboundPorts}` !== '') args.push('--outbound-ports-to-ignore', `${pi.ignoreOutboundPorts}`);
   if (pi.closeWaitTimeoutSecs) {
-    if (!pi.runAsRoot) return fail('proxyInit.closeWaitTimeoutSecs requires proxyInit.runAsRoot: true (setting the conntrack sysctl needs a privileged linkerd-init)');
+    if (!pi.runAsRoot) return templateFails('proxyInit.closeWaitTimeoutSecs requires proxyInit.runAsRoot: true (setting the conntrack sysctl needs a privileged linkerd-init)');
     args.push('--timeout-close-wait-secs', `${pi.closeWaitTimeoutSecs}`);
   }
   if (pi.logFormat) args.push('--log-format', pi.logFormat);
   if (pi.logLevel) args.push('--log-level', pi.logLevel);
   if (pi.skipSubnets) args.push('--subnets-to-ignore', pi.skipSubnets);
   return { args, container: LINKERD_CONTAINERS.init, nativeSidecar, placement, values, warnings };
+}
+
+/** The images `HasExistingSidecars` recognises (`pkg/healthcheck/sidecar.go`): proxies, then init containers. */
+const SIDECAR_IMAGES = ['cr.l5d.io/linkerd/proxy:', 'gcr.io/istio-release/proxyv2:'];
+const SIDECAR_INIT_IMAGES = ['cr.l5d.io/linkerd/proxy-init:', 'gcr.io/istio-release/proxy_init:'];
+const INJECT_VALUES = ['enabled', 'disabled', 'ingress'];
+
+/**
+ * Why the proxy injector leaves a pod alone (`Report.Injectable`, `pkg/inject/report.go`), or
+ * `null`: host network; a sidecar already there, Linkerd's or Istio's (`HasExistingSidecars`:
+ * a container named `linkerd-proxy` or `istio-proxy`, an init container `linkerd-init` or
+ * `istio-init`, or their images); `linkerd.io/inject: disabled` on the pod, or a value the
+ * injector does not know (on the pod, or with the webhook on its namespace). A pod without any
+ * inject annotation is taken as one the injector was asked to inject.
+ * @internal
+ */
+export function linkerdInjectorSkip(pod: Pod, ns: Namespace | undefined, origin: 'webhook' | 'cli'): string | null {
+  if (pod.hostNetwork === true) return 'hostNetwork is enabled (spec.hostNetwork: true)';
+  const all = [...pod.initContainers, ...pod.containers];
+  const proxy = all.find((c) => c.name === LINKERD_CONTAINERS.proxy || c.name === 'istio-proxy' || SIDECAR_IMAGES.some((i) => c.image?.startsWith(i)));
+  const init = pod.initContainers.find((c) => c.name === LINKERD_CONTAINERS.init || c.name === 'istio-init' || SIDECAR_INIT_IMAGES.some((i) => c.image?.startsWith(i)));
+  const found = proxy ?? init;
+  if (found !== undefined) {
+    const by = found.name === LINKERD_CONTAINERS.proxy || found.name === LINKERD_CONTAINERS.init || found.image?.startsWith('cr.l5d.io/') ? "Linkerd's" : "Istio's";
+    return `pod has a sidecar injected already (${by} ${found === init ? 'init container' : 'container'} ${found.name}${found.image !== undefined ? `, image ${found.image}` : ''})`;
+  }
+  const key = LINKERD_ANNOTATIONS.inject;
+  const onPod = pod.annotations[key];
+  if (onPod === 'disabled') return `pod has the annotation "${key}: disabled"`;
+  if (origin === 'cli') return null;
+  const onNs = ns?.annotations[key];
+  const bad = (v: string | undefined): boolean => v !== undefined && v !== '' && !INJECT_VALUES.includes(v);
+  if (bad(onNs)) return `invalid value "${onNs}" for annotation "${key}" at namespace ${ns!.name || '(unnamed)'} (${INJECT_VALUES.join(', ')})`;
+  if (bad(onPod)) return `invalid value "${onPod}" for annotation "${key}" at workload (${INJECT_VALUES.join(', ')})`;
+  if (onNs === 'disabled' && onPod !== 'enabled' && onPod !== 'ingress') return `namespace ${ns!.name || '(unnamed)'} has the annotation "${key}: disabled" and the pod does not enable injection`;
+  return null;
 }

@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { runCompileIstio, runCompileIstioCni } from '../../../src/cli/commands/compile-istio.js';
 import { memoryIO } from '../../../src/cli/io.js';
 import { INJECTED_ISTIO_INIT_ARGS } from '../../../src/compile/istio/defaults.js';
+import { istioInitArgsForPod } from '../../../src/compile/istio/inject.js';
+import { readPod } from '../../../src/compile/pod.js';
+import { NetfilterSimError } from '../../../src/model/errors.js';
 import { casesIn, type CniCase, fixture, manifestForCniCase, type SidecarCase } from './vectors.js';
 
 async function istio(args: string[], files: Record<string, string> = {}, stdin = ''): Promise<{ code: number; out: string; err: string }> {
@@ -160,6 +163,45 @@ describe('netfilter-sim compile istio --pod (the injector) and --set (chart valu
     const r = await istio(['--pod', 'pod.json'], { 'pod.json': JSON.stringify(none) });
     expect(r).toMatchObject({ code: 0, out: '' });
     expect(r.err).toMatch(/adds no istio-init to this pod/);
+  });
+
+  it.each([
+    ['spec.hostNetwork', (p: Record<string, any>) => { p.spec.hostNetwork = true; }, 'it uses the host network (spec.hostNetwork: true)'],
+    ['the inject label', (p: Record<string, any>) => { p.metadata.labels = { 'sidecar.istio.io/inject': 'false' }; }, 'it has sidecar.istio.io/inject: "false" (label)'],
+    ['the inject annotation', (p: Record<string, any>) => { p.metadata.annotations['sidecar.istio.io/inject'] = 'false'; }, 'it has sidecar.istio.io/inject: "false" (annotation)'],
+    ['an ignored namespace', (p: Record<string, any>) => { p.metadata.namespace = 'kube-system'; }, 'namespace kube-system is one the injector ignores'],
+  ])('a pod the injector skips (%s): exit 0, nothing on stdout, the reason on stderr', async (_what, change, why) => {
+    const p = JSON.parse(pod) as Record<string, any>;
+    change(p);
+    const r = await istio(['--pod', 'pod.json'], { 'pod.json': JSON.stringify(p) });
+    expect(r).toMatchObject({ code: 0, out: '' });
+    expect(r.err).toContain(`netfilter-sim compile istio: the sidecar injector skips pod web: ${why}`);
+  });
+
+  it('the label wins over the annotation; the library refuses with NOT_INJECTED', async () => {
+    const p = JSON.parse(pod) as Record<string, any>;
+    p.metadata.labels = { 'sidecar.istio.io/inject': 'true' };
+    p.metadata.annotations['sidecar.istio.io/inject'] = 'false';
+    expect((await istio(['--pod', 'pod.json', '--format', 'restore'], { 'pod.json': JSON.stringify(p) })).out).toContain('-A ISTIO_OUTPUT');
+    p.spec.hostNetwork = true;
+    let code: string | undefined;
+    try {
+      istioInitArgsForPod(readPod(JSON.stringify(p)));
+    } catch (e) {
+      code = e instanceof NetfilterSimError ? e.diagnostics[0]!.code : undefined;
+    }
+    expect(code).toBe('NOT_INJECTED');
+  });
+
+  it('an ambient or Linkerd pod is injected (the injector checks neither), with a warning saying what follows', async () => {
+    const p = JSON.parse(pod) as Record<string, any>;
+    p.metadata.labels = { 'istio.io/dataplane-mode': 'ambient' };
+    p.spec.containers.push({ name: 'linkerd-proxy' });
+    const r = await istio(['--pod', 'pod.json', '--format', 'restore'], { 'pod.json': JSON.stringify(p) });
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('-A ISTIO_OUTPUT');
+    expect(r.err).toContain("istio-cni's ambient agent then leaves it alone");
+    expect(r.err).toContain("has Linkerd's linkerd-proxy container, which the sidecar injector does not check");
   });
 
   it.each([

@@ -172,6 +172,16 @@ describe('compile linkerd --pod (the proxy injector), --set and --linkerd-versio
     expect(r.err).toMatch(/adds no linkerd-init to this pod/);
   });
 
+  it('a pod the injector skips (another mesh\'s sidecar, host network, inject disabled): exit 0, nothing on stdout, the reason on stderr', async () => {
+    const istioPod = JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', annotations: { 'linkerd.io/inject': 'enabled' } }, spec: { initContainers: [{ name: 'istio-init' }], containers: [{ name: 'web' }, { name: 'istio-proxy' }] } });
+    const r = await run(['--pod', 'pod.json'], { 'pod.json': istioPod });
+    expect(r).toMatchObject({ code: 0, out: '' });
+    expect(r.err).toBe("netfilter-sim compile linkerd: the proxy injector skips pod web: pod has a sidecar injected already (Istio's container istio-proxy)\n");
+    const disabled = await run(['--pod', 'pod.json'], { 'pod.json': manifest({ 'linkerd.io/inject': 'disabled' }) });
+    expect(disabled).toMatchObject({ code: 0, out: '' });
+    expect(disabled.err).toContain('pod has the annotation "linkerd.io/inject: disabled"');
+  });
+
   it('--linkerd-version: the beta native-sidecar annotation counts from 2.19; unknown releases are refused', async () => {
     const files = { 'pod.json': manifest({ 'config.beta.linkerd.io/proxy-enable-native-sidecar': 'false' }) };
     expect((await run(['--pod', 'pod.json', '--linkerd-version', '2.19'], files)).err).toMatch(/\(Linkerd 2.19\): linkerd-proxy runs as a regular container/);

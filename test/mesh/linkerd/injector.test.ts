@@ -7,6 +7,7 @@ import { explainProxyInitComment } from '../../../src/compile/linkerd/comments.j
 import { parseProxyInitArgs } from '../../../src/compile/linkerd/config.js';
 import { injectProxyInitArgs } from '../../../src/compile/linkerd/injector.js';
 import { compileProxyInit } from '../../../src/compile/linkerd/proxy-init.js';
+import { NetfilterSimError } from '../../../src/model/errors.js';
 import { expectedCommands, proxyInitCases } from './fixtures.js';
 
 const pod = (annotations: Record<string, string>, labels: Record<string, string> = {}) => ({
@@ -156,3 +157,39 @@ describe('explainProxyInitComment', () => {
     }
   });
 });
+
+describe('pods the proxy injector skips (Report.Injectable, pkg/inject/report.go)', () => {
+  const code = (f: () => unknown): string | undefined => {
+    try {
+      f();
+    } catch (e) {
+      return e instanceof NetfilterSimError ? e.diagnostics[0]!.code + ': ' + e.diagnostics[0]!.message : String(e);
+    }
+    return undefined;
+  };
+  const withSpec = (spec: Record<string, unknown>, annotations: Record<string, string> = {}) => ({ kind: 'Pod', metadata: { name: 'web', annotations }, spec });
+
+  it.each([
+    ['host network', withSpec({ hostNetwork: true, containers: [{ name: 'web' }] }), 'hostNetwork is enabled (spec.hostNetwork: true)'],
+    ["Istio's proxy container", withSpec({ containers: [{ name: 'web' }, { name: 'istio-proxy' }] }), "pod has a sidecar injected already (Istio's container istio-proxy)"],
+    ["Istio's init container", withSpec({ initContainers: [{ name: 'istio-init' }], containers: [{ name: 'web' }] }), "pod has a sidecar injected already (Istio's init container istio-init)"],
+    ["Istio's proxy image under another name", withSpec({ containers: [{ name: 'web' }, { name: 'envoy', image: 'gcr.io/istio-release/proxyv2:1.20.0' }] }), "pod has a sidecar injected already (Istio's container envoy, image gcr.io/istio-release/proxyv2:1.20.0)"],
+    ["Linkerd's own proxy", withSpec({ containers: [{ name: 'web' }, { name: 'linkerd-proxy' }] }), "pod has a sidecar injected already (Linkerd's container linkerd-proxy)"],
+    ['linkerd.io/inject: disabled', withSpec({ containers: [{ name: 'web' }] }, { 'linkerd.io/inject': 'disabled' }), 'pod has the annotation "linkerd.io/inject: disabled"'],
+    ['an unknown inject value', withSpec({ containers: [{ name: 'web' }] }, { 'linkerd.io/inject': 'yes' }), 'invalid value "yes" for annotation "linkerd.io/inject" at workload'],
+  ])('%s: NOT_INJECTED naming why', (_what, p, why) => {
+    expect(code(() => injectProxyInitArgs({ pod: p }))).toContain(`NOT_INJECTED: the proxy injector skips pod web: ${why}`);
+  });
+
+  it('a namespace that disables injection skips a pod that does not enable it (webhook only)', () => {
+    const ns = { name: 'shop', annotations: { 'linkerd.io/inject': 'disabled' }, labels: {} };
+    expect(code(() => injectProxyInitArgs({ pod: pod({}), namespace: ns }))).toContain('namespace shop has the annotation "linkerd.io/inject: disabled"');
+    expect(injectProxyInitArgs({ pod: pod({ 'linkerd.io/inject': 'enabled' }), namespace: ns }).args).not.toBeNull();
+    expect(injectProxyInitArgs({ pod: pod({}), namespace: ns, origin: 'cli' }).args).not.toBeNull();
+  });
+
+  it('an ambient-labelled pod is not skipped: the injector does not read istio.io/dataplane-mode', () => {
+    expect(injectProxyInitArgs({ pod: pod({}, { 'istio.io/dataplane-mode': 'ambient' }) }).args).not.toBeNull();
+  });
+});
+

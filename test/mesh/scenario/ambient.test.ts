@@ -87,13 +87,52 @@ describe('ambient and sidecars', () => {
     expect(r.hops[3]!.why).toContain('terminates HBONE and connects to 10.0.1.5:8080 from 127.0.0.6');
   });
 
-  it('sidecar → ambient: Envoy connects to the pod, the ambient pod sends it to ztunnel\'s 15006', () => {
+  it('sidecar → ambient pod address: Envoy\'s passthrough is plain text, taken by ztunnel\'s 15006; STRICT refuses it', () => {
     const r = simulateMesh({ mesh: 'istio', client: sWeb, server: aApi });
     expect(r.verdict).toBe('meshed');
+    expect(r.hops[1]!.to).toBe('10.0.1.5:8080');
+    expect(r.hops[1]!.why).toContain('pod api is ambient: plain text');
     expect(r.hops[2]!.receiver).toBe('ztunnel inbound plaintext (SO_ORIGINAL_DST 10.0.1.5:8080)');
     expect(r.hops[2]!.why).toMatch(/^ISTIO_PRERT rule 2 REDIRECT/);
-    // Envoy's connection is mTLS: STRICT lets it through.
-    expect(simulateMesh({ mesh: 'istio', client: sWeb, server: aApi, mtls: 'strict' }).verdict).toBe('meshed');
+    expect(diagnosisText(r)).toContain("Envoy's PassthroughCluster (ORIGINAL_DST, no TLS)");
+    const strict = simulateMesh({ mesh: 'istio', client: sWeb, server: aApi, mtls: 'strict' });
+    expect(strict.verdict).toBe('refused');
+    expect(strict.hops[2]!.receiver).toBe('ztunnel inbound plaintext (plain text under STRICT mTLS: rejected)');
+    const d = diagnosisText(strict);
+    expect(d).toContain("web's Envoy sent the connection to ambient pod api in plain text");
+    expect(d).toContain('Fix: call the pod through its Service, with Istio 1.22 or later');
+    expect(d).toContain('portLevelMtls exception for port 8080');
+  });
+
+  const viaService = { dst: '10.96.0.20:80', services: '10.96.0.20:80=10.0.1.5:8080' } as const;
+
+  it('sidecar → ambient Service endpoint (Istio 1.22+, the default): HBONE to 15008, meshed under STRICT', () => {
+    for (const istioVersion of [undefined, '1.22', '1.31']) {
+      const r = simulateMesh({ mesh: 'istio', client: sWeb, server: aApi, ...viaService, mtls: 'strict', ...(istioVersion ? { istioVersion } : {}) });
+      expect(r.verdict).toBe('meshed');
+      expect(r.hops.map((h) => `${h.pod}: ${h.from} → ${h.to} [${h.receiver}]`)).toEqual([
+        'web: web (uid 1000) → 127.0.0.1:15001 [istio-proxy outbound (Envoy virtualOutbound) (SO_ORIGINAL_DST 10.96.0.20:80)]',
+        'web: istio-proxy (uid 1337) → 10.0.1.5:15008 [the network (left through eth0)]',
+        'api: 10.0.0.2:47690 (web) → 10.0.1.5:15008 [ztunnel HBONE inbound (HBONE CONNECT 10.0.1.5:8080)]',
+        'api: ztunnel (uid 0 gid 1337) → 10.0.1.5:8080 [api (uid 1000)]',
+      ]);
+      expect(r.hops[1]!.why).toContain('pod api is ambient: HBONE (mTLS) to 10.0.1.5:15008, CONNECT 10.0.1.5:8080');
+      expect(diagnosisText(r)).toContain('PILOT_ENABLE_SENDING_HBONE');
+    }
+  });
+
+  it('sidecar → ambient Service endpoint before Istio 1.22: plain text to 15006, refused under STRICT', () => {
+    const r = simulateMesh({ mesh: 'istio', client: sWeb, server: aApi, ...viaService, istioVersion: '1.21', mtls: 'strict' });
+    expect(r.verdict).toBe('refused');
+    expect(r.hops[1]!.to).toBe('10.0.1.5:8080');
+    expect(r.hops[2]!.to).toBe('10.0.1.5:15006');
+    expect(diagnosisText(r)).toContain('Envoy before Istio 1.22 cannot send HBONE');
+    expect(simulateMesh({ mesh: 'istio', client: sWeb, server: aApi, ...viaService, istioVersion: '1.21' }).verdict).toBe('meshed');
+  });
+
+  it('a bad Istio version is a typed error', () => {
+    expect(() => simulateMesh({ mesh: 'istio', client: sWeb, server: aApi, istioVersion: 'one' })).toThrow(/bad Istio version "one"/);
+    expect(() => simulateMesh({ mesh: 'istio', client: sWeb, server: aApi, istioVersion: 122 as unknown as string })).toThrow(/options\.istioVersion/);
   });
 });
 
@@ -138,6 +177,20 @@ describe('ambient.istio.io/bypass-inbound-capture', () => {
     const r = simulateMesh({ mesh: 'istio', client: sWeb, server: bypass });
     expect(r.verdict).toBe('server-bypass');
     expect(diagnosisText(r)).toContain('bypass-inbound-capture');
+  });
+});
+
+describe('UDP to an ambient pod', () => {
+  it('the diagnosis names the ambient pod\'s own chain (ISTIO_PRERT, or the nft chain), not the sidecar\'s ISTIO_INBOUND', () => {
+    for (const client of [plainWeb, sWeb, aWeb]) {
+      const r = simulateMesh({ mesh: 'istio', client, server: aApi, proto: 'udp', dst: '10.0.1.5:5353' });
+      expect(r.verdict).toBe('plaintext');
+      const d = diagnosisText(r);
+      expect(d).toContain('server: UDP arriving at ambient pod api is never redirected to ztunnel (the ISTIO_PRERT REDIRECT to 15006 is -p tcp)');
+      expect(d).not.toContain('ISTIO_INBOUND');
+    }
+    const nft = simulateMesh({ mesh: 'istio', client: aWeb, server: aApi, proto: 'udp', dst: '10.0.1.5:5353', nativeNftables: true });
+    expect(diagnosisText(nft)).toContain('(inet istio-ambient-nat istio-prerouting redirects only tcp to :15006)');
   });
 });
 

@@ -119,6 +119,22 @@ describe('netfilter-sim mesh istio: ambient flags', () => {
     expect(JSON.parse(marked.out).verdict).toBe('client-bypass');
   });
 
+  it('--istio-version decides how a sidecar sends to an ambient Service endpoint', async () => {
+    const base = ['istio', '--client', fx('istio-web.yaml'), '--server', fx('ambient-api.yaml'), '--dst', '10.96.0.20:80', '--service', '10.96.0.20:80=10.0.1.5:8080', '--mtls', 'strict', '--json'];
+    const now = JSON.parse((await mesh(base)).out) as { verdict: string; hops: { to: string }[] };
+    expect(now.verdict).toBe('meshed');
+    expect(now.hops[1]!.to).toBe('10.0.1.5:15008');
+    const before = JSON.parse((await mesh([...base, '--istio-version', '1.21'])).out) as { verdict: string; hops: { to: string }[] };
+    expect(before.verdict).toBe('refused');
+    expect(before.hops[2]!.to).toBe('10.0.1.5:15006');
+    const bad = await mesh([...base, '--istio-version', '2.0']);
+    expect(bad.code).toBe(1);
+    expect(bad.err).toContain('unknown Istio version "2.0"');
+    const l = await mesh(['linkerd', '--istio-version', '1.22']);
+    expect(l.code).toBe(2);
+    expect(l.err).toContain('--istio-version is for Istio (mesh istio)');
+  });
+
   it('bad values are usage errors (exit 2); the Istio flags are refused for Linkerd', async () => {
     for (const args of [['--dns-capture', 'yes'], ['--host-rules', '1'], ['--mtls', 'STRICT'], ['--so-mark', 'x']]) {
       const r = await mesh(['istio', ...args]);

@@ -119,6 +119,18 @@ describe('Istio pods', () => {
   });
 });
 
+describe('pods the injector skips', () => {
+  it('a host-network pod asking for injection is not injected, and the setting says why', () => {
+    const i = prepareMeshPod('istio', { ...pod('istio-web.yaml'), hostNetwork: true });
+    expect(i.source).toBe('plain');
+    expect(i.proxy).toBeNull();
+    expect(i.settings[0]).toContain('but the sidecar injector skips the pod: it uses the host network (spec.hostNetwork: true)');
+    const l = prepareMeshPod('linkerd', { ...pod('linkerd-web.yaml'), hostNetwork: true });
+    expect(l.source).toBe('plain');
+    expect(l.settings[0]).toContain('but the proxy injector skips the pod: hostNetwork is enabled (spec.hostNetwork: true)');
+  });
+});
+
 describe('the built-in pods', () => {
   it('are written with the inject annotation and live at 10.0.0.2 / 10.0.1.5', () => {
     for (const mesh of ['linkerd', 'istio'] as const) {
