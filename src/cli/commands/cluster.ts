@@ -16,6 +16,7 @@ import { EXIT_OK, EXIT_USAGE, FileReadError, UsageError, reportCliError } from '
 import type { CliIO } from '../io.js';
 import { writeJson } from '../json.js';
 import { traceFormat, useColor } from './connect.js';
+import { type Values, str, list } from '../values.js';
 
 const COMMON_OPTIONS = {
   snapshot: { type: 'string', multiple: true },
@@ -150,19 +151,6 @@ Commands:
 
 Run "netfilter-sim cluster <command> --help" for its options and examples.
 `;
-}
-
-type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
-
-function str(v: Values, k: string): string | undefined {
-  const x = v[k];
-  return typeof x === 'string' ? x : undefined;
-}
-
-function list(v: Values, k: string): string[] {
-  const x = v[k];
-  if (x === undefined) return [];
-  return (Array.isArray(x) ? x : [x]).filter((s): s is string => typeof s === 'string');
 }
 
 function oneOf<T extends string>(v: Values, k: string, allowed: readonly T[]): T | undefined {

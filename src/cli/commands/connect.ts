@@ -27,6 +27,7 @@ import { EXIT_OK, FileReadError, SourceError, UsageError, reportCliError } from 
 import { writeJson } from '../json.js';
 import { MAX_CONNTRACK_MAX } from '../../model/limits.js';
 import type { CliIO } from '../io.js';
+import { type Values, str, list } from '../values.js';
 
 const CONNECT_HELP = `Usage: netfilter-sim connect --rules FILE|- --dst IP:PORT [options]
 
@@ -128,20 +129,6 @@ export const NETNS_OPTIONS = {
   'no-color': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
-
-type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
-
-function str(v: Values, k: string): string | undefined {
-  const x = v[k];
-  return typeof x === 'string' ? x : undefined;
-}
-
-function list(v: Values, k: string): string[] {
-  const x = v[k];
-  if (x === undefined) return [];
-  const arr = Array.isArray(x) ? x : [x];
-  return arr.filter((s): s is string => typeof s === 'string');
-}
 
 function int(v: Values, k: string, max = 0xffffffff): number | undefined {
   const s = str(v, k);

@@ -16,6 +16,7 @@ import { readSnapshot } from '../../cluster/snapshot.js';
 import { snapshotSources } from './cluster.js';
 import type { MeshName, MeshScenarioOptions, MeshService } from '../../mesh/types.js';
 import { EXIT_OK, FileReadError, SourceError, UsageError, type CliIO, reportCliError } from '../io.js';
+import { type Values, str } from '../values.js';
 
 /** `netfilter-sim mesh --help`. @internal */
 export const MESH_HELP = `Usage: netfilter-sim mesh linkerd|istio [--client POD] [--server POD] [--dst ADDR:PORT] [options]
@@ -125,13 +126,6 @@ Examples:
       --dst shop/svc/redis
   netfilter-sim mesh istio --cluster snapshot/ --server shop/api --client shop/web --kubelet
 `;
-
-type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
-
-function str(v: Values, k: string): string | undefined {
-  const x = v[k];
-  return typeof x === 'string' ? x : undefined;
-}
 
 function int(v: Values, k: string): number | undefined {
   const s = str(v, k);
