@@ -560,11 +560,20 @@ export class Cluster {
     return this.reachedClient(e, client, s);
   }
 
+  /** The first packet dropped on its way: rejected with an answer that reached the client, or not. */
+  private firstDropped(end: End & { kind: 'dropped' }, client: Place, s: SocketRecord): Result {
+    if (end.reject === null) return dropped(`${end.place.name}: ${end.reason}`, end.policy);
+    if (this.answer(end, client, s, 1)) return refused(`rejected (${end.reject}) in ${end.place.name}: ${end.reason}`, end.policy, errnoOfAnswer(end.p.family, end.reject));
+    return dropped(`rejected (${end.reject}) in ${end.place.name}: ${end.reason}; the answer did not reach the client`, end.policy);
+  }
+
   /** How a packet of the exchange failed to arrive, as a result. */
   private failure(end: End, what: string, client: Place, s: SocketRecord, fromClient: boolean, index: number): Result {
     if (end.kind === 'dropped') {
       if (end.reject !== null) {
-        if (fromClient && this.answer(end, client, s, index + 1)) return refused(`${what}: rejected (${end.reject}) in ${end.place.name}: ${end.reason}`, end.policy);
+        // Only the client's ACK comes here from the client: its connect() returned with the
+        // SYN-ACK, so the answer resets an established socket (as Netns.connect says it).
+        if (fromClient && this.answer(end, client, s, index + 1)) return refused(`${what}: rejected (${end.reject}) in ${end.place.name}: ${end.reason}`, end.policy, 'ECONNRESET');
         if (!fromClient) this.answer(end, client, s, index + 1);
         return dropped(`${what}: rejected (${end.reject}) in ${end.place.name}, and the answer goes to its sender, not to the client, which hears nothing`, end.policy);
       }
@@ -614,11 +623,7 @@ export class Cluster {
           return this.failure(e2, `no listener at ${at}; the RST`, client, c, false, 1);
         }
         case 'dropped':
-          if (end.reject !== null) {
-            if (this.answer(end, client, c, 1)) return refused(`rejected (${end.reject}) in ${end.place.name}: ${end.reason}`, end.policy, errnoOfAnswer(end.p.family, end.reject));
-            return dropped(`rejected (${end.reject}) in ${end.place.name}: ${end.reason}; the answer did not reach the client`, end.policy);
-          }
-          return dropped(`${end.place.name}: ${end.reason}`, end.policy);
+          return this.firstDropped(end, client, c);
         case 'lost':
           return dropped(`${end.place.name}: ${end.reason}`, null);
         case 'world': {
@@ -663,11 +668,7 @@ export class Cluster {
           return dropped(`no socket at ${at}; the ICMP port unreachable did not reach the client`, null);
         }
         case 'dropped':
-          if (end.reject !== null) {
-            if (this.answer(end, client, c, 1)) return refused(`rejected (${end.reject}) in ${end.place.name}: ${end.reason}`, end.policy, errnoOfAnswer(end.p.family, end.reject));
-            return dropped(`rejected (${end.reject}) in ${end.place.name}: ${end.reason}; the answer did not reach the client`, end.policy);
-          }
-          return dropped(`${end.place.name}: ${end.reason}`, end.policy);
+          return this.firstDropped(end, client, c);
         case 'lost':
           return dropped(`${end.place.name}: ${end.reason}`, null);
         case 'world':
