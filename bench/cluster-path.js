@@ -21,23 +21,12 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Cluster, Netns, readSnapshot } from '../dist/index.js';
 import { kubeProxyRules } from './kube-proxy.js';
 import { kernelUnavailable } from './kernel.js';
+import { rng } from './rng.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, '..');
 const JSON_OUT = process.argv.includes('--json');
 const say = (line) => (JSON_OUT ? process.stderr : process.stdout).write(`${line}\n`);
-
-/** A seeded generator (mulberry32). */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * A cluster of `nodes` nodes and `pods` pods (each listening on 8080), and `services` Services

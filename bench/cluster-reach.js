@@ -24,22 +24,11 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Cluster } from '../dist/index.js';
+import { rng } from './rng.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const JSON_OUT = process.argv.includes('--json');
 const say = (line) => (JSON_OUT ? process.stderr : process.stdout).write(`${line}\n`);
-
-/** A seeded generator (mulberry32). */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The snapshot: `pods` pods in Deployments of `replicas`, `policies` NetworkPolicies, `nodes` nodes. */
 export function reachSnapshot({ pods, policies, nodes, replicas, seed = 1 }) {

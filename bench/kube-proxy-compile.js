@@ -6,18 +6,7 @@
 //   npm run build && node --expose-gc bench/kube-proxy-compile.js [services…]
 import { performance } from 'node:perf_hooks';
 import { compileKubeProxy } from '../dist/index.js';
-
-/** mulberry32. */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from './rng.js';
 
 const ip = (n) => `${(n >>> 24) & 255}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
 

@@ -9,18 +9,7 @@
 // Everything is a pure function of (services, seed).
 //
 //   import { kubeProxyRules, kubeProxyNode, kubeProxyProbes } from './kube-proxy.js';
-
-/** mulberry32. */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from './rng.js';
 
 const B32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 

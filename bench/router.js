@@ -4,21 +4,11 @@
 // single packets crossing it both ways.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { rng } from './rng.js';
 
 export const ROUTER_DUMP = join(import.meta.dirname, '../../shared/corpus/netnetwork_tum-i8-firewall_2016-06-27.iptables-save');
 
 const UPLINK = 'eth1.110';
-
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const toInt = (a) => a.split('.').reduce((n, o) => ((n << 8) | Number(o)) >>> 0, 0);
 const toIp = (n) => `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;

@@ -1,0 +1,13 @@
+// A seeded generator (mulberry32): the benches' workloads are the same from run to run.
+
+/** Numbers in [0, 1), the same sequence for the same seed. */
+export function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
