@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ipsetBinary, kernelTools, mapLimit, nftBinary } from './harness.js';
+import { RETRY_TIMEOUT_MS, ipsetBinary, kernelTools, mapLimit, nftBinary } from './harness.js';
 import type { Cluster, ClusterConnectResult } from '../../src/cluster/cluster.js';
 import type { Topology } from '../../src/cluster/topology.js';
 
@@ -316,9 +316,6 @@ export function fromSim(r: ClusterConnectResult): Comparable {
     portKept: placed && !rewritten ? portOf(r.source) === sport : null,
   };
 }
-
-/** connect()'s timeout when a case is asked again (see {@link settleTimeouts}). */
-export const RETRY_TIMEOUT_MS = 3000;
 
 /**
  * The kernel's results for a case, asked again once when every disagreement with the simulator's

@@ -6,7 +6,7 @@
  */
 import { beforeAll, expect, it } from 'vitest';
 import type { ConnectCase, SimProbe } from './generate.js';
-import { kernelConnectMany } from './harness.js';
+import { RETRY_TIMEOUT_MS, kernelConnectMany } from './harness.js';
 import type { BatchOptions, KernelCase, KernelConnectOptions, KernelConnectReport, KernelListener, KernelProbeResult } from './harness.js';
 import { describeError, loadNetns } from './sim.js';
 import type { SimConnectResult, SimNetnsConstructor } from './sim.js';
@@ -109,9 +109,6 @@ function report(c: ConnectCase, k: readonly View[], o: readonly (SimConnectResul
   });
   return lines.join('\n');
 }
-
-/** connect()'s timeout when a case is asked again (see {@link connectDifferential}). */
-const RETRY_TIMEOUT_MS = 3000;
 
 /** Registers one test per case (inside a `describeKernel` body). */
 export function connectDifferential(cases: readonly ConnectCase[], title = 'seed $seed', options: BatchOptions & KernelConnectOptions = {}): void {

@@ -591,3 +591,11 @@ export async function kernelNftListMany(texts: readonly string[], options: { wor
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/**
+ * connect()'s timeout when a differential asks the kernel again for a case whose only
+ * disagreements were connections left unanswered within the batch's shorter timeout: on a loaded
+ * machine a RST or an ICMP error can wait in the softirq backlog past it, while a packet the rules
+ * really drop stays unanswered however long the wait.
+ */
+export const RETRY_TIMEOUT_MS = 3000;
