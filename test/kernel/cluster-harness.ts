@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { RETRY_TIMEOUT_MS, ipsetBinary, kernelTools, mapLimit, nftBinary } from './harness.js';
+import { NFACCT_PY, RETRY_TIMEOUT_MS, ipsetBinary, kernelTools, mapLimit, nftBinary } from './harness.js';
 import type { Cluster, ClusterConnectResult } from '../../src/cluster/cluster.js';
 import type { Topology } from '../../src/cluster/topology.js';
 
@@ -55,6 +55,8 @@ interface NsSpec {
   nft?: string;
   /** `ipset restore` input, loaded before the rules. */
   ipsets?: string;
+  /** nfacct objects made before the rules load (kube-proxy's iptables rules name some). */
+  nfacct?: string[];
   listeners: { port: number; proto: 'tcp' | 'udp' }[];
 }
 
@@ -73,7 +75,7 @@ function kindOf(text: string): 'nft' | 4 | 6 {
 }
 
 /** The kernel's request for a cluster: every namespace, link and listener of the plan. */
-export function kernelPlan(t: Topology, nodeRules: NodeRuleTexts, podRules: PodRuleTexts = {}, nodeIpsets: Readonly<Record<string, string>> = {}): { namespaces: NsSpec[]; links: { a: string; aName: string; aIndex: number; b: string; bName: string; bIndex: number }[] } {
+export function kernelPlan(t: Topology, nodeRules: NodeRuleTexts, podRules: PodRuleTexts = {}, nodeIpsets: Readonly<Record<string, string>> = {}, nodeNfacct: Readonly<Record<string, readonly string[]>> = {}): { namespaces: NsSpec[]; links: { a: string; aName: string; aIndex: number; b: string; bName: string; bIndex: number }[] } {
   const namespaces: NsSpec[] = [];
   const links: { a: string; aName: string; aIndex: number; b: string; bName: string; bIndex: number }[] = [];
   let index = 10;
@@ -132,6 +134,7 @@ export function kernelPlan(t: Topology, nodeRules: NodeRuleTexts, podRules: PodR
     }
     for (const g of node.gateways) n.ip.push(`route add default via ${g} dev eth0`);
     if (nodeIpsets[node.name]) n.ipsets = nodeIpsets[node.name];
+    if ((nodeNfacct[node.name] ?? []).length > 0) n.nfacct = [...nodeNfacct[node.name]!];
     const texts = nodeRules[node.name] ?? [];
     for (const text of texts) {
       const k = kindOf(text);
@@ -223,15 +226,15 @@ function run(argv: readonly string[], input: string, timeoutMs: number): Promise
 }
 
 /** Builds the cluster in the kernel and runs the probes (uid/gid of the pod's first container). */
-export async function kernelCluster(cluster: Cluster, nodeRules: NodeRuleTexts, probes: readonly ClusterProbe[], options: { connectTimeoutMs?: number; debug?: readonly (readonly string[])[]; podRules?: PodRuleTexts; ipsets?: Readonly<Record<string, string>> } = {}): Promise<KernelClusterReport> {
+export async function kernelCluster(cluster: Cluster, nodeRules: NodeRuleTexts, probes: readonly ClusterProbe[], options: { connectTimeoutMs?: number; debug?: readonly (readonly string[])[]; podRules?: PodRuleTexts; ipsets?: Readonly<Record<string, string>>; nfacct?: Readonly<Record<string, readonly string[]>> } = {}): Promise<KernelClusterReport> {
   const tools = kernelTools();
-  const plan = kernelPlan(cluster.topology, nodeRules, options.podRules ?? {}, options.ipsets ?? {});
+  const plan = kernelPlan(cluster.topology, nodeRules, options.podRules ?? {}, options.ipsets ?? {}, options.nfacct ?? {});
   const usesNft = plan.namespaces.some((n) => n.nft !== undefined);
   const usesIpsets = plan.namespaces.some((n) => n.ipsets !== undefined);
   const pods = new Map(cluster.topology.pods.map((p) => [p.key, p]));
   const request = {
     mode: 'cluster',
-    tools: { ...tools, ...(usesNft ? { nft: nftBinary() } : {}), ...(usesIpsets ? { ipset: ipsetBinary() } : {}) },
+    tools: { ...tools, ...(usesNft ? { nft: nftBinary() } : {}), ...(usesIpsets ? { ipset: ipsetBinary() } : {}), nfacctPy: NFACCT_PY },
     ...plan,
     probes: probes.map((p) => {
       const pod = pods.get(p.from)!;

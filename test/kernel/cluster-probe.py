@@ -146,6 +146,8 @@ class Cluster:
             # The sets the rules name exist before the rules load.
             if n.get('ipsets'):
                 _run([self.tools['ipset'], 'restore'], 'ipsets in ' + n['name'], n['ipsets'])
+            if n.get('nfacct'):
+                _run([sys.executable, self.tools['nfacctPy']] + n['nfacct'], 'nfacct in ' + n['name'])
             # Each dump on top of the ones before, as the components that write them apply them.
             for i, text in enumerate(n.get('rules4', [])):
                 _run([self.tools['iptablesRestore'], '--noflush'], 'rules4[%d] in %s' % (i, n['name']), text)

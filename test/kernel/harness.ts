@@ -319,7 +319,7 @@ export interface KernelObjects {
 }
 
 const SETUP_FAILED = 124;
-const NFACCT_PY = join(dirname(fileURLToPath(import.meta.url)), 'nfacct.py');
+export const NFACCT_PY = join(dirname(fileURLToPath(import.meta.url)), 'nfacct.py');
 
 /** `ip[6]tables-legacy-restore` and `-save`, for loads with the ip_tables back end. */
 function legacyTools(family: 4 | 6): [string, string] {
