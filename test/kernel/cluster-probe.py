@@ -20,7 +20,6 @@ Request: {"mode": "cluster", "tools": {...}, "namespaces": [{"name", "sysctls": 
 "gid"}], "connectTimeoutMs", "debug": [[namespace, argv...]]}.
 """
 
-import ctypes
 import errno
 import json
 import os
@@ -30,76 +29,11 @@ import struct
 import subprocess
 import sys
 import time
+from netns_common import (SetupError, abort as _abort, fmt as _fmt, original_dst as _original_dst, parse_hostport as _parse_hostport, run as _run, setns as _setns, unshare_net as _unshare_net, connect_within, recverr)
 
-CLONE_NEWNET = 0x40000000
-SO_ORIGINAL_DST = 80
-IP_RECVERR = 11
-IPV6_RECVERR = 25
 WORLD_PORT = 9
 IP_RECVORIGDSTADDR = 20  # linux/in.h (IP_ORIGDSTADDR)
 IPV6_RECVORIGDSTADDR = 74  # linux/in6.h (IPV6_ORIGDSTADDR)
-
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-def _unshare_net():
-    if _libc.unshare(CLONE_NEWNET) != 0:
-        e = ctypes.get_errno()
-        raise OSError(e, 'unshare(CLONE_NEWNET): ' + os.strerror(e))
-    return os.open('/proc/self/ns/net', os.O_RDONLY | os.O_CLOEXEC)
-
-
-def _setns(fd):
-    if _libc.setns(fd, CLONE_NEWNET) != 0:
-        e = ctypes.get_errno()
-        raise OSError(e, 'setns: ' + os.strerror(e))
-
-
-class SetupError(Exception):
-    def __init__(self, stage, status, stderr):
-        super().__init__(stage)
-        self.stage, self.status, self.stderr = stage, status, stderr
-
-
-def _run(argv, stage, data=None, timeout=20):
-    try:
-        r = subprocess.run(argv, input=(data or '').encode(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise SetupError(stage, -1, 'timeout: ' + ' '.join(argv))
-    if r.returncode != 0:
-        raise SetupError(stage, r.returncode, r.stderr.decode(errors='replace'))
-    return r
-
-
-def _fmt(family, host, port):
-    return ('[%s]:%d' if family == socket.AF_INET6 else '%s:%d') % (host, port)
-
-
-def _parse_hostport(s):
-    if s.startswith('['):
-        host, _, port = s[1:].partition(']:')
-        return socket.AF_INET6, host, int(port)
-    host, _, port = s.rpartition(':')
-    return socket.AF_INET, host, int(port)
-
-
-def _original_dst(sock, family):
-    try:
-        if family == socket.AF_INET6:
-            raw = sock.getsockopt(socket.IPPROTO_IPV6, SO_ORIGINAL_DST, 28)
-            return _fmt(family, socket.inet_ntop(socket.AF_INET6, raw[8:24]), struct.unpack('!H', raw[2:4])[0])
-        raw = sock.getsockopt(socket.IPPROTO_IP, SO_ORIGINAL_DST, 16)
-        return _fmt(family, socket.inet_ntop(socket.AF_INET, raw[4:8]), struct.unpack('!H', raw[2:4])[0])
-    except OSError:
-        return None
-
-
-def _abort(sock):
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0))
-    except OSError:
-        pass
-    sock.close()
 
 
 class Cluster:
@@ -239,30 +173,10 @@ class Cluster:
             os.setresgid(-1, 0, -1)
         result = {'outcome': None}
         try:
-            if fam == socket.AF_INET6:
-                s.setsockopt(socket.IPPROTO_IPV6, IPV6_RECVERR, 1)
-            else:
-                s.setsockopt(socket.IPPROTO_IP, IP_RECVERR, 1)
-            s.setblocking(False)
-            err = s.connect_ex((host, port))
-            if err not in (0, errno.EINPROGRESS):
-                result.update(outcome='refused', error=errno.errorcode.get(err, str(err)))
-                return result
-            deadline = time.monotonic() + self.timeout
-            while True:
-                left = deadline - time.monotonic()
-                _, w, _ = select.select([], [s], [], max(left, 0))
-                if w:
-                    err = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-                    break
-                if left <= 0:
-                    err = None
-                    break
-            if err is None:
-                result.update(outcome='dropped', error='timeout')
-                return result
-            if err != 0:
-                result.update(outcome='refused', error=errno.errorcode.get(err, str(err)))
+            recverr(s, fam)
+            failed = connect_within(s, host, port, self.timeout)
+            if failed is not None:
+                result.update(failed)
                 return result
             a = s.getsockname()
             result['client'] = _fmt(fam, a[0], a[1])

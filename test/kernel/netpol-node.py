@@ -16,62 +16,18 @@ node's, for "from": "node") to a pod's address and port and reports "reached" (t
 accepted it), "refused" (an error: RST or ICMP unreachable) or "dropped" (no answer in time).
 """
 
-import ctypes
-import errno
 import json
 import os
 import select
 import socket
-import struct
-import subprocess
 import sys
 import time
-
-CLONE_NEWNET = 0x40000000
-IP_RECVERR = 11
-_libc = ctypes.CDLL(None, use_errno=True)
+from netns_common import (SetupError, abort as _abort, run, setns as _setns, unshare_net as _unshare_net, write_sysctl as _sysctl, connect_within, recverr)
 
 
-def _unshare_net():
-    if _libc.unshare(CLONE_NEWNET) != 0:
-        e = ctypes.get_errno()
-        raise OSError(e, 'unshare(CLONE_NEWNET): ' + os.strerror(e))
-    return os.open('/proc/self/ns/net', os.O_RDONLY | os.O_CLOEXEC)
-
-
-def _setns(fd):
-    if _libc.setns(fd, CLONE_NEWNET) != 0:
-        e = ctypes.get_errno()
-        raise OSError(e, 'setns: ' + os.strerror(e))
-
-
-def _sysctl(path, value):
-    with open('/proc/sys/net/' + path, 'w') as f:
-        f.write(value)
-
-
-class SetupError(Exception):
-    def __init__(self, stage, status, stderr):
-        super().__init__(stage)
-        self.stage, self.status, self.stderr = stage, status, stderr
-
-
-def _run(argv, stage, data=None, timeout=30):
-    try:
-        r = subprocess.run(argv, input=(data or '').encode(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise SetupError(stage, -1, 'timeout: ' + ' '.join(argv))
-    if r.returncode != 0:
-        raise SetupError(stage, r.returncode, r.stderr.decode(errors='replace'))
-    return r
-
-
-def _abort(sock):
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0))
-    except OSError:
-        pass
-    sock.close()
+def _run(argv, stage, data=None):
+    # Setting up many pods in one batch can take a while on a loaded machine.
+    return run(argv, stage, data, timeout=30)
 
 
 class Case:
@@ -150,22 +106,10 @@ class Case:
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         _setns(self.node)
         try:
-            s.setsockopt(socket.IPPROTO_IP, IP_RECVERR, 1)
-            s.setblocking(False)
-            err = s.connect_ex((to_ip, p['port']))
-            if err not in (0, errno.EINPROGRESS):
-                return {'outcome': 'refused', 'error': errno.errorcode.get(err, str(err))}
-            deadline = time.monotonic() + self.timeout
-            while True:
-                left = deadline - time.monotonic()
-                _, w, _ = select.select([], [s], [], max(left, 0))
-                if w:
-                    err = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-                    break
-                if left <= 0:
-                    return {'outcome': 'dropped', 'error': 'timeout'}
-            if err != 0:
-                return {'outcome': 'refused', 'error': errno.errorcode.get(err, str(err))}
+            recverr(s, socket.AF_INET)
+            failed = connect_within(s, to_ip, p['port'], self.timeout)
+            if failed is not None:
+                return failed
             listeners = [l for l in self.listeners[p['to']] if l.getsockname()[1] == p['port']]
             r, _, _ = select.select(listeners, [], [], self.accept_wait)
             for l in r:

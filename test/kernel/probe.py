@@ -23,80 +23,22 @@ request may carry "debug": [["pod" or "world", argv...], ...]: commands run in t
 after the probes, their output returned under "debug" (for investigating a case by hand).
 """
 
-import ctypes
 import errno
 import json
 import os
 import select
 import socket
-import struct
 import subprocess
 import sys
 import time
+from netns_common import (SetupError, abort as _abort, fmt as _fmt, original_dst as _original_dst, parse_hostport as _parse_hostport, run as _run, setns as _setns, unshare_net as _unshare_net, write_sysctl as _write_sysctl, connect_within, recverr)
 
-CLONE_NEWNET = 0x40000000
-SO_ORIGINAL_DST = 80  # linux/netfilter_ipv4.h; IP6T_SO_ORIGINAL_DST has the same number
 SO_MARK = 36  # <asm-generic/socket.h>
 IP_TRANSPARENT = 19  # linux/in.h
 IPV6_TRANSPARENT = 75  # linux/in6.h
 WORLD_PORT = 9  # the world's catch-all listener, after its REDIRECT
-IP_RECVERR = 11  # linux/in.h
-IPV6_RECVERR = 25  # linux/in6.h
 IP_TRANSPARENT = 19  # linux/in.h
 IPV6_TRANSPARENT = 75  # linux/in6.h
-
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-def _unshare_net():
-    if _libc.unshare(CLONE_NEWNET) != 0:
-        e = ctypes.get_errno()
-        raise OSError(e, 'unshare(CLONE_NEWNET): ' + os.strerror(e))
-    return os.open('/proc/self/ns/net', os.O_RDONLY | os.O_CLOEXEC)
-
-
-def _setns(fd):
-    if _libc.setns(fd, CLONE_NEWNET) != 0:
-        e = ctypes.get_errno()
-        raise OSError(e, 'setns: ' + os.strerror(e))
-
-
-def _write_sysctl(path, value):
-    # /proc/sys/net resolves against the opener's network namespace.
-    with open('/proc/sys/net/' + path, 'w') as f:
-        f.write(value)
-
-
-class SetupError(Exception):
-    def __init__(self, stage, status, stderr):
-        super().__init__(stage)
-        self.stage = stage
-        self.status = status
-        self.stderr = stderr
-
-
-def _run(argv, stage, data=None, timeout=20):
-    try:
-        r = subprocess.run(argv, input=(data or '').encode(), stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise SetupError(stage, -1, 'timeout: ' + ' '.join(argv))
-    if r.returncode != 0:
-        raise SetupError(stage, r.returncode, r.stderr.decode(errors='replace'))
-    return r
-
-
-def _fmt(family, host, port):
-    return ('[%s]:%d' if family == socket.AF_INET6 else '%s:%d') % (host, port)
-
-
-def _parse_hostport(s):
-    """'10.0.0.2:80' or '[fd00::2]:80' -> (family, host, port)."""
-    if s.startswith('['):
-        host, _, port = s[1:].partition(']:')
-        return socket.AF_INET6, host, int(port)
-    host, _, port = s.rpartition(':')
-    return socket.AF_INET, host, int(port)
 
 
 def _family_of(addr):
@@ -108,21 +50,6 @@ def _transparent(sock, family):
         sock.setsockopt(socket.IPPROTO_IPV6, IPV6_TRANSPARENT, 1)
     else:
         sock.setsockopt(socket.IPPROTO_IP, IP_TRANSPARENT, 1)
-
-
-def _original_dst(sock, family):
-    try:
-        if family == socket.AF_INET6:
-            raw = sock.getsockopt(socket.IPPROTO_IPV6, SO_ORIGINAL_DST, 28)
-            port = struct.unpack('!H', raw[2:4])[0]
-            host = socket.inet_ntop(socket.AF_INET6, raw[8:24])
-        else:
-            raw = sock.getsockopt(socket.IPPROTO_IP, SO_ORIGINAL_DST, 16)
-            port = struct.unpack('!H', raw[2:4])[0]
-            host = socket.inet_ntop(socket.AF_INET, raw[4:8])
-        return _fmt(family, host, port)
-    except OSError:
-        return None
 
 
 class Creds:
@@ -146,15 +73,6 @@ class Creds:
         os.setresgid(-1, 0, -1)
         os.setgroups([])
         return False
-
-
-def _abort(sock):
-    """Close without FIN/TIME_WAIT, so a later probe can reuse the same 4-tuple."""
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0))
-    except OSError:
-        pass
-    sock.close()
 
 
 class Case:
@@ -329,37 +247,14 @@ class Case:
         result = {'outcome': None, 'address': None, 'port': None, 'originalDestination': None}
         try:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            # IPv6 TCP only records the first ICMPv6 error of a SYN_SENT socket as a soft error and
-            # fails connect() at the SYN retransmission, a second later; with IPV6_RECVERR it fails
-            # at once. Same outcome (refused), without waiting for the retransmission.
-            if fam == socket.AF_INET6:
-                s.setsockopt(socket.IPPROTO_IPV6, IPV6_RECVERR, 1)
-            else:
-                s.setsockopt(socket.IPPROTO_IP, IP_RECVERR, 1)
+            recverr(s, fam)
             s.bind((bind_addr, sport or 0))
         except OSError as e:
             result.update(outcome='refused', error='bind: ' + errno.errorcode.get(e.errno, str(e)))
             return result
-        s.setblocking(False)
-        err = s.connect_ex((host, port))
-        if err not in (0, errno.EINPROGRESS):
-            result.update(outcome='refused', error=errno.errorcode.get(err, str(err)))
-            return result
-        deadline = time.monotonic() + self.timeout
-        while True:
-            left = deadline - time.monotonic()
-            _, w, _ = select.select([], [s], [], max(left, 0))
-            if w:
-                err = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-                break
-            if left <= 0:
-                err = None
-                break
-        if err is None:
-            result.update(outcome='dropped', error='timeout')
-            return result
-        if err != 0:
-            result.update(outcome='refused', error=errno.errorcode.get(err, str(err)))
+        failed = connect_within(s, host, port, self.timeout)
+        if failed is not None:
+            result.update(failed)
             return result
         result['source'] = self._sockname(s)
         return self._who_accepted(result, keep)
