@@ -23,11 +23,13 @@ import type { SocketRecord } from '../engine/state/packet-state.js';
 import type { TraceEvent } from '../engine/trace/events.js';
 import { PROTO } from '../engine/state/constants.js';
 import { printIptablesSave } from '../iptables/print/save.js';
+import { formatIptablesSave } from '../iptables/fmt.js';
+import { formatNftRuleset } from '../nftables/index.js';
 import { readSnapshot, objectName } from './snapshot.js';
 import type { SnapshotSource } from './snapshot.js';
 import { planTopology } from './topology.js';
 import type { PlannedNode, PlannedPod, Topology } from './topology.js';
-import { COMPONENTS, kubeProxyRules, loadNodeRules, policyEnforcer } from './components.js';
+import { COMPONENTS, classifyRules, kubeProxyRules, loadNodeRules, policyEnforcer } from './components.js';
 import type { CniMode, KubeProxyMode, NetpolImplementation, NodeRuleSets, PolicyEnforcer, PolicyVerdict } from './components.js';
 import { Fabric } from './path.js';
 import type { End, Place } from './path.js';
@@ -186,7 +188,9 @@ export class Cluster {
   private readonly podByKey = new Map<string, PlannedPod>();
   private readonly enforcer: PolicyEnforcer | null;
   /** Every rule text loaded into a node or pod namespace (the port cuts of `reach` read them). */
-  private readonly ruleTexts: string[] = [];
+  private readonly ruleTexts: { readonly text: string; readonly where: string }[] = [];
+  /** The rule texts as `iptables-save` and `nft list ruleset` list them (numbers for names), made on first use. */
+  private listedTexts: { readonly text: string; readonly written: string; readonly where: string }[] | null = null;
   /** Whether real node rules were given (they may name any pod's address). */
   private readonly givenNodeRules: boolean;
   private readonly podsWithRules = new Set<string>();
@@ -241,7 +245,7 @@ export class Cluster {
         if (kp !== null) texts.push({ text: kp, where: `kube-proxy's rules on ${node.name}` });
         if (COMPONENTS.cniNodeRules !== null) texts.push({ text: COMPONENTS.cniNodeRules(this.snapshot, node.name, { cni }), where: `the CNI's node rules on ${node.name}` });
       }
-      for (const t of texts) this.ruleTexts.push(t.text);
+      for (const t of texts) this.ruleTexts.push(t);
       const sets = loadNodeRules(texts.flatMap(splitDumps), read);
       this.nodeRuleSets.set(node.name, sets);
       this.addNode(node, sets, seed, given === undefined ? this.enforcer : null);
@@ -340,7 +344,7 @@ export class Cluster {
     }
     const texts = (extra?.rules ?? []).map((text, i) => ({ text, where: `pod ${pod.key}'s rules (${i + 1})` }));
     if (extra !== undefined) this.podsWithRules.add(pod.key);
-    for (const t of texts) this.ruleTexts.push(t.text);
+    for (const t of texts) this.ruleTexts.push(t);
     const sets = loadNodeRules(texts.flatMap(splitDumps));
     if (extra?.routes !== undefined) {
       expectArgument(extra.routes, 'array', `options.podRules["${pod.key}"].routes`);
@@ -717,7 +721,7 @@ export class Cluster {
       snapshot: this.snapshot,
       pods: this.topology.pods,
       alone: (p) => this.givenNodeRules || this.podsWithRules.has(p.key),
-      ruleTexts: () => this.ruleTexts,
+      ruleTexts: () => (this.listedTexts ??= this.ruleTexts.flatMap(splitDumps).map((t) => ({ text: listed(t), written: t.text, where: t.where }))),
       probePod: (from, dest, port, proto) => this.reachPod(from, dest, port, proto),
       probeService: (from, svc, port, proto, choice) => this.reachService(from, svc, port, proto, choice),
       forget: () => this.flushConntrack(),
@@ -817,6 +821,20 @@ function whyOf(r: ClusterConnectResult, dest: PlannedPod | null, delivered: stri
   const p = r.policy;
   const reason = r.outcome === 'local' ? `accepted in ${delivered ?? '?'}, not in ${dest?.place ?? 'a pod'}` : r.reason;
   return { policy: p === null ? null : `${p.namespace}/${p.name}`, direction: p?.direction ?? null, rule: p?.rule ?? null, outcome: r.outcome, reason };
+}
+
+/**
+ * A rule text as the tools list it (`nft list ruleset`, `iptables-save`): ports and protocols by
+ * number, whatever names the text used. A text the formatter refuses stays as written (loading
+ * it has already said what is wrong).
+ */
+function listed(t: { readonly text: string; readonly where: string }): string {
+  try {
+    const kind = classifyRules(t.text, t.where);
+    return kind === 'nft' ? formatNftRuleset(t.text) : formatIptablesSave(t.text, { family: kind });
+  } catch {
+    return t.text;
+  }
 }
 
 /**

@@ -14,6 +14,7 @@
  * @module
  */
 import type { K8sPod, K8sService, Snapshot } from '../model/kubernetes.js';
+import { NetfilterSimError, diagnostic } from '../model/errors.js';
 import { parseK8sAddress, parseK8sCidr, cidrHolds } from '../netpol/index.js';
 import type { NetpolCidr } from '../netpol/index.js';
 import type { PlannedPod } from './topology.js';
@@ -99,8 +100,8 @@ export interface ReachHost {
   readonly pods: readonly PlannedPod[];
   /** Whether a pod must be its own class (rules of its own, or rules given for its node that may name it). */
   readonly alone: (pod: PlannedPod) => boolean;
-  /** Every rule text the nodes and pods hold (the port cuts read their port numbers). */
-  readonly ruleTexts: () => readonly string[];
+  /** Every rule text the nodes and pods hold, as the tools list them (`text`: the port cuts read their port numbers) and as given (`written`), and whose it is. */
+  readonly ruleTexts: () => readonly { readonly text: string; readonly written: string; readonly where: string }[];
   /** A connection from a pod to another's address. */
   probePod(from: PlannedPod, dest: PlannedPod, port: number, proto: Proto): ReachProbe;
   /** A connection from a pod to a Service's ClusterIP, the k-th endpoint chosen wherever a Service picks one. */
@@ -515,10 +516,32 @@ export function portCuts(host: ReachHost, to: 'pod' | 'service', proto: Proto): 
       if (typeof sp.nodePort === 'number') mark(sp.nodePort);
     }
   }
-  for (const text of host.ruleTexts()) {
+  for (const { text, written, where } of host.ruleTexts()) {
+    const split = portSplitter(text) ?? portSplitter(written);
+    if (split !== null) {
+      throw new NetfilterSimError([diagnostic('UNSUPPORTED', `${where}: "${split.trim()}" tells ports apart by more than their values (a bit mask, a hash or raw bytes of the header), which the port cuts of --all-ports cannot follow; ask port by port (--port N)`)]);
+    }
     for (const m of text.matchAll(PORT_NUMBER)) mark(Number(m[0]));
   }
   return [...cuts].sort((a, b) => a - b);
+}
+
+/**
+ * Rule constructs that tell ports apart otherwise than by comparing their values with numbers:
+ * a masked port (`th dport & 0xff00 == …`, `ct proto-dst & …`), raw bytes of the transport
+ * header's first 32 bits other than a whole port (`@th,0,8 …`; `@th,16,16 0x1f90` is the
+ * destination port, cut by its value), hashes over the ports (`jhash … dport`, `symhash`,
+ * `HMARK`), and the matches that read arbitrary bytes (`u32`, `bpf`). The first such line, or null.
+ */
+function portSplitter(text: string): string | null {
+  const m = /^.*(?:\b(?:th|tcp|udp|udplite|sctp|dccp)\s+[sd]port\s*&|proto-(?:src|dst)\s*&|\bjhash\b[^\n]*\b[sd]port\b|\bsymhash\b|-j\s+HMARK\b|-m\s+(?:u32|bpf)\b).*$/m.exec(text);
+  if (m !== null) return m[0];
+  for (const r of text.matchAll(/^.*@th,(\d+),(\d+).*$/gm)) {
+    const offset = Number(r[1]);
+    const length = Number(r[2]);
+    if (offset < 32 && !((offset === 0 || offset === 16) && length === 16)) return r[0];
+  }
+  return null;
 }
 
 /** The matrices over every port: the cuts' pieces probed at their first port, equal neighbours joined. */

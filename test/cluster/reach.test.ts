@@ -190,6 +190,43 @@ describe('Cluster.reach: the port cuts', () => {
     expect(r.ranges[3]!.why['x/a→x/b']).toMatchObject({ outcome: 'dropped' });
     expect(r.ranges[3]!.why['x/a→x/b']!.reason).toContain('FORWARD');
   });
+
+  it('ports a dump names by service name are cut as their numbers, in iptables and nft text', () => {
+    const s = snapshot(['x/a', 'x/b']);
+    const save = '*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A FORWARD -p tcp --dport ssh -j DROP\nCOMMIT\n';
+    const byName = new Cluster({ snapshot: s, netpol: 'none', kubeProxy: 'none', nodeRules: { 'node-1': save } }).reach({ allPorts: true });
+    expect(byName.ranges.map((x) => `${x.first}-${x.last}`)).toEqual(['1-21', '22-22', '23-79', '80-81', '82-65535']);
+    const nft = 'table ip f {\n\tchain forward {\n\t\ttype filter hook forward priority filter; policy accept;\n\t\ttcp dport { ssh, https } drop\n\t}\n}\n';
+    const named = new Cluster({ snapshot: s, netpol: 'none', kubeProxy: 'none', nodeRules: { 'node-1': nft } }).reach({ allPorts: true });
+    for (const port of [22, 443]) {
+      expect(named.ranges.find((x) => x.first === port)).toMatchObject({ last: port });
+      expect(named.ranges.find((x) => x.first === port)!.allowed[0]![1]).toBe(false);
+    }
+  });
+
+  it('a dump that tells ports apart by a mask, a hash or raw bytes is refused, naming the node and the rule', () => {
+    const s = snapshot(['x/a', 'x/b']);
+    const texts = [
+      'table ip f {\n\tchain forward {\n\t\ttype filter hook forward priority filter; policy accept;\n\t\ttcp dport & 0xff00 == 0x1f00 drop\n\t}\n}\n',
+      'table ip f {\n\tchain forward {\n\t\ttype filter hook forward priority filter; policy accept;\n\t\tmeta mark set jhash ip saddr . tcp dport mod 2\n\t}\n}\n',
+      '*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A FORWARD -p tcp -m u32 --u32 "0>>22&0x3C@0>>16=0x1F90" -j DROP\nCOMMIT\n',
+    ];
+    for (const rules of texts) {
+      const c = new Cluster({ snapshot: s, netpol: 'none', kubeProxy: 'none', nodeRules: { 'node-1': rules } });
+      expect(c.reach({ port: 80 }).pods).toHaveLength(2);
+      let err: unknown;
+      try {
+        c.reach({ allPorts: true });
+      } catch (e) {
+        err = e;
+      }
+      expect(err, rules).toBeInstanceOf(NetfilterSimError);
+      const d = (err as NetfilterSimError).diagnostics[0]!;
+      expect(d.code).toBe('UNSUPPORTED');
+      expect(d.message).toMatch(/node-1/);
+      expect(d.message).toMatch(/--port N/);
+    }
+  });
 });
 
 describe('Cluster.reach: through a Service', () => {
