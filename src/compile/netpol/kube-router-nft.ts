@@ -304,7 +304,7 @@ function podChain(w: TableWriter, pod: ViewPod, ip: string, policies: readonly P
  * ```
  */
 export function compileKubeRouterNft(snapshot: Pick<Snapshot, 'namespaces' | 'pods' | 'networkPolicies'>, node: string, options: KubeRouterNftOptions = {}): KubeRouterNftRules {
-  const dual = Array.isArray(snapshot?.pods) && snapshot.pods.some((p) => (p?.status?.podIPs ?? []).some((x) => typeof x?.ip === 'string' && x.ip.includes(':')));
+  const dual = Array.isArray(snapshot?.pods) && snapshot.pods.some((p) => (p?.status?.podIPs ?? []).some((x: { ip?: unknown } | undefined) => typeof x?.ip === 'string' && x.ip.includes(':')));
   const { version, families, ranges, nodePorts } = kubeRouterSettings(node, options, dual ? [4, 6] : [4]);
   const view = clusterView(snapshot, options);
   const policies = buildPolicies(view);
