@@ -3,7 +3,7 @@
 // namespaceSelector with podSelector, overlapping ipBlocks nft refuses, two families), and the
 // law: run by the engine in a node namespace, its tables give the verdict of kube-router's
 // iptables rules on every probe, and the reference evaluator's but for a named departure.
-import { fc, test } from '@fast-check/vitest';
+import { test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { networkPolicyCase } from '../../src/arbitraries/index.js';
 import { compileKubeRouter } from '../../src/compile/netpol/kube-router.js';
