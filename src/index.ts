@@ -88,8 +88,9 @@ export {
   type DefaultedPolicy, type DefaultedRule, type DefaultedPort, type NetpolSnapshot,
 } from './netpol/index.js';
 export {
-  compileNetworkPolicy, compileKubeRouter, compileKubeNetworkPolicies,
+  compileNetworkPolicy, compileKubeRouter, compileKubeRouterNft, compileKubeNetworkPolicies,
   type CompileNetworkPolicyOptions, type CompiledNetworkPolicy, type NetworkPolicyImplementation, type KubeRouterOptions, type KubeRouterRules,
+  type KubeRouterNftOptions, type KubeRouterNftRules,
   type KubeNetworkPoliciesOptions, type QueueVerdict,
 } from './compile/netpol/index.js';
 export { Cluster } from './cluster/cluster.js';

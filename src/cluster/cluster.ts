@@ -200,7 +200,7 @@ export class Cluster {
   constructor(options: ClusterOptions) {
     expectArgument(options, 'object', 'options');
     expectOneOf(options.kubeProxy, ['iptables', 'nftables', 'none'], 'options.kubeProxy', true);
-    expectOneOf(options.netpol, ['reference', 'kube-router', 'kube-network-policies', 'none'], 'options.netpol', true);
+    expectOneOf(options.netpol, ['reference', 'kube-router', 'kube-router-nftables', 'kube-network-policies', 'none'], 'options.netpol', true);
     expectOneOf(options.cni, ['bridge', 'ptp'], 'options.cni', true);
     expectArgument(options.hairpin, ['boolean', 'undefined'], 'options.hairpin');
     expectShape(options.nodeRules, { kind: ['object', 'undefined'], values: { kind: ['string', 'array'], items: 'string' } }, 'options.nodeRules');

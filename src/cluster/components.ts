@@ -16,8 +16,7 @@ import { compileKubeProxy } from '../compile/kube-proxy/index.js';
 import { compileCniNodeRules } from '../compile/cni/index.js';
 import { NetworkPolicyEvaluator, compileSelector, defaultNetworkPolicy, selectorMatches } from '../netpol/index.js';
 import type { DirectionVerdict } from '../netpol/index.js';
-import { compileKubeNetworkPolicies, compileKubeRouter, kubeRouterPodChain } from '../compile/netpol/index.js';
-import type { KubeRouterRules } from '../compile/netpol/index.js';
+import { compileKubeNetworkPolicies, compileKubeRouter, compileKubeRouterNft, kubeRouterPodChain } from '../compile/netpol/index.js';
 import type { QueueAnswer, QueueReader } from '../engine/rules/targets.js';
 import type { TraceEvent } from '../engine/trace/events.js';
 import { addressText } from '../model/address.js';
@@ -25,7 +24,7 @@ import { addressText } from '../model/address.js';
 /** kube-proxy's mode, or `none` (no kube-proxy rules: Services are not translated on nodes). */
 export type KubeProxyMode = 'iptables' | 'nftables' | 'none';
 /** Where NetworkPolicy is enforced, or `none`. */
-export type NetpolImplementation = 'reference' | 'kube-router' | 'kube-network-policies' | 'none';
+export type NetpolImplementation = 'reference' | 'kube-router' | 'kube-router-nftables' | 'kube-network-policies' | 'none';
 /** How pods are joined to their node: the `bridge` plugin (with `cni0`) or `ptp`. */
 export type CniMode = 'bridge' | 'ptp';
 
@@ -117,7 +116,12 @@ export const COMPONENTS: {
 } = {
   kubeProxy: (snapshot, node, { mode }) => compileKubeProxy(snapshot, node, { mode }),
   cniNodeRules: (snapshot, node) => compileCniNodeRules(snapshot, node, {}),
-  netpol: { reference: referenceEnforcer, 'kube-router': kubeRouterEnforcer, 'kube-network-policies': kubeNetworkPoliciesEnforcer },
+  netpol: {
+    reference: referenceEnforcer,
+    'kube-router': (snapshot, context) => kubeRouterEnforcer(snapshot, context, 'iptables'),
+    'kube-router-nftables': (snapshot, context) => kubeRouterEnforcer(snapshot, context, 'nftables'),
+    'kube-network-policies': kubeNetworkPoliciesEnforcer,
+  },
 };
 
 /**
@@ -166,19 +170,33 @@ function asVerdict(v: DirectionVerdict, direction: 'ingress' | 'egress'): Policy
   return { namespace: v.policy.namespace, name: v.policy.name, direction, rule: v.policy.rule };
 }
 
+/** What kube-router leaves on a node, in either mode. */
+interface KubeRouterNode {
+  readonly texts: readonly string[];
+  readonly ipsets: string;
+}
+
 /**
- * kube-router's network-policy controller (iptables mode): its filter rules and ipsets compiled
- * for each node (`compile/netpol`), loaded into the node's namespace before kube-proxy's (the
- * controller keeps its jumps first in INPUT, FORWARD and OUTPUT). A connection its rules REJECT is
+ * kube-router's network-policy controller: in its iptables mode, its filter rules and ipsets
+ * compiled for each node (`compile/netpol`), loaded into the node's namespace before kube-proxy's
+ * (the controller keeps its jumps first in INPUT, FORWARD and OUTPUT); in its nftables mode, its
+ * tables `kube-router-filter-ipv4`/`-ipv6` with their named sets. A connection its rules reject is
  * attributed to the pod whose `KUBE-POD-FW-*` chain rejected it (read from the trace; without one,
  * to the direction the reference evaluator blocks) and to the policy isolating that pod.
  */
-function kubeRouterEnforcer(snapshot: Snapshot, context: EnforcerContext = {}): PolicyEnforcer {
+function kubeRouterEnforcer(snapshot: Snapshot, context: EnforcerContext = {}, mode: 'iptables' | 'nftables' = 'iptables'): PolicyEnforcer {
   const dual = snapshot.pods.some((p) => (p.status?.podIPs ?? []).some((x) => x.ip.includes(':')));
-  const compiled = new Map<string, KubeRouterRules>();
-  const rules = (node: string): KubeRouterRules => {
+  const compiled = new Map<string, KubeRouterNode>();
+  const rules = (node: string): KubeRouterNode => {
     let r = compiled.get(node);
-    if (r === undefined) compiled.set(node, (r = compileKubeRouter(snapshot, node, { families: dual ? [4, 6] : [4] })));
+    if (r === undefined) {
+      if (mode === 'nftables') r = { texts: [compileKubeRouterNft(snapshot, node, { families: dual ? [4, 6] : [4] }).nft], ipsets: '' };
+      else {
+        const k = compileKubeRouter(snapshot, node, { families: dual ? [4, 6] : [4] });
+        r = { texts: [k.rules, k.rules6].filter((t) => t !== ''), ipsets: k.ipsets };
+      }
+      compiled.set(node, r);
+    }
     return r;
   };
   const evaluator = new NetworkPolicyEvaluator(snapshot, context.nodeAddresses !== undefined ? { nodeAddresses: context.nodeAddresses } : {});
@@ -198,14 +216,15 @@ function kubeRouterEnforcer(snapshot: Snapshot, context: EnforcerContext = {}): 
     return { namespace: pod.namespace, name: first?.p.name ?? '', direction, rule: null };
   };
   return {
-    nodeRules: (node) => [rules(node).rules, rules(node).rules6].filter((t) => t !== ''),
-    nodeIpsets: (node) => rules(node).ipsets,
+    nodeRules: (node) => rules(node).texts,
+    ...(mode === 'iptables' ? { nodeIpsets: (node: string) => rules(node).ipsets } : {}),
     explainDrop(d) {
       // Only a node holding the compiled rules (not one given its own dump) is explained.
       if (!d.reason.startsWith('REJECT') || !compiled.has(d.node)) return null;
       if (d.events !== null) {
+        // The rejecting rule: iptables names its target REJECT, nft its verdict (drop).
         let chain: string | null = null;
-        for (const e of d.events) if (e.type === 'rule' && e.target === 'REJECT') chain = e.chain;
+        for (const e of d.events) if (e.type === 'rule' && (e.target === 'REJECT' || (e.target === 'drop' && e.chain.startsWith('KUBE-POD-FW-')))) chain = e.chain;
         const pod = chain !== null ? byChain.get(chain) : undefined;
         if (pod === undefined) return null;
         return isolating(pod, pod.ips.includes(d.dst) ? 'ingress' : 'egress', d);

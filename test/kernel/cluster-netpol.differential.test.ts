@@ -6,16 +6,20 @@
 // kube-router's ipsets, built in real network namespaces by the cluster harness; every probe's
 // outcome (delivered, refused by kube-router's REJECT or by no listener, dropped), where it was
 // accepted and the source seen there must be what `Cluster.connect` says.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import * as fc from 'fast-check';
 import { beforeAll, expect, it } from 'vitest';
 import { networkPolicySnapshot } from '../../src/arbitraries/index.js';
 import { PROBE_PORTS } from '../../src/arbitraries/netpol.js';
 import { Cluster } from '../../src/cluster/cluster.js';
-import { compileKubeNetworkPolicies, compileKubeRouter } from '../../src/compile/netpol/index.js';
+import { compileKubeNetworkPolicies, compileKubeRouter, compileKubeRouterNft } from '../../src/compile/netpol/index.js';
+import { formatNftRuleset } from '../../src/nftables/index.js';
 import type { QueueVerdict } from '../../src/compile/netpol/index.js';
 import type { Snapshot } from '../../src/model/kubernetes.js';
 import { NetworkPolicyEvaluator } from '../../src/netpol/index.js';
-import { describeKernel, describeNftKernel, mapLimit } from './harness.js';
+import { describeKernel, describeNftKernel, kernelTools, mapLimit, nftBinary, run } from './harness.js';
 import { fromKernel, fromSim, kernelCluster, settleTimeouts } from './cluster-harness.js';
 import type { ClusterProbe, KernelClusterReport } from './cluster-harness.js';
 
@@ -153,6 +157,89 @@ describeNftKernel(`cluster connect --netpol kube-network-policies vs the kernel 
     const sim = knpSimulator(c);
     const ours = c.probes.map((p) => fromSim(sim.connect({ from: p.from, to: p.dst, proto: p.proto ?? 'tcp' }, { trace: true })));
     const results = await settleTimeouts(k.results, ours, (connectTimeoutMs) => knpKernel(c, connectTimeoutMs));
+    const mismatches: string[] = [];
+    c.probes.forEach((p, j) => {
+      const s = ours[j]!;
+      const kk = fromKernel(results[j]!);
+      if (JSON.stringify(s) !== JSON.stringify(kk)) mismatches.push(`probe ${j} ${p.from} → ${p.dst}/${p.proto}\n  kernel ${JSON.stringify(kk)}\n  sim    ${JSON.stringify(s)}`);
+    });
+    expect(mismatches, `case ${i}`).toEqual([]);
+  });
+});
+
+// kube-router's nftables mode on the cluster path against the kernel: the same generated clusters,
+// each node holding what `Cluster` holds for it with `--netpol kube-router-nftables` (the CNI's
+// node rules, and kube-router's tables `kube-router-filter-ipv4`/`-ipv6` loaded with `nft -f`);
+// every probe's outcome, where it was accepted and the source seen there must be what
+// `Cluster.connect` says. And each node's tables, loaded alone into an empty namespace, list back
+// (`nft list ruleset`) exactly as compiled, which is what our formatter prints for them.
+const KRN_COUNT = Number(process.env['NETFILTER_SIM_CLUSTER_KRN_CASES'] ?? 200);
+const KRN_CASES = CASES.slice(0, KRN_COUNT);
+const krnSimulator = (c: Case): Cluster => new Cluster({ snapshot: c.snapshot, kubeProxy: 'none', netpol: 'kube-router-nftables' });
+
+function krnKernel(c: Case, connectTimeoutMs?: number): Promise<KernelClusterReport> {
+  const sim = krnSimulator(c);
+  const rules: Record<string, string[]> = {};
+  for (const n of sim.topology.nodes) {
+    const r = sim.nodeRules(n.name);
+    rules[n.name] = [r.save, ...r.nft].filter((t) => t !== '');
+  }
+  return kernelCluster(sim, rules, c.probes, connectTimeoutMs !== undefined ? { connectTimeoutMs } : {});
+}
+
+/** `nft -f` of the text in an empty namespace, then `nft list ruleset`. */
+async function nftListBack(text: string): Promise<{ ok: boolean; list: string; stderr: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'nfsim-krn-'));
+  try {
+    writeFileSync(join(dir, 't.nft'), text);
+    const r = await run([kernelTools().unshare, '--net', '--', 'sh', '-c', '"$1" -f "$2" && "$1" list ruleset', 'sh', nftBinary(), join(dir, 't.nft')], '', 60_000);
+    return { ok: r.status === 0, list: r.stdout, stderr: r.stderr };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describeNftKernel(`cluster connect --netpol kube-router-nftables vs the kernel: ${KRN_COUNT} generated clusters`, () => {
+  let reports: KernelClusterReport[] = [];
+  beforeAll(async () => {
+    reports = await mapLimit(KRN_CASES, 2, (c) => krnKernel(c));
+  }, 1_800_000);
+
+  it('each node\'s tables load with nft -f and nft list ruleset prints them back byte for byte, as our formatter does', async () => {
+    const texts = KRN_CASES.flatMap((c) => krnSimulator(c).topology.nodes.map((n) => compileKubeRouterNft(c.snapshot, n.name).nft));
+    const mismatches: string[] = [];
+    await mapLimit(texts, 2, async (t, i) => {
+      const k = await nftListBack(t);
+      if (!k.ok) mismatches.push(`text ${i}: nft refused it: ${k.stderr}`);
+      else if (k.list !== t) mismatches.push(`text ${i}: listed back differently`);
+      else if (formatNftRuleset(t) !== k.list) mismatches.push(`text ${i}: our formatter differs from nft list ruleset`);
+    });
+    console.log(`kube-router nftables tables listed back: ${texts.length} node tables`);
+    expect(mismatches).toEqual([]);
+  }, 600_000);
+
+  it('the cases hold blocked and allowed connections, rejected by kube-router\'s tables', () => {
+    let probes = 0;
+    let rejected = 0;
+    for (const c of KRN_CASES) {
+      const sim = krnSimulator(c);
+      for (const p of c.probes) {
+        probes++;
+        if (sim.connect({ from: p.from, to: p.dst, proto: p.proto ?? 'tcp' }, { trace: false }).policy !== null) rejected++;
+      }
+    }
+    console.log(`cluster kube-router nftables kernel differential: ${KRN_COUNT} clusters, ${probes} probes, ${rejected} rejected by its tables`);
+    if (KRN_COUNT >= 200) expect(probes).toBeGreaterThanOrEqual(1000);
+    expect(rejected).toBeGreaterThan(probes / 10);
+    expect(rejected).toBeLessThan(probes);
+  });
+
+  it.for(KRN_CASES.map((c, i) => ({ c, i, name: `case ${i}: ${c.snapshot.pods.length} pods, ${c.snapshot.networkPolicies.length} policies` })))('$name', async ({ c, i }) => {
+    const k = reports[i]!;
+    if (!k.ok) expect.fail(`the kernel could not build case ${i} at ${k.stage}: ${k.stderr}`);
+    const sim = krnSimulator(c);
+    const ours = c.probes.map((p) => fromSim(sim.connect({ from: p.from, to: p.dst, proto: p.proto ?? 'tcp' }, { trace: true })));
+    const results = await settleTimeouts(k.results, ours, (connectTimeoutMs) => krnKernel(c, connectTimeoutMs));
     const mismatches: string[] = [];
     c.probes.forEach((p, j) => {
       const s = ours[j]!;

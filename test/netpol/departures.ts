@@ -14,7 +14,9 @@ export type Departure =
   | 'egress-named-port-any-destination'
   | 'egress-ipblock-named-port-ignored'
   | 'ipblocks-share-one-set'
-  | 'named-port-address-lists-shared';
+  | 'named-port-address-lists-shared'
+  /** nftables mode only: a rule's ipBlock CIDRs (or its excepts) overlap, nft refuses the policy's transaction, its pods fail closed. */
+  | 'ipblock-intervals-conflict';
 
 const key = (p: K8sPod): string => `${p.metadata.namespace}/${p.metadata.name}`;
 const active = (p: K8sPod): boolean => !['Failed', 'Succeeded'].includes(p.status?.phase ?? '') && !!p.status?.podIP && p.spec.hostNetwork !== true;
@@ -107,6 +109,48 @@ export function kubeRouterDepartures(s: Snapshot, probe: NetworkPolicyProbe): De
       check(p.ingressRules, 'ingress');
       check(p.egressRules, 'egress');
     }
+  }
+  return [...out];
+}
+
+/** The CIDRs an ipBlock peer puts in kube-router's interval sets (`/0` split in two halves, as for the ipsets). */
+function blockCidrs(r: DefaultedRule, family: 4 | 6): { include: string[]; except: string[] } {
+  const include: string[] = [];
+  const except: string[] = [];
+  const zero = family === 4 ? ['0.0.0.0/1', '128.0.0.0/1'] : ['2000::/3', 'fd00::/8'];
+  const add = (list: string[], c: string): void => { if (c.endsWith('/0')) list.push(...zero); else list.push(c); };
+  for (const peer of r.peers ?? []) {
+    if (!peer.ipBlock || peer.podSelector || peer.namespaceSelector || peer.ipBlock.cidr.includes(':') !== (family === 6)) continue;
+    add(include, peer.ipBlock.cidr);
+    for (const e of peer.ipBlock.except ?? []) add(except, e);
+  }
+  return { include, except };
+}
+
+/** Two different CIDRs of the list where one holds the other (IPv4 only: what the generators write). */
+function overlap(cidrs: readonly string[]): boolean {
+  const parsed = [...new Set(cidrs)].filter((c) => !c.includes(':')).map((c) => {
+    const [a, l] = c.split('/') as [string, string];
+    const n = a.split('.').reduce((x, o) => x * 256 + Number(o), 0);
+    const len = Number(l ?? 32);
+    return { lo: n - (n % 2 ** (32 - len)), hi: n - (n % 2 ** (32 - len)) + 2 ** (32 - len) - 1 };
+  });
+  return parsed.some((a, i) => parsed.some((b, j) => i !== j && a.lo <= b.lo && b.hi <= a.hi));
+}
+
+/**
+ * kube-router's nftables mode: its departures are the iptables mode's (the same policy model), and
+ * a policy whose interval sets nft refuses fails its pods closed.
+ */
+export function kubeRouterNftDepartures(s: Snapshot, probe: NetworkPolicyProbe): Departure[] {
+  const out = new Set<Departure>(kubeRouterDepartures(s, probe));
+  const src = probe.from.startsWith('node:') ? null : s.pods.find((p) => key(p) === probe.from) ?? null;
+  const dst = s.pods.find((p) => key(p) === probe.to) ?? null;
+  for (const p of s.networkPolicies.map(defaultNetworkPolicy)) {
+    const sel = selected(s, p).map(key);
+    if (!((src !== null && sel.includes(key(src))) || (dst !== null && sel.includes(key(dst))))) continue;
+    const rules = [...(p.ingress ? p.ingressRules : []), ...(p.egress ? p.egressRules : [])];
+    if (rules.some((r) => { const b = blockCidrs(r, 4); return overlap(b.include) || overlap(b.except); })) out.add('ipblock-intervals-conflict');
   }
   return [...out];
 }

@@ -39,7 +39,10 @@ const CLUSTER_FLAGS = `Cluster:
                           networkpolicies -A -o yaml (or -o json) prints: a file, a directory
                           (its .yaml, .yml and .json files) or - (standard input); repeatable
   --kube-proxy MODE       iptables (default) | nftables | none: kube-proxy's rules on every node
-  --netpol WHERE          reference (default) | kube-router | kube-network-policies | none
+  --netpol reference|kube-router|kube-router-nftables|kube-network-policies|none
+                          where NetworkPolicy is enforced (default reference): at the pods' veths,
+                          kube-router's iptables rules and ipsets, kube-router's nftables tables,
+                          kube-network-policies' queue, or nowhere
   --cni bridge|ptp        how pods are joined to their node (default bridge: a cni0 bridge with
                           bridge netfilter; ptp: a veth per pod routed by the node)
   --hairpin               hairpin mode on the bridge's ports (a pod reaching itself through a
@@ -208,7 +211,7 @@ function buildCluster(values: Values, io: CliIO, command: string): Cluster {
   const seedText = str(values, 'seed');
   if (seedText !== undefined && !/^\d+$/.test(seedText)) throw new UsageError(`--seed needs a number, not "${seedText}"`);
   const kubeProxy = oneOf(values, 'kube-proxy', ['iptables', 'nftables', 'none'] as const);
-  const netpol = oneOf(values, 'netpol', ['reference', 'kube-router', 'kube-network-policies', 'none'] as const);
+  const netpol = oneOf(values, 'netpol', ['reference', 'kube-router', 'kube-router-nftables', 'kube-network-policies', 'none'] as const);
   const cni = oneOf(values, 'cni', ['bridge', 'ptp'] as const);
   const options: ClusterOptions = {
     snapshot: readSnapshot(sources),

@@ -92,8 +92,8 @@ On a cluster (the pods from a snapshot, on their nodes):
                              with the port and source it saw (verdict dropped, cause
                              network-policy)
   --kube-proxy iptables|nftables|none   kube-proxy's mode on the nodes (default iptables)
-  --netpol reference|kube-router|kube-network-policies|none   the NetworkPolicy enforcer
-                             (default reference)
+  --netpol reference|kube-router|kube-router-nftables|kube-network-policies|none
+                             the NetworkPolicy enforcer (default reference)
   --cluster-cni bridge|ptp   how pods are joined to their node (default bridge)
   --node-rules NODE=FILE     a node's real rules instead of the compiled ones (repeat)
   --service-lb kube-proxy|socket   who translates a Service address no proxy resolved:
@@ -318,7 +318,7 @@ export async function runMesh(args: string[], io: CliIO): Promise<number> {
         return x as T | undefined;
       };
       const kubeProxy = choice('kube-proxy', ['iptables', 'nftables', 'none'] as const);
-      const netpol = choice('netpol', ['reference', 'kube-router', 'kube-network-policies', 'none'] as const);
+      const netpol = choice('netpol', ['reference', 'kube-router', 'kube-router-nftables', 'kube-network-policies', 'none'] as const);
       const cniMode = choice('cluster-cni', ['bridge', 'ptp'] as const);
       const serviceLb = choice('service-lb', ['kube-proxy', 'socket'] as const);
       const nodeRules: Record<string, string[]> = Object.create(null) as Record<string, string[]>;

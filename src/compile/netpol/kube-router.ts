@@ -72,15 +72,16 @@ const TAIL = 'KUBE-NWPLCY-TAIL';
 const TOP: readonly (readonly [string, string])[] = [['INPUT', INPUT], ['FORWARD', FORWARD], ['OUTPUT', OUTPUT]];
 
 /** `IPv4` / `IPv6`, as `v1core.IPFamily` spells it in hashes. */
-const FAMILY_NAME: Readonly<Record<Family, string>> = { 4: 'IPv4', 6: 'IPv6' };
+/** @internal */
+export const FAMILY_NAME: Readonly<Record<Family, string>> = { 4: 'IPv4', 6: 'IPv6' };
 
 /** A comment quoted for `iptables-restore` (backslash and double quote escaped). */
 function q(s: string): string {
   return `"${s.replace(/(["\\])/g, '\\$1')}"`;
 }
 
-/** `clampComment`: control characters removed, at most 120 bytes. */
-function clamp(s: string): string {
+/** `clampComment`: control characters removed, at most 120 bytes. @internal */
+export function clamp(s: string): string {
   // eslint-disable-next-line no-control-regex
   const clean = s.replace(/[\u0000-\u001f\u007f-\u009f]/g, '');
   const bytes = new TextEncoder().encode(clean);
@@ -88,13 +89,15 @@ function clamp(s: string): string {
   return new TextDecoder().decode(bytes.slice(0, 120)).replace(/\uFFFD$/, '');
 }
 
-const idComment = (ns: string, name: string, kind: string): string => clamp(`${ns}/${name} ${kind}`);
+/** `idComment`: `<namespace>/<name> <kind>`, clamped. @internal */
+export const idComment = (ns: string, name: string, kind: string): string => clamp(`${ns}/${name} ${kind}`);
 
 /** `ipSetName`: IPv6 sets carry the `inet6:` prefix. */
 const setName = (name: string, family: Family): string => (family === 6 && !name.startsWith('inet6:') ? `inet6:${name}` : name);
 
 const isV4 = (ip: string): boolean => !ip.includes(':');
-const ofFamily = (ip: string, family: Family): boolean => (family === 4 ? isV4(ip) : !isV4(ip));
+/** @internal */
+export const ofFamily = (ip: string, family: Family): boolean => (family === 4 ? isV4(ip) : !isV4(ip));
 
 interface IpsetState {
   readonly name: string;
@@ -102,7 +105,8 @@ interface IpsetState {
   entries: string[][];
 }
 
-interface Endpoints {
+/** @internal */
+export interface Endpoints {
   ips: Record<Family, string[]>;
   readonly protocol: string;
   readonly port: string;
@@ -139,7 +143,8 @@ function grabNamedPorts(pod: ViewPod, into: NamedPorts): void {
   }
 }
 
-interface ProtocolAndPort {
+/** @internal */
+export interface ProtocolAndPort {
   readonly protocol: string;
   readonly port: string;
   readonly endport: string;
@@ -163,7 +168,8 @@ function processPorts(ports: readonly DefaultedPort[], named: NamedPorts): { num
   return { numeric, named: namedOut };
 }
 
-interface Rule {
+/** One rule of a policy as the controller holds it (`ingressRule` / `egressRule`). @internal */
+export interface Rule {
   readonly matchAllPorts: boolean;
   readonly ports: ProtocolAndPort[];
   readonly named: Endpoints[];
@@ -172,7 +178,8 @@ interface Rule {
   readonly ipBlocks: Record<Family, string[][]>;
 }
 
-interface PolicyInfo {
+/** A policy as the controller holds it (`networkPolicyInfo`). @internal */
+export interface PolicyInfo {
   readonly policy: DefaultedPolicy;
   readonly type: 'ingress' | 'egress' | 'both';
   /** Keyed by `status.podIP`, as kube-router keys them. */
@@ -205,7 +212,8 @@ function ipBlockEntries(peer: NonNullable<DefaultedPolicy['ingressRules'][number
   return out;
 }
 
-function buildPolicies(view: ClusterView): PolicyInfo[] {
+/** `buildNetworkPoliciesInfo`: the policies, their target pods, peers and ports. @internal */
+export function buildPolicies(view: ClusterView): PolicyInfo[] {
   return view.policies.map((policy): PolicyInfo => {
     const type = policy.ingress && policy.egress ? 'both' : policy.egress ? 'egress' : 'ingress';
     const targets = new Map<string, ViewPod>();
@@ -282,7 +290,8 @@ class FamilyWriter {
   }
 }
 
-function podIPs(pods: readonly ViewPod[], family: Family): string[] {
+/** @internal */
+export function podIPs(pods: readonly ViewPod[], family: Family): string[] {
   // getIPsFromPods: the pod's first address of the family.
   const out: string[] = [];
   for (const p of pods) {
@@ -292,8 +301,10 @@ function podIPs(pods: readonly ViewPod[], family: Family): string[] {
   return out;
 }
 
-const policyChainName = (p: DefaultedPolicy, version: string, family: Family): string => `KUBE-NWPLCY-${hash16(p.namespace + p.name + version + FAMILY_NAME[family])}`;
-const podChainName = (pod: ViewPod, version: string): string => `KUBE-POD-FW-${hash16(pod.namespace + pod.name + version)}`;
+/** @internal */
+export const policyChainName = (p: DefaultedPolicy, version: string, family: Family): string => `KUBE-NWPLCY-${hash16(p.namespace + p.name + version + FAMILY_NAME[family])}`;
+/** @internal */
+export const podChainName = (pod: ViewPod, version: string): string => `KUBE-POD-FW-${hash16(pod.namespace + pod.name + version)}`;
 
 /**
  * The name of the chain kube-router writes for a pod (`KUBE-POD-FW-…`), for a sync version (see
@@ -454,17 +465,8 @@ function validateNodePortRange(text: string): string {
   return `${a}:${b}`;
 }
 
-/**
- * The filter table and ipsets kube-router's network-policy controller leaves on `node` after a
- * full sync, compiled from the snapshot.
- *
- * @example
- * ```ts
- * const { rules, ipsets } = compileKubeRouter(snapshot, 'worker-1');
- * const node = new Netns({ rules, ipsets, ipForward: true });
- * ```
- */
-export function compileKubeRouter(snapshot: Pick<Snapshot, 'namespaces' | 'pods' | 'networkPolicies'>, node: string, options: KubeRouterOptions = {}): KubeRouterRules {
+/** kube-router's flags, checked, with their defaults. @internal */
+export function kubeRouterSettings(node: unknown, options: KubeRouterOptions, defaultFamilies: readonly Family[]): { version: string; families: readonly Family[]; ranges: readonly string[]; nodePorts: string } {
   expectArgument(node, 'string', 'node');
   expectArgument(options, 'object', 'options');
   expectArgument(options.syncVersion, ['string', 'undefined'], 'options.syncVersion');
@@ -476,9 +478,24 @@ export function compileKubeRouter(snapshot: Pick<Snapshot, 'namespaces' | 'pods'
   expectArgument(options.families, ['array', 'undefined'], 'options.families');
   for (const f of options.families ?? []) if (f !== 4 && f !== 6) throw new NetfilterSimError(diagnostic('BAD_CONFIG', `options.families may hold 4 and 6, not ${JSON.stringify(String(f))}`));
   const version = options.syncVersion ?? '0';
-  const families = options.families ?? [4];
+  const families = options.families ?? defaultFamilies;
   const ranges = options.serviceClusterIpRange ?? ['10.96.0.0/12'];
   const nodePorts = validateNodePortRange(options.serviceNodePortRange ?? '30000-32767');
+  return { version, families, ranges, nodePorts };
+}
+
+/**
+ * The filter table and ipsets kube-router's network-policy controller leaves on `node` after a
+ * full sync, compiled from the snapshot.
+ *
+ * @example
+ * ```ts
+ * const { rules, ipsets } = compileKubeRouter(snapshot, 'worker-1');
+ * const node = new Netns({ rules, ipsets, ipForward: true });
+ * ```
+ */
+export function compileKubeRouter(snapshot: Pick<Snapshot, 'namespaces' | 'pods' | 'networkPolicies'>, node: string, options: KubeRouterOptions = {}): KubeRouterRules {
+  const { version, families, ranges, nodePorts } = kubeRouterSettings(node, options, [4]);
   const view = clusterView(snapshot, options);
   const policies = buildPolicies(view);
   const localPods = view.pods.filter((p) => p.node === node);
