@@ -3,7 +3,8 @@
 // Service of its own (one endpoint, so the kernel's random endpoint choice has one answer; the
 // Service's targetPort by name where the pod names that port), the nodes holding what `Cluster`
 // compiles for them — kube-proxy (iptables mode with its nfacct objects, or nftables mode, case by
-// case), kube-router's filter rules and ipsets, the CNI's rules — built in real namespaces by the
+// case), kube-router (its iptables rules and ipsets, or its nftables mode's tables), the CNI's
+// rules — built in real namespaces by the
 // cluster harness. Every cell of the matrix, to the pod's address and through its Service, on two
 // ports, is one real connection: the cell is allowed exactly when the kernel delivered it to that
 // pod, and a blocked cell ends as its `why` says (refused, dropped, or accepted elsewhere). Each
@@ -28,6 +29,7 @@ interface Case {
   readonly index: number;
   readonly snapshot: Snapshot;
   readonly kubeProxy: 'iptables' | 'nftables';
+  readonly netpol: 'kube-router' | 'kube-router-nftables';
   readonly proto: 'tcp' | 'udp';
   readonly ports: readonly number[];
 }
@@ -61,10 +63,10 @@ function withServices(s: Snapshot, ports: readonly number[], proto: 'TCP' | 'UDP
 const CASES: readonly Case[] = fc.sample(networkPolicySnapshot({ nodes: 2, minPods: 3, maxPods: 5 }), { seed: SEED, numRuns: COUNT }).map((s, index) => {
   const proto = index % 4 === 3 ? 'udp' : 'tcp';
   const ports = proto === 'udp' ? [53] : [TCP_PORTS[index % 4]!, TCP_PORTS[(index + 2) % 4]!];
-  return { index, snapshot: withServices(s, ports, proto === 'udp' ? 'UDP' : 'TCP'), kubeProxy: index % 2 === 0 ? 'iptables' : 'nftables', proto, ports };
+  return { index, snapshot: withServices(s, ports, proto === 'udp' ? 'UDP' : 'TCP'), kubeProxy: index % 2 === 0 ? 'iptables' : 'nftables', netpol: index % 3 === 2 ? 'kube-router-nftables' : 'kube-router', proto, ports };
 });
 
-const simulator = (c: Case): Cluster => new Cluster({ snapshot: c.snapshot, kubeProxy: c.kubeProxy, netpol: 'kube-router' });
+const simulator = (c: Case): Cluster => new Cluster({ snapshot: c.snapshot, kubeProxy: c.kubeProxy, netpol: c.netpol });
 
 /** The matrices of a case: per port, to the pods' addresses and through their Services. */
 function matrices(c: Case): { port: number; to: 'pod' | 'service'; result: ReachResult }[] {
@@ -104,7 +106,7 @@ function build(c: Case, probes: readonly ClusterProbe[], connectTimeoutMs?: numb
   return kernelCluster(simulator(c), rules, probes, { ipsets, nfacct, ...(connectTimeoutMs === undefined ? {} : { connectTimeoutMs }) });
 }
 
-describeKernel(`cluster reach (kube-proxy and kube-router compiled) vs the kernel: ${COUNT} generated clusters, every cell a connection`, () => {
+describeKernel(`cluster reach (kube-proxy and kube-router, both modes, compiled) vs the kernel: ${COUNT} generated clusters, every cell a connection`, () => {
   const plans = CASES.map((c) => {
     const ms = matrices(c);
     return { c, ms, probes: probesOf(c, ms) };
@@ -119,6 +121,7 @@ describeKernel(`cluster reach (kube-proxy and kube-router compiled) vs the kerne
     const allowed = plans.reduce((n, p) => n + p.ms.reduce((k, m) => k + m.result.allowed.flat().filter((x) => x).length, 0), 0);
     console.log(`cluster reach kernel differential: ${COUNT} clusters, ${cells} cells (${allowed} allowed)`);
     expect(new Set(CASES.map((c) => c.kubeProxy)).size).toBe(COUNT >= 2 ? 2 : 1);
+    if (COUNT >= 3) expect(new Set(CASES.map((c) => c.netpol)).size).toBe(2);
     if (COUNT >= 4) expect(new Set(CASES.map((c) => c.proto))).toEqual(new Set(['tcp', 'udp']));
     if (COUNT >= 20) {
       expect(allowed).toBeGreaterThan(cells / 10);
@@ -130,7 +133,7 @@ describeKernel(`cluster reach (kube-proxy and kube-router compiled) vs the kerne
     }
   });
 
-  it.for(plans.map((p) => ({ p, name: `case ${p.c.index}: kube-proxy ${p.c.kubeProxy}, ${p.c.proto} ${p.c.ports.join(',')}, ${p.c.snapshot.pods.length} pods, ${p.c.snapshot.networkPolicies.length} policies` })))('$name', async ({ p }) => {
+  it.for(plans.map((p) => ({ p, name: `case ${p.c.index}: kube-proxy ${p.c.kubeProxy}, ${p.c.netpol}, ${p.c.proto} ${p.c.ports.join(',')}, ${p.c.snapshot.pods.length} pods, ${p.c.snapshot.networkPolicies.length} policies` })))('$name', async ({ p }) => {
     const k = reports[p.c.index]!;
     if (!k.ok) expect.fail(`the kernel could not build case ${p.c.index} at ${k.stage}: ${k.stderr}`);
     const sim = simulator(p.c);
