@@ -181,8 +181,9 @@ interface KubeRouterNode {
  * compiled for each node (`compile/netpol`), loaded into the node's namespace before kube-proxy's
  * (the controller keeps its jumps first in INPUT, FORWARD and OUTPUT); in its nftables mode, its
  * tables `kube-router-filter-ipv4`/`-ipv6` with their named sets. A connection its rules reject is
- * attributed to the pod whose `KUBE-POD-FW-*` chain rejected it (read from the trace; without one,
- * to the direction the reference evaluator blocks) and to the policy isolating that pod.
+ * attributed to the direction the reference evaluator blocks (the source's egress first, then the
+ * destination's ingress, among the pods of the node whose `KUBE-POD-FW-*` chain rejected it) and
+ * to the policy isolating that pod for it.
  */
 function kubeRouterEnforcer(snapshot: Snapshot, context: EnforcerContext = {}, mode: 'iptables' | 'nftables' = 'iptables'): PolicyEnforcer {
   const dual = snapshot.pods.some((p) => (p.status?.podIPs ?? []).some((x) => x.ip.includes(':')));
@@ -222,13 +223,15 @@ function kubeRouterEnforcer(snapshot: Snapshot, context: EnforcerContext = {}, m
       // Only a node holding the compiled rules (not one given its own dump) is explained.
       if (!d.reason.startsWith('REJECT') || !compiled.has(d.node)) return null;
       if (d.events !== null) {
-        // The rejecting rule: iptables names its target REJECT, nft its verdict (drop).
+        // Traced: only a reject in a pod's chain is the policy's (iptables names its target
+        // REJECT, nft its verdict drop).
         let chain: string | null = null;
         for (const e of d.events) if (e.type === 'rule' && (e.target === 'REJECT' || (e.target === 'drop' && e.chain.startsWith('KUBE-POD-FW-')))) chain = e.chain;
-        const pod = chain !== null ? byChain.get(chain) : undefined;
-        if (pod === undefined) return null;
-        return isolating(pod, pod.ips.includes(d.dst) ? 'ingress' : 'egress', d);
+        if (chain === null || !byChain.has(chain)) return null;
       }
+      // Which pod's chain rejects a connection both ends' policies refuse follows the order of
+      // the pods in the top-level chains, which kube-router takes from a map: the source's egress
+      // is named first, as the reference decides, whichever chain the rules reached first.
       const src = byIp.get(d.src);
       const dst = byIp.get(d.dst);
       const candidates: [AddressedPod, 'ingress' | 'egress'][] = [];

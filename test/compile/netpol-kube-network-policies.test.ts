@@ -54,7 +54,7 @@ describe('compileNetworkPolicy', () => {
 
   it('an unknown implementation or node argument is a typed error', () => {
     const err = (f: () => unknown): string => { try { f(); return 'none'; } catch (e) { return e instanceof NetfilterSimError ? `${e.code}: ${e.message}` : String(e); } };
-    expect(err(() => compileNetworkPolicy(cluster(), 'node-1', { implementation: 'calico' } as never))).toBe('BAD_CONFIG: implementation "calico" is not kube-router or kube-network-policies');
+    expect(err(() => compileNetworkPolicy(cluster(), 'node-1', { implementation: 'calico' } as never))).toBe('BAD_CONFIG: implementation "calico" is not kube-router, kube-router-nftables or kube-network-policies');
     expect(err(() => compileNetworkPolicy(cluster(), '', { implementation: 'kube-router' }))).toBe('BAD_ARGUMENT: node must be a node name');
   });
 });
