@@ -218,6 +218,31 @@ describeNftKernel(`cluster connect --netpol kube-router-nftables vs the kernel: 
     expect(mismatches).toEqual([]);
   }, 600_000);
 
+  it('with IPv6 addresses on the pods, the ip6 table loads and lists back byte for byte too, as our formatter prints it', async () => {
+    // The generated snapshots made dual-stack: each pod gets fd00:10:244:<node>::<host> beside its
+    // IPv4 address, and each policy an ingress rule from an IPv6 ipBlock with an except.
+    const dual = KRN_CASES.slice(0, 20).map((c) => ({
+      ...c.snapshot,
+      pods: c.snapshot.pods.map((p) => {
+        const v4 = p.status!.podIP!;
+        const [, , n, h] = v4.split('.');
+        return { ...p, status: { ...p.status!, podIPs: [{ ip: v4 }, { ip: `fd00:10:244:${n}::${h}` }] } };
+      }),
+      networkPolicies: c.snapshot.networkPolicies.map((np) => ({ ...np, spec: { ...np.spec, ingress: [...(np.spec.ingress ?? []), { from: [{ ipBlock: { cidr: 'fd00:10:244::/48', except: ['fd00:10:244:1::/64'] } }] }] } })),
+    }));
+    const texts = dual.flatMap((s) => [...new Set(s.pods.map((p) => p.spec.nodeName!))].map((node) => compileKubeRouterNft(s, node, { families: [4, 6] }).nft));
+    expect(texts.every((t) => t.includes('table ip6 kube-router-filter-ipv6'))).toBe(true);
+    const mismatches: string[] = [];
+    await mapLimit(texts, 2, async (t, i) => {
+      const k = await nftListBack(t);
+      if (!k.ok) mismatches.push(`text ${i}: nft refused it: ${k.stderr}`);
+      else if (k.list !== t) mismatches.push(`text ${i}: listed back differently`);
+      else if (formatNftRuleset(t) !== k.list) mismatches.push(`text ${i}: our formatter differs from nft list ruleset`);
+    });
+    console.log(`kube-router nftables dual-stack tables listed back: ${texts.length} node tables`);
+    expect(mismatches).toEqual([]);
+  }, 600_000);
+
   it('the cases hold blocked and allowed connections, rejected by kube-router\'s tables', () => {
     let probes = 0;
     let rejected = 0;
