@@ -324,6 +324,12 @@ export interface NftChain {
   readonly rules: readonly NftRule[];
   readonly comment?: string;
   readonly span?: Span;
+  /**
+   * An anonymous chain (`jump { … }`), bound to the one rule that jumps to it: the kernel names
+   * it `__chainN` (N from a counter of its own), nft lists it inside that rule, and it goes when
+   * the rule goes.
+   */
+  readonly binding?: boolean;
 }
 
 /** A named set or map. */

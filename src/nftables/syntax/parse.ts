@@ -17,7 +17,7 @@ import {
 } from '../datatypes.js';
 import type { NftChainType, NftFamily, NftHook, NftObjectType, NftSelector } from '../model.js';
 import type {
-  RawChainSpec, RawCommand, RawElement, RawExpr, RawFlowtableSpec, RawObjectSpec, RawOp, RawPosition, RawSetSpec, RawStatement,
+  RawChainSpec, RawCommand, RawElement, RawExpr, RawFlowtableSpec, RawObjectSpec, RawOp, RawPosition, RawSetSpec, RawStatement, RawBoundRule,
 } from './ast.js';
 import { tokenizeNft, type NftToken } from './lexer.js';
 
@@ -124,6 +124,8 @@ export function parseNftCommands(text: string, options: NftSyntaxOptions = {}): 
 
 /** nft's `MAX_INCLUDE_DEPTH`. */
 const MAX_INCLUDE_DEPTH = 16;
+/** nft's `SCOPE_NEST_MAX`: the file, a table, a chain and an anonymous chain. */
+const SCOPE_NEST_MAX = 4;
 
 type Scope = Map<string, RawExpr>;
 
@@ -1270,6 +1272,35 @@ class Parser {
     return out;
   }
 
+  /**
+   * `jump|goto { RULE; … }` (after the verdict word): an anonymous chain. Its block is a scope, as
+   * nft's `chain_block_alloc` opens one: inside a chain of a table block it is the fourth and last
+   * level, so another inside it is "too many levels of nesting" (nft points at the verdict word's end).
+   */
+  private boundChain(verdict: NftToken): RawStatement {
+    if (this.scopes.length >= SCOPE_NEST_MAX) {
+      const last = verdict.span.length - 1;
+      this.failAt({ line: verdict.span.line, column: verdict.span.column + last, offset: verdict.span.offset + last, length: 1 }, 'too many levels of nesting', verdict.text, 'UNEXPECTED_TOKEN');
+    }
+    this.expectPunct('{');
+    this.openScope();
+    const block: RawBoundRule[] = [];
+    for (;;) {
+      const t = this.peek();
+      if (t.kind === 'punct' && t.text === '}') break;
+      if (t.kind === 'newline' || (t.kind === 'punct' && t.text === ';')) {
+        this.next();
+        continue;
+      }
+      const statements = this.rule();
+      block.push({ statements, span: join(statements[0]!.span, this.peek(-1).span) });
+      this.separator();
+    }
+    const close = this.expectPunct('}');
+    this.closeScope();
+    return { t: 'verdict', verdict: verdict.text as 'jump', span: join(verdict.span, close.span), block };
+  }
+
   private statement(): RawStatement {
     const t = this.peek();
     if (t.kind !== 'word') this.fail(t);
@@ -1279,7 +1310,7 @@ class Parser {
         return { t: 'verdict', verdict: t.text, span: t.span };
       case 'jump': case 'goto': {
         this.next();
-        if (this.isPunct('{')) this.failAt(this.peek().span, 'anonymous chains (jump { … }) are not supported', '{', 'UNSUPPORTED');
+        if (this.isPunct('{')) return this.boundChain(t);
         const c = this.chainName();
         return { t: 'verdict', verdict: t.text, chain: c.text, span: join(t.span, c.span), chainSpan: c.span };
       }
