@@ -633,6 +633,7 @@ export function printSelector(sel: NftSelector, thAs?: string): string {
     case 'rawpayload': return `@${sel.base},${sel.offset},${sel.length}`;
     case 'exthdr': return sel.field === undefined ? `exthdr ${sel.header}` : `${sel.header} ${sel.field}`;
     case 'sctpchunk': return `sctp chunk ${sel.chunk}${sel.field !== undefined ? ` ${sel.field}` : ''}`;
+    case 'ipopt': return `ip option ${sel.option}${sel.field !== undefined ? ` ${sel.field}` : ''}`;
     case 'tcpopt': if (sel.raw) return `tcp option @${sel.option},${sel.raw.offset},${sel.raw.length}`;
       return `tcp option ${sel.option}${sel.field !== undefined ? ` ${sel.field}` : ''}`;
     case 'meta': return UNQUALIFIED_META.has(sel.key) ? sel.key : `meta ${sel.key}`;

@@ -1195,6 +1195,11 @@ class Evaluator {
         if (!['mark', 'zone', 'event', 'label', 'secmark'].includes(sel.key)) fail('BAD_VALUE', `ct ${sel.key} cannot be set`, target.span);
         if (sel.direction && sel.key !== 'zone') fail('BAD_VALUE', `ct ${sel.key} cannot be set with a direction`, target.span);
         break;
+      case 'ipopt':
+        // nft_exthdr writes TCP options only: the kernel refuses the rule.
+        this.context(sel, target.span, ctx);
+        this.commitFail('UNSUPPORTED', 'Could not process rule: Operation not supported', target.span);
+        break;
       case 'payload': case 'exthdr': case 'tcpopt':
         this.context(sel, target.span, ctx);
         if (sel.kind === 'tcpopt' && (sel.field === undefined || sel.field === 'kind')) fail('BAD_VALUE', 'tcp option kind cannot be set', target.span);
@@ -1366,6 +1371,11 @@ class Evaluator {
       case 'exthdr':
         if (ctx.l3 === 'ip' || ctx.l3 === 'arp') conflict(ctx.l3, 'ip6');
         return;
+      case 'ipopt':
+        // exthdr_evaluate_ipopt: IPv4 options need IPv4; nft adds no dependency to the listing.
+        if (ctx.l3 !== undefined && ctx.l3 !== 'ip') fail('BAD_VALUE', `cannot use exthdr with ${ctx.l3}`, span);
+        ctx.l3 = 'ip';
+        return;
       case 'sctpchunk':
         if (ctx.l3 === 'arp') conflict('arp', 'sctp');
         if (ctx.l4 !== undefined && ctx.l4 !== 132 && ctx.l4 !== ANY_L4) conflict(L4_NAMES[ctx.l4] ?? String(ctx.l4), 'sctp');
@@ -1436,7 +1446,7 @@ class Evaluator {
     } else if (r.t === 'concat') {
       if (left.kind !== 'concat' || left.items.length !== r.items.length) fail('BAD_VALUE', 'datatype mismatch: concatenation', r.span);
       right = { kind: 'concat-value', items: r.items.map((it, i) => this.constant(it, kts[i]!.type, kts[i]!.bits, true)) };
-    } else if ((left.kind === 'fib' && left.result !== 'type') || (left.kind === 'exthdr' && left.field === undefined) || (left.kind === 'tcpopt' && left.field === undefined && left.raw === undefined) || (left.kind === 'sctpchunk' && left.field === undefined)
+    } else if ((left.kind === 'fib' && left.result !== 'type') || (left.kind === 'exthdr' && left.field === undefined) || (left.kind === 'ipopt' && left.field === undefined) || (left.kind === 'tcpopt' && left.field === undefined && left.raw === undefined) || (left.kind === 'sctpchunk' && left.field === undefined)
       || (left.kind === 'rt' && left.key === 'ipsec') || (left.kind === 'meta' && left.key === 'ipsec')) {
       if (r.t !== 'sym' || (r.text !== 'exists' && r.text !== 'missing' && (left.kind === 'fib' || (r.text !== 'true' && r.text !== 'false' && !/^[01]$/.test(r.text))))) {
         if (left.kind === 'fib') right = this.constant(r, selectorType(left).type, selectorType(left).bits, true);
