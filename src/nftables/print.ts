@@ -605,7 +605,10 @@ export function printNftRule(r: NftRule, t: Pick<NftTable, 'family'> & Partial<P
   statements.forEach((s, i) => {
     if (hidden.has(i)) return;
     const bound = s.kind === 'verdict' ? printBoundChain(s, t, indent) : undefined;
-    if (bound !== undefined) return void parts.push(bound);
+    if (bound !== undefined) {
+      parts.push(bound);
+      return;
+    }
     const thAs = L4_NAME[l4Before(statements, i, t.family) ?? -1];
     parts.push(printStatement(s, thAs, t.family, false));
   });

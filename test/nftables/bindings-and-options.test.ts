@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { Netns } from '../../src/index.js';
 import { NetfilterSimError } from '../../src/model/errors.js';
-import { formatNftRuleset, nftLoadErrors, parseNftRulesetOrThrow } from '../../src/nftables/index.js';
+import { formatNftRuleset, nftLoadErrors, parseNftRulesetOrThrow, printNftRuleset } from '../../src/nftables/index.js';
 
 function refusal(text: string): { line: number | undefined; column: number | undefined; message: string } {
   try {
@@ -40,7 +40,7 @@ describe('anonymous chains', () => {
     // handles: c 1, __chain1 2, its rule 3, the binding rule 4; __chain2 5, 6, 7.
     const deleted = parseNftRulesetOrThrow('delete rule ip t c handle 4\nadd rule ip t c jump { return; }\n', { base });
     expect(deleted.tables[0]!.chains.map((c) => c.name)).toEqual(['c', '__chain2', '__chain3']);
-    expect(formatNftRuleset('delete rule ip t c handle 4\n', { base })).toBe('table ip t {\n\tchain c {\n\t\ttcp dport 2 goto {\n\t\t\tdrop\n\t\t}\n\t}\n}\n');
+    expect(printNftRuleset(parseNftRulesetOrThrow('delete rule ip t c handle 4\n', { base }))).toBe('table ip t {\n\tchain c {\n\t\ttcp dport 2 goto {\n\t\t\tdrop\n\t\t}\n\t}\n}\n');
     const flushed = parseNftRulesetOrThrow('flush chain ip t c\n', { base });
     expect(flushed.tables[0]!.chains.map((c) => c.name)).toEqual(['c']);
     const replaced = parseNftRulesetOrThrow('replace rule ip t c handle 7 accept\n', { base });
@@ -117,7 +117,7 @@ describe('anonymous chains', () => {
     // `nft -a list ruleset` gives the binding rule handle 7 (the chain 2, its rules 3-5, the anonymous set 6).
     const ns = new Netns({ nft: bound });
     const r = ns.connect({ from: 'local', uid: 0, dst: '10.9.0.2:25' });
-    const rules = r.trace.filter((e) => e.type === 'rule' || e.type === 'return');
+    const rules = (r.trace ?? []).filter((e) => e.type === 'rule' || e.type === 'return');
     expect(rules.map((e) => ('chain' in e ? `${e.chain}:${'rule' in e ? e.rule : ''}` : ''))).toEqual(['out:1', '__chain1:2', 'out:3']);
     const first = rules[0]!;
     expect('text' in first ? first.text : '').toBe('tcp dport { 25, 26 } jump {\n\t\t\tip daddr 10.9.0.1 tcp dport 25 reject with tcp reset\n\t\t\tip daddr 10.9.0.2 return\n\t\t\ttcp dport 26 drop\n\t\t} # handle 7');
