@@ -243,11 +243,24 @@ const EXTHDR: Readonly<Record<string, Readonly<Record<string, PayloadField>>>> =
   rt: { nexthdr: f('inet_proto', 8, 0), hdrlength: int(8, 8), type: int(8, 16), 'seg-left': int(8, 24) },
   rt0: { reserved: int(32, 32) },
   rt2: { addr: f('ipv6_addr', 128, 64) },
-  srh: { 'last-entry': int(8, 32), flags: int(8, 40), tag: int(16, 48) },
+  srh: { 'last-entry': int(8, 32), flags: int(8, 40), tag: int(16, 48), 'sid[1]': f('ipv6_addr', 128, 64), 'sid[2]': f('ipv6_addr', 128, 192) },
   frag: { nexthdr: f('inet_proto', 8, 0), reserved: int(8, 8), 'frag-off': int(13, 16), reserved2: int(2, 29), 'more-fragments': int(1, 31), id: int(32, 32) },
   dst: { nexthdr: f('inet_proto', 8, 0), hdrlength: int(8, 8) },
   mh: { nexthdr: f('inet_proto', 8, 0), hdrlength: int(8, 8), type: f('mh_type', 8, 16), reserved: int(8, 24), checksum: int(16, 32) },
 };
+
+/**
+ * IPv4 options nft reads (`ipopt.c` of nftables 1.0.6): fields with width. `addr` is the first
+ * address of a route option, an integer in this version.
+ */
+const IPOPT: Readonly<Record<string, Readonly<Record<string, number>>>> = {
+  lsrr: { type: 8, length: 8, ptr: 8, addr: 32 }, rr: { type: 8, length: 8, ptr: 8, addr: 32 }, ssrr: { type: 8, length: 8, ptr: 8, addr: 32 },
+  ra: { type: 8, length: 8, value: 16 },
+};
+/** The fields of an IPv4 option and their widths, or undefined. */
+export function ipOptionFields(option: string): Readonly<Record<string, number>> | undefined {
+  return IPOPT[option];
+}
 
 /** TCP options (`tcpopt.c`): fields with width; `kind`/`length` are the option's own. */
 const TCPOPT: Readonly<Record<string, Readonly<Record<string, number>>>> = {
@@ -349,6 +362,7 @@ export function selectorType(s: NftSelector): SelectorType {
     case 'payload': return PAYLOAD[s.protocol]![s.field]!;
     case 'rawpayload': return { type: 'xinteger', bits: s.length };
     case 'exthdr': return s.field === undefined ? { type: 'boolean', bits: 1 } : EXTHDR[s.header]![s.field]!;
+    case 'ipopt': return s.field === undefined ? { type: 'boolean', bits: 1 } : { type: 'integer', bits: IPOPT[s.option]![s.field]! };
     case 'sctpchunk':
       return s.field === undefined ? { type: 'boolean', bits: 1 } : { type: 'integer', bits: sctpChunkFieldBits(s.chunk, s.field)! };
     case 'tcpopt': {

@@ -67,18 +67,24 @@ export interface NftPayload {
 export type NftPayloadProtocol =
   | 'ip' | 'ip6' | 'tcp' | 'udp' | 'sctp' | 'th' | 'icmp' | 'icmpv6' | 'ether' | 'vlan' | 'arp' | 'igmp' | 'udplite' | 'dccp'
   | 'ah' | 'esp' | 'comp';
-/** A raw payload window `@ll|nh|th,OFFSET,LENGTH` (bits). */
+/** A raw payload window `@ll|nh|th|ih,OFFSET,LENGTH` (bits); `ih` is the inner header, after a TCP or UDP header. */
 export interface NftRawPayload {
   readonly kind: 'rawpayload';
-  readonly base: 'll' | 'nh' | 'th';
+  readonly base: 'll' | 'nh' | 'th' | 'ih';
   readonly offset: number;
   readonly length: number;
 }
-/** An IPv6 extension header field (`hbh nexthdr`, `frag more-fragments`, `rt0 addr[1]` is not read). */
+/** An IPv6 extension header field (`hbh nexthdr`, `frag more-fragments`, `srh sid[1]`). */
 export interface NftExthdr {
   readonly kind: 'exthdr';
   readonly header: string;
   /** Absent for a presence test (`exthdr hbh exists`). */
+  readonly field?: string;
+}
+/** An IPv4 option (`ip option rr ptr`, `ip option ra value`); without a field, its presence. */
+export interface NftIpOption {
+  readonly kind: 'ipopt';
+  readonly option: 'lsrr' | 'rr' | 'ssrr' | 'ra';
   readonly field?: string;
 }
 /** A TCP option (`tcp option maxseg size`); without a field, its presence. */
@@ -211,7 +217,7 @@ export type NftObjectType = 'counter' | 'quota' | 'limit' | 'ct helper' | 'ct ti
 /** What a relational expression compares. */
 export type NftSelector =
   | NftPayload | NftMeta | NftCt | NftFib | NftSocket | NftNumgen | NftBitwise | NftShift | NftConcat | NftRawPayload | NftExthdr
-  | NftTcpOption | NftSctpChunk | NftRt | NftHash | NftOsf | NftIpsec;
+  | NftTcpOption | NftSctpChunk | NftRt | NftHash | NftOsf | NftIpsec | NftIpOption;
 
 /** One key of a set or map, with its data for maps. */
 export interface NftElement {
@@ -324,6 +330,12 @@ export interface NftChain {
   readonly rules: readonly NftRule[];
   readonly comment?: string;
   readonly span?: Span;
+  /**
+   * An anonymous chain (`jump { … }`), bound to the one rule that jumps to it: the kernel names
+   * it `__chainN` (N from a counter of its own), nft lists it inside that rule, and it goes when
+   * the rule goes.
+   */
+  readonly binding?: boolean;
 }
 
 /** A named set or map. */

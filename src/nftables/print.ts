@@ -36,7 +36,7 @@ export function printNftTable(t: NftTable): string {
   for (const o of t.objects ?? []) blocks.push(printObject(o));
   for (const s of t.sets) if (!s.meter) blocks.push(printSet(s, t));
   for (const f of t.flowtables ?? []) blocks.push(printFlowtable(f));
-  for (const c of t.chains) blocks.push(printChain(c, t));
+  for (const c of t.chains) if (!c.binding) blocks.push(printChain(c, t));
   const flags = t.dormant ? '\tflags dormant\n' : '';
   const comment = t.comment !== undefined ? `\tcomment "${t.comment}"\n` : '';
   return `table ${t.family} ${t.name} {\n${flags}${comment}${blocks.join('\n')}}\n`;
@@ -66,6 +66,17 @@ function printChain(c: NftChain, t: NftTable): string {
   }
   for (const r of c.rules) out += `\t\t${printNftRule(r, t)}\n`;
   return out + '\t}\n';
+}
+
+/**
+ * A verdict to an anonymous chain of the table, listed as nft lists it: its rules inside the
+ * rule that binds it, one level deeper (`indent` is the binding rule's own).
+ */
+function printBoundChain(v: NftVerdict, t: Pick<NftTable, 'family'> & Partial<Pick<NftTable, 'chains'>>, indent: string): string | undefined {
+  const bound = v.chain !== undefined ? t.chains?.find((c) => c.binding && c.name === v.chain) : undefined;
+  if (bound === undefined) return undefined;
+  const inner = indent + '\t';
+  return [`${v.verdict} {`, ...bound.rules.map((r) => `${inner}${printNftRule(r, t, inner)}`), `${indent}}`].join('\n');
 }
 
 function printFlowtable(f: NftFlowtable): string {
@@ -580,8 +591,12 @@ function mergePayloads(stmts: readonly NftStatement[]): NftStatement[] {
   return out.flatMap((s) => (s === undefined ? [] : Array.isArray(s) ? s : [s]));
 }
 
-/** One rule as nft lists it (without the handle). */
-export function printNftRule(r: NftRule, t: Pick<NftTable, 'family'>): string {
+/**
+ * One rule as nft lists it (without the handle). Given the table's chains, a jump to an
+ * anonymous chain lists the chain's rules inside, on lines of their own one level deeper than
+ * `indent` (the rule's own indentation, two tabs in a listing).
+ */
+export function printNftRule(r: NftRule, t: Pick<NftTable, 'family'> & Partial<Pick<NftTable, 'chains'>>, indent = '\t\t'): string {
   expectFields(r, { statements: 'array' }, 'rule');
   expectArgument(t, 'object', 'table');
   const statements = mergePayloads(r.statements);
@@ -589,6 +604,11 @@ export function printNftRule(r: NftRule, t: Pick<NftTable, 'family'>): string {
   const parts: string[] = [];
   statements.forEach((s, i) => {
     if (hidden.has(i)) return;
+    const bound = s.kind === 'verdict' ? printBoundChain(s, t, indent) : undefined;
+    if (bound !== undefined) {
+      parts.push(bound);
+      return;
+    }
     const thAs = L4_NAME[l4Before(statements, i, t.family) ?? -1];
     parts.push(printStatement(s, thAs, t.family, false));
   });
@@ -616,6 +636,7 @@ export function printSelector(sel: NftSelector, thAs?: string): string {
     case 'rawpayload': return `@${sel.base},${sel.offset},${sel.length}`;
     case 'exthdr': return sel.field === undefined ? `exthdr ${sel.header}` : `${sel.header} ${sel.field}`;
     case 'sctpchunk': return `sctp chunk ${sel.chunk}${sel.field !== undefined ? ` ${sel.field}` : ''}`;
+    case 'ipopt': return `ip option ${sel.option}${sel.field !== undefined ? ` ${sel.field}` : ''}`;
     case 'tcpopt': if (sel.raw) return `tcp option @${sel.option},${sel.raw.offset},${sel.raw.length}`;
       return `tcp option ${sel.option}${sel.field !== undefined ? ` ${sel.field}` : ''}`;
     case 'meta': return UNQUALIFIED_META.has(sel.key) ? sel.key : `meta ${sel.key}`;

@@ -17,7 +17,7 @@ import type {
   NftAnonSet, NftBaseChain, NftChain, NftElement, NftFamily, NftFlowtable, NftHook, NftMapLookup, NftObject, NftPrefix,
   NftRange, NftRight, NftRule, NftRuleset, NftSelector, NftSet, NftSetRef, NftStatement, NftTable, NftType, NftValue, NftVerdict,
 } from './model.js';
-import type { RawChainSpec, RawCommand, RawElement, RawExpr, RawObjectSpec, RawOp, RawSetSpec, RawStatement } from './syntax/ast.js';
+import type { RawBoundRule, RawChainSpec, RawCommand, RawElement, RawExpr, RawObjectSpec, RawOp, RawSetSpec, RawStatement } from './syntax/ast.js';
 
 export { typeBits } from './datatypes.js';
 
@@ -104,6 +104,7 @@ interface MChain {
   rules: NftRule[];
   comment?: string;
   span?: Span;
+  binding?: boolean;
 }
 interface MSet {
   name: string;
@@ -208,6 +209,9 @@ class Evaluator {
   private nextTableHandle = 1;
   /** Interface names by index (1: `lo`). */
   private readonly ifaces: readonly string[];
+  /** The number of the next anonymous chain (`__chainN`), and whether a rule of one is evaluated. */
+  private nextBinding = 1;
+  private inBinding = false;
 
   constructor(base?: NftRuleset, interfaces?: readonly string[]) {
     this.ifaces = ['lo', ...(interfaces ?? []).filter((n) => n !== 'lo')];
@@ -227,6 +231,10 @@ class Evaluator {
           ...(t.dormant ? { dormant: true } : {}), ...(t.comment !== undefined ? { comment: t.comment } : {}), ...(t.span ? { span: t.span } : {}),
         });
         this.nextTableHandle = Math.max(this.nextTableHandle, t.handle + 1);
+        for (const c of t.chains) {
+          const n = c.binding ? /^__chain([0-9]+)$/.exec(c.name) : null;
+          if (n) this.nextBinding = Math.max(this.nextBinding, Number(n[1]) + 1);
+        }
       }
     }
   }
@@ -251,7 +259,7 @@ class Evaluator {
         })),
         chains: t.chains.map((c): NftChain => ({
           name: c.name, handle: c.handle, ...(c.base ? { base: c.base } : {}), rules: c.rules,
-          ...(c.comment !== undefined ? { comment: c.comment } : {}), ...(c.span ? { span: c.span } : {}),
+          ...(c.comment !== undefined ? { comment: c.comment } : {}), ...(c.span ? { span: c.span } : {}), ...(c.binding ? { binding: true } : {}),
         })),
         ...(t.objects.length > 0 ? { objects: t.objects } : {}), ...(t.flowtables.length > 0 ? { flowtables: t.flowtables } : {}),
         ...(t.dormant ? { dormant: true } : {}),
@@ -315,6 +323,7 @@ class Evaluator {
           return;
         }
         for (const ch of existing.chains) ch.rules = [];
+        existing.chains = existing.chains.filter((ch) => !ch.binding);
         for (const s of existing.sets) s.elements = [];
         return;
       }
@@ -357,6 +366,7 @@ class Evaluator {
       }
       case 'flush': {
         const ch = existing ?? this.findChain(t, c.chain, c.nameSpan);
+        this.unbind(t, ch.rules);
         ch.rules = [];
         return;
       }
@@ -811,7 +821,7 @@ class Evaluator {
     if (c.op === 'delete') {
       const idx = chain.rules.findIndex((r) => r.handle === c.position!.value);
       if (idx < 0) { this.commitFail('RULE_NOT_FOUND', 'Could not process rule: No such file or directory', c.position!.span); return; }
-      chain.rules.splice(idx, 1);
+      this.unbind(t, chain.rules.splice(idx, 1));
       return;
     }
     const ctx: RuleContext = {
@@ -858,6 +868,7 @@ class Evaluator {
         if (idx < 0) { this.commitFail('RULE_NOT_FOUND', 'Could not process rule: No such file or directory', c.position.span); return; }
         if (c.op === 'replace') {
           const rule: NftRule = { handle: chain.rules[idx]!.handle, statements, ...(comment !== undefined ? { comment } : {}), span: c.span };
+          this.unbind(t, [chain.rules[idx]!]);
           chain.rules[idx] = rule;
           return;
         }
@@ -868,10 +879,41 @@ class Evaluator {
     chain.rules.splice(position, 0, rule);
   }
 
+  /**
+   * `jump|goto { … }`: a chain of the table with a name of the kernel's making, created (and
+   * given its handle) before the rule that binds it, its rules added to it in order. The kernel
+   * binds no chain to a rule of a bound chain.
+   */
+  private boundChain(s: Extract<RawStatement, { t: 'verdict' }>, block: readonly RawBoundRule[], ctx: RuleContext): NftStatement {
+    const t = ctx.table;
+    if (this.inBinding) this.commitFail('UNSUPPORTED', 'Could not process rule: Operation not supported', s.span, s.verdict);
+    const name = `__chain${this.nextBinding++}`;
+    const chain: MChain = { name, handle: t.nextHandle++, rules: [], span: s.span, binding: true };
+    t.chains.push(chain);
+    const outer = this.inBinding;
+    this.inBinding = true;
+    try {
+      for (const r of block) this.ruleCommand({ c: 'rule', op: 'add', family: t.family, table: t.name, chain: name, statements: r.statements, span: r.span, chainSpan: s.span });
+    } finally {
+      this.inBinding = outer;
+    }
+    return { kind: 'verdict', verdict: s.verdict, chain: name, span: s.span };
+  }
+
+  /** The anonymous chains bound to rules that go (deleted, replaced, flushed) go with them. */
+  private unbind(t: MTable, rules: readonly NftRule[]): void {
+    const names = new Set(rules.flatMap((r) => r.statements.flatMap((st) => (st.kind === 'verdict' && st.chain !== undefined ? [st.chain] : []))));
+    const gone = t.chains.filter((c) => c.binding && names.has(c.name));
+    if (gone.length === 0) return;
+    t.chains = t.chains.filter((c) => !gone.includes(c));
+  }
+
   private statement(s: RawStatement, ctx: RuleContext): NftStatement {
     switch (s.t) {
       case 'match': return this.match(s, ctx);
-      case 'verdict': return { kind: 'verdict', verdict: s.verdict, ...(s.chain !== undefined ? { chain: s.chain } : {}), span: s.chainSpan ?? s.span };
+      case 'verdict':
+        if (s.block) return this.boundChain(s, s.block, ctx);
+        return { kind: 'verdict', verdict: s.verdict, ...(s.chain !== undefined ? { chain: s.chain } : {}), span: s.chainSpan ?? s.span };
       case 'vmap': {
         const key = this.selectorExpr(s.key, ctx);
         const kt = keyTypes(key);
@@ -1153,6 +1195,11 @@ class Evaluator {
         if (!['mark', 'zone', 'event', 'label', 'secmark'].includes(sel.key)) fail('BAD_VALUE', `ct ${sel.key} cannot be set`, target.span);
         if (sel.direction && sel.key !== 'zone') fail('BAD_VALUE', `ct ${sel.key} cannot be set with a direction`, target.span);
         break;
+      case 'ipopt':
+        // nft_exthdr writes TCP options only: the kernel refuses the rule.
+        this.context(sel, target.span, ctx);
+        this.commitFail('UNSUPPORTED', 'Could not process rule: Operation not supported', target.span);
+        break;
       case 'payload': case 'exthdr': case 'tcpopt':
         this.context(sel, target.span, ctx);
         if (sel.kind === 'tcpopt' && (sel.field === undefined || sel.field === 'kind')) fail('BAD_VALUE', 'tcp option kind cannot be set', target.span);
@@ -1324,6 +1371,11 @@ class Evaluator {
       case 'exthdr':
         if (ctx.l3 === 'ip' || ctx.l3 === 'arp') conflict(ctx.l3, 'ip6');
         return;
+      case 'ipopt':
+        // exthdr_evaluate_ipopt: IPv4 options need IPv4; nft adds no dependency to the listing.
+        if (ctx.l3 !== undefined && ctx.l3 !== 'ip') fail('BAD_VALUE', `cannot use exthdr with ${ctx.l3}`, span);
+        ctx.l3 = 'ip';
+        return;
       case 'sctpchunk':
         if (ctx.l3 === 'arp') conflict('arp', 'sctp');
         if (ctx.l4 !== undefined && ctx.l4 !== 132 && ctx.l4 !== ANY_L4) conflict(L4_NAMES[ctx.l4] ?? String(ctx.l4), 'sctp');
@@ -1394,7 +1446,7 @@ class Evaluator {
     } else if (r.t === 'concat') {
       if (left.kind !== 'concat' || left.items.length !== r.items.length) fail('BAD_VALUE', 'datatype mismatch: concatenation', r.span);
       right = { kind: 'concat-value', items: r.items.map((it, i) => this.constant(it, kts[i]!.type, kts[i]!.bits, true)) };
-    } else if ((left.kind === 'fib' && left.result !== 'type') || (left.kind === 'exthdr' && left.field === undefined) || (left.kind === 'tcpopt' && left.field === undefined && left.raw === undefined) || (left.kind === 'sctpchunk' && left.field === undefined)
+    } else if ((left.kind === 'fib' && left.result !== 'type') || (left.kind === 'exthdr' && left.field === undefined) || (left.kind === 'ipopt' && left.field === undefined) || (left.kind === 'tcpopt' && left.field === undefined && left.raw === undefined) || (left.kind === 'sctpchunk' && left.field === undefined)
       || (left.kind === 'rt' && left.key === 'ipsec') || (left.kind === 'meta' && left.key === 'ipsec')) {
       if (r.t !== 'sym' || (r.text !== 'exists' && r.text !== 'missing' && (left.kind === 'fib' || (r.text !== 'true' && r.text !== 'false' && !/^[01]$/.test(r.text))))) {
         if (left.kind === 'fib') right = this.constant(r, selectorType(left).type, selectorType(left).bits, true);

@@ -646,6 +646,11 @@ export class NftEngine {
         // A TCP or UDP packet of this namespace carries no IPv6 extension headers.
         if (p.family !== 6) return sel.field === undefined ? 0n : null;
         return sel.field === undefined ? 0n : null;
+      case 'ipopt':
+        // nft_exthdr_ipv4_eval: the namespace's packets carry no IPv4 options, so an option is
+        // missing (its presence reads 0) and its fields break the rule; not IPv4, it breaks.
+        if (p.family !== 4) return null;
+        return sel.field === undefined ? 0n : null;
       case 'sctpchunk':
         // Only SCTP packets have chunks; the namespace's connections are TCP and UDP.
         if (p.proto !== 132) return null;
@@ -668,7 +673,9 @@ export class NftEngine {
         for (let i = 0; i < sel.modulus - 1; i++) if (host.random(1 / (sel.modulus - i))) return BigInt(i + sel.offset);
         return BigInt(sel.modulus - 1 + sel.offset);
       }
-      case 'rawpayload': case 'osf': case 'ipsec':
+      case 'rawpayload':
+        return unsupported(`raw payload @${sel.base},${sel.offset},${sel.length}${sel.base === 'ih' ? ' (inner header)' : ''} is not read by the engine`);
+      case 'osf': case 'ipsec':
         return unsupported(`${sel.kind} expressions are not read by the engine`);
       case 'concat':
         return null;

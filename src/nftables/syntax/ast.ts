@@ -44,7 +44,9 @@ export type RawOp = 'implicit' | '==' | '!=' | '<' | '>' | '<=' | '>=' | 'neg';
 export type RawStatement =
   | { readonly t: 'match'; readonly left: RawExpr; readonly op: RawOp; readonly right: RawExpr; readonly span: Span; readonly flagMask?: RawExpr }
   | { readonly t: 'vmap'; readonly key: RawExpr; readonly mappings: RawExpr; readonly span: Span }
-  | { readonly t: 'verdict'; readonly verdict: 'accept' | 'drop' | 'return' | 'continue' | 'jump' | 'goto'; readonly chain?: string; readonly span: Span; readonly chainSpan?: Span }
+  | { readonly t: 'verdict'; readonly verdict: 'accept' | 'drop' | 'return' | 'continue' | 'jump' | 'goto'; readonly chain?: string; readonly span: Span; readonly chainSpan?: Span;
+      /** `jump { RULE; … }`: an anonymous chain bound to this rule, its rules as written. */
+      readonly block?: readonly RawBoundRule[] }
   | { readonly t: 'counter'; readonly packets: number; readonly bytes: number; readonly span: Span }
   | { readonly t: 'log'; readonly prefix?: string; readonly level?: string; readonly group?: number; readonly snaplen?: number; readonly queueThreshold?: number; readonly flags?: readonly string[]; readonly span: Span }
   | { readonly t: 'limit'; readonly rate: number; readonly unit: 'second' | 'minute' | 'hour' | 'day' | 'week'; readonly over: boolean; readonly burst?: number; readonly bytes?: boolean; readonly span: Span }
@@ -69,6 +71,12 @@ export type RawStatement =
   | { readonly t: 'dynset'; readonly op: 'add' | 'update' | 'delete'; readonly set: string; readonly key: RawExpr; readonly data?: RawExpr;
       readonly timeout?: number; readonly stateful: readonly RawStatement[]; readonly span: Span; readonly setSpan: Span }
   | { readonly t: 'flow'; readonly flowtable: string; readonly span: Span };
+
+/** A rule of an anonymous chain (`jump { … }`). */
+export interface RawBoundRule {
+  readonly statements: readonly RawStatement[];
+  readonly span: Span;
+}
 
 /** A chain's `{ type … hook … priority …; policy …; }`. */
 export interface RawChainSpec {

@@ -12,12 +12,12 @@
 import { diagnostic, type Diagnostic } from '../../model/errors.js';
 import type { Span } from '../../model/types.js';
 import {
-  BARE_META, CT_DIRECTIONAL, META_KEYS, TCPOPT_ALIASES, ctKeyType, exthdrFields, parseTime, payloadFields, tcpOptionFields,
+  BARE_META, CT_DIRECTIONAL, META_KEYS, TCPOPT_ALIASES, ctKeyType, exthdrFields, ipOptionFields, parseTime, payloadFields, tcpOptionFields,
   SCTP_CHUNKS, TCPOPT_KINDS, sctpChunkFieldBits,
 } from '../datatypes.js';
 import type { NftChainType, NftFamily, NftHook, NftObjectType, NftSelector } from '../model.js';
 import type {
-  RawChainSpec, RawCommand, RawElement, RawExpr, RawFlowtableSpec, RawObjectSpec, RawOp, RawPosition, RawSetSpec, RawStatement,
+  RawChainSpec, RawCommand, RawElement, RawExpr, RawFlowtableSpec, RawObjectSpec, RawOp, RawPosition, RawSetSpec, RawStatement, RawBoundRule,
 } from './ast.js';
 import { tokenizeNft, type NftToken } from './lexer.js';
 
@@ -124,6 +124,8 @@ export function parseNftCommands(text: string, options: NftSyntaxOptions = {}): 
 
 /** nft's `MAX_INCLUDE_DEPTH`. */
 const MAX_INCLUDE_DEPTH = 16;
+/** nft's `SCOPE_NEST_MAX`: the file, a table, a chain and an anonymous chain. */
+const SCOPE_NEST_MAX = 4;
 
 type Scope = Map<string, RawExpr>;
 
@@ -1270,6 +1272,35 @@ class Parser {
     return out;
   }
 
+  /**
+   * `jump|goto { RULE; … }` (after the verdict word): an anonymous chain. Its block is a scope, as
+   * nft's `chain_block_alloc` opens one: inside a chain of a table block it is the fourth and last
+   * level, so another inside it is "too many levels of nesting" (nft points at the verdict word's end).
+   */
+  private boundChain(verdict: NftToken): RawStatement {
+    if (this.scopes.length >= SCOPE_NEST_MAX) {
+      const last = verdict.span.length - 1;
+      this.failAt({ line: verdict.span.line, column: verdict.span.column + last, offset: verdict.span.offset + last, length: 1 }, 'too many levels of nesting', verdict.text, 'UNEXPECTED_TOKEN');
+    }
+    this.expectPunct('{');
+    this.openScope();
+    const block: RawBoundRule[] = [];
+    for (;;) {
+      const t = this.peek();
+      if (t.kind === 'punct' && t.text === '}') break;
+      if (t.kind === 'newline' || (t.kind === 'punct' && t.text === ';')) {
+        this.next();
+        continue;
+      }
+      const statements = this.rule();
+      block.push({ statements, span: join(statements[0]!.span, this.peek(-1).span) });
+      this.separator();
+    }
+    const close = this.expectPunct('}');
+    this.closeScope();
+    return { t: 'verdict', verdict: verdict.text as 'jump', span: join(verdict.span, close.span), block };
+  }
+
   private statement(): RawStatement {
     const t = this.peek();
     if (t.kind !== 'word') this.fail(t);
@@ -1279,7 +1310,7 @@ class Parser {
         return { t: 'verdict', verdict: t.text, span: t.span };
       case 'jump': case 'goto': {
         this.next();
-        if (this.isPunct('{')) this.failAt(this.peek().span, 'anonymous chains (jump { … }) are not supported', '{', 'UNSUPPORTED');
+        if (this.isPunct('{')) return this.boundChain(t);
         const c = this.chainName();
         return { t: 'verdict', verdict: t.text, chain: c.text, span: join(t.span, c.span), chainSpan: c.span };
       }
@@ -1933,7 +1964,6 @@ class Parser {
     const done = (sel: NftSelector): { sel: NftSelector; span: Span } => ({ sel, span: join(t.span, this.peek(-1).span) });
     if (t.text.startsWith('@')) {
       const base = t.text.slice(1);
-      if (base === 'ih') this.failAt(t.span, 'inner header payload (@ih) is not supported', t.text, 'UNSUPPORTED');
       this.expectPunct(',');
       const offset = this.number().value;
       this.expectPunct(',');
@@ -1952,7 +1982,21 @@ class Parser {
       }
       return done({ kind: 'sctpchunk', chunk: c.text });
     }
-    if ((t.text === 'ip' || t.text === 'ip6') && this.isWord('option')) return this.failAt(this.peek().span, 'ip option expressions are not supported', 'option', 'UNSUPPORTED');
+    if (t.text === 'ip' && this.isWord('option')) {
+      // `ip option lsrr|rr|ssrr|ra [type|length|ptr|addr|value]`: without a field, its presence.
+      this.next();
+      const o = this.peek();
+      if (o.kind !== 'word' || ipOptionFields(o.text) === undefined) this.fail(o, 'lsrr or rr or ssrr or ra');
+      this.next();
+      const f = this.peek();
+      if (f.kind === 'word' && ['type', 'length', 'value', 'ptr', 'addr'].includes(f.text)) {
+        this.next();
+        if (ipOptionFields(o.text)![f.text] === undefined) this.failAt(t.span, 'unknown ip option type/field', f.text, 'BAD_VALUE');
+        return done({ kind: 'ipopt', option: o.text as 'rr', field: f.text });
+      }
+      return done({ kind: 'ipopt', option: o.text as 'rr' });
+    }
+    if (t.text === 'ip6' && this.isWord('option')) this.fail(this.peek());
     const fields = payloadFields(t.text);
     if (fields !== undefined) {
       const fw = this.expectWord();
@@ -1973,6 +2017,18 @@ class Parser {
     const ext = exthdrFields(t.text);
     if (ext !== undefined && !(t.text === 'rt' && ['classid', 'nexthop', 'mtu', 'ipsec', 'ip', 'ip6'].includes(this.peek().text))) {
       const fw = this.expectWord();
+      const indexed = (t.text === 'srh' && fw.text.startsWith('sid')) || (t.text === 'rt0' && fw.text.startsWith('addr'));
+      if (indexed) {
+        // `srh sid[N]` (also `sid [N]`) and the same address of a type 0 header, `rt0 addr[N]`,
+        // which nft lists as `srh sid[N]` (the two are the same bits). nft 1.0.6 knows the first two.
+        let index = /^[a-z]+(\[[0-9]+\])$/.exec(fw.text)?.[1];
+        if (index === undefined && /^(sid|addr)$/.test(fw.text) && /^\[[0-9]+\]$/.test(this.peek().text)) index = this.next().text;
+        if (index === undefined) this.fail(fw);
+        const n = Number(index.slice(1, -1));
+        if (n === 0) this.failAt(this.peek().span, 'Could not parse integer', this.peek().text, 'BAD_VALUE');
+        if (n > 2) this.failAt(this.peek().span, 'No symbol type information', this.peek().text, 'BAD_VALUE');
+        return done({ kind: 'exthdr', header: 'srh', field: `sid[${n}]` });
+      }
       if (ext[fw.text] === undefined) this.failAt(fw.span, `${t.text} ${fw.text}: this extension header field is not supported`, fw.text, 'UNSUPPORTED');
       return done({ kind: 'exthdr', header: t.text, field: fw.text });
     }
