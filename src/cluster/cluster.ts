@@ -35,7 +35,7 @@ import { Fabric } from './path.js';
 import type { End, Place } from './path.js';
 import { endpointText } from './addresses.js';
 import { reachAllPorts, reachPort } from './reach.js';
-import type { AllPortsReachResult, ReachHost, ReachOptions, ReachProbe, ReachResult, ReachWhy } from './reach.js';
+import type { AllPortsReachResult, ReachAttribution, ReachHost, ReachOptions, ReachProbe, ReachResult, ReachWhy } from './reach.js';
 
 /** Options of {@link Cluster}. */
 export interface ClusterOptions {
@@ -496,6 +496,7 @@ export class Cluster {
     const place = this.fabric.places.get(client.place)!;
     const fabric = this.fabric;
     fabric.visits = [];
+    fabric.lastExplained = null;
     fabric.tracing = options.trace !== false;
     let r: Omit<ClusterConnectResult, 'steps' | 'hops' | 'trace' | 'policy'> & { policy?: PolicyVerdict | null };
     try {
@@ -721,6 +722,7 @@ export class Cluster {
       snapshot: this.snapshot,
       pods: this.topology.pods,
       alone: (p) => this.givenNodeRules || this.podsWithRules.has(p.key),
+      chainOrder: (from, to) => this.enforcer?.chainOrder?.(from.key, to.key) ?? 'src-first',
       ruleTexts: () => (this.listedTexts ??= this.ruleTexts.flatMap(splitDumps).map((t) => ({ text: listed(t), written: t.text, where: t.where }))),
       probePod: (from, dest, port, proto) => this.reachPod(from, dest, port, proto),
       probeService: (from, svc, port, proto, choice) => this.reachService(from, svc, port, proto, choice),
@@ -734,7 +736,25 @@ export class Cluster {
     if (addr === undefined || !from.addresses.some((a) => a.family === family)) return { ok: false, why: { policy: null, direction: null, rule: null, outcome: 'refused', reason: 'the pods share no address family' } };
     const r = this.connect({ from: from.key, to: endpointText(addr.text, port), proto, family }, { trace: false });
     const ok = r.outcome === 'local' && this.lastDelivered === dest.place;
-    return ok ? { ok, why: null } : { ok, why: whyOf(r, dest, this.lastDelivered) };
+    return ok ? { ok, why: null } : { ok, why: whyOf(r, dest, this.lastDelivered), ...this.byOrder(r) };
+  }
+
+  /**
+   * A refusal the enforcer explains by the order of two pods' chains (kube-router): the policy
+   * named in either order, so that a class's answer is told right of pairs whose pods come in the
+   * other order. Nothing when both orders name the same.
+   */
+  private byOrder(r: ClusterConnectResult): Pick<ReachProbe, 'byOrder'> {
+    const last = this.fabric.lastExplained;
+    const e = this.enforcer;
+    if (r.policy === null || last === null || e?.chainOrder === undefined || e.explainDrop === undefined) return {};
+    const told = (order: 'src-first' | 'dst-first'): ReachAttribution => {
+      const v = e.explainDrop!({ ...last, order });
+      return { policy: v === null ? null : `${v.namespace}/${v.name}`, direction: v?.direction ?? null, rule: v?.rule ?? null };
+    };
+    const a = told('src-first');
+    const b = told('dst-first');
+    return a.policy === b.policy && a.direction === b.direction && a.rule === b.rule ? {} : { byOrder: { 'src-first': a, 'dst-first': b } };
   }
 
   /**
@@ -767,7 +787,7 @@ export class Cluster {
     }
     const dest = chosen === null ? null : this.topology.pods.find((p) => !p.hostNetwork && p.addresses.some((a) => a.text === chosen)) ?? null;
     const ok = dest !== null && r.outcome === 'local' && delivered === dest.place;
-    return { ok, why: ok ? null : whyOf(r, dest, delivered), chosen };
+    return { ok, why: ok ? null : whyOf(r, dest, delivered), chosen, ...(ok ? {} : this.byOrder(r)) };
   }
 }
 

@@ -74,6 +74,12 @@ export interface PolicyEnforcer {
    * rules or queue dropped it; null when something else did.
    */
   readonly explainDrop?: (drop: PolicyDrop) => PolicyVerdict | null;
+  /**
+   * For an enforcer whose rules consult a source pod's and a destination pod's chains in the
+   * order the pods come in the node's rules (kube-router): which comes first for two pods of one
+   * node. A connection both ends' policies refuse is rejected, and explained, by the first.
+   */
+  readonly chainOrder?: (src: string, dst: string) => 'src-first' | 'dst-first';
 }
 
 /** A connection's first packet dropped (or rejected) in a node namespace. */
@@ -87,6 +93,11 @@ export interface PolicyDrop {
   readonly reason: string;
   /** The node's trace events of this packet, when traced. */
   readonly events: readonly TraceEvent[] | null;
+  /**
+   * Untraced, for an enforcer whose rules consult the two pods' chains one after the other
+   * (`PolicyEnforcer.chainOrder`): which pod's chain comes first, when not the one the node holds.
+   */
+  readonly order?: 'src-first' | 'dst-first';
 }
 
 /** Makes an enforcer for a snapshot. */
@@ -181,9 +192,9 @@ interface KubeRouterNode {
  * compiled for each node (`compile/netpol`), loaded into the node's namespace before kube-proxy's
  * (the controller keeps its jumps first in INPUT, FORWARD and OUTPUT); in its nftables mode, its
  * tables `kube-router-filter-ipv4`/`-ipv6` with their named sets. A connection its rules reject is
- * attributed to the direction the reference evaluator blocks (the source's egress first, then the
- * destination's ingress, among the pods of the node whose `KUBE-POD-FW-*` chain rejected it) and
- * to the policy isolating that pod for it.
+ * attributed to the pod whose `KUBE-POD-FW-*` chain rejected it (read from the trace; without one,
+ * the first of the two pods' chains the node's rules reach whose direction the reference evaluator
+ * blocks) and to the policy isolating that pod.
  */
 function kubeRouterEnforcer(snapshot: Snapshot, context: EnforcerContext = {}, mode: 'iptables' | 'nftables' = 'iptables'): PolicyEnforcer {
   const dual = snapshot.pods.some((p) => (p.status?.podIPs ?? []).some((x) => x.ip.includes(':')));
@@ -205,6 +216,10 @@ function kubeRouterEnforcer(snapshot: Snapshot, context: EnforcerContext = {}, m
   const byChain = new Map<string, AddressedPod>();
   for (const p of byIp.values()) byChain.set(kubeRouterPodChain(p.namespace, p.key.slice(p.namespace.length + 1)), p);
   const policies = snapshot.networkPolicies.map((p) => ({ p: defaultNetworkPolicy(p), sel: compileSelector(p.spec?.podSelector ?? {}) }));
+  // The compilers write a node's pods in the snapshot's order (kube-router takes it from a map):
+  // the top chains reach each pod's chain, for traffic to it and from it, in that order.
+  const rank = new Map(snapshot.pods.map((p, i) => [`${p.metadata.namespace ?? 'default'}/${p.metadata.name}`, i]));
+  const order = (src: string, dst: string): 'src-first' | 'dst-first' => ((rank.get(src) ?? 0) <= (rank.get(dst) ?? 0) ? 'src-first' : 'dst-first');
   /** The policy kube-router's chain for `pod` held for `direction`: the reference's isolating one, else the first that selects the pod. */
   const isolating = (pod: AddressedPod, direction: 'ingress' | 'egress', d: PolicyDrop): PolicyVerdict => {
     const from = byIp.get(d.src);
@@ -223,26 +238,28 @@ function kubeRouterEnforcer(snapshot: Snapshot, context: EnforcerContext = {}, m
       // Only a node holding the compiled rules (not one given its own dump) is explained.
       if (!d.reason.startsWith('REJECT') || !compiled.has(d.node)) return null;
       if (d.events !== null) {
-        // Traced: only a reject in a pod's chain is the policy's (iptables names its target
-        // REJECT, nft its verdict drop).
+        // The rejecting rule: iptables names its target REJECT, nft its verdict (drop).
         let chain: string | null = null;
         for (const e of d.events) if (e.type === 'rule' && (e.target === 'REJECT' || (e.target === 'drop' && e.chain.startsWith('KUBE-POD-FW-')))) chain = e.chain;
-        if (chain === null || !byChain.has(chain)) return null;
+        const pod = chain !== null ? byChain.get(chain) : undefined;
+        if (pod === undefined) return null;
+        return isolating(pod, pod.ips.includes(d.dst) ? 'ingress' : 'egress', d);
       }
-      // Which pod's chain rejects a connection both ends' policies refuse follows the order of
-      // the pods in the top-level chains, which kube-router takes from a map: the source's egress
-      // is named first, as the reference decides, whichever chain the rules reached first.
+      // Untraced: the pods of this node in the order their chains are reached (see chainOrder);
+      // the first whose direction no rule allows is the chain that rejected.
       const src = byIp.get(d.src);
       const dst = byIp.get(d.dst);
       const candidates: [AddressedPod, 'ingress' | 'egress'][] = [];
       if (src !== undefined && src.node === d.node) candidates.push([src, 'egress']);
       if (dst !== undefined && dst.node === d.node) candidates.push([dst, 'ingress']);
+      if (candidates.length === 2 && (d.order ?? order(src!.key, dst!.key)) === 'dst-first') candidates.reverse();
       for (const [pod, dir] of candidates) {
         const v = isolating(pod, dir, d);
         if (v.rule === null && v.name !== '') return v;
       }
       return candidates.length > 0 ? isolating(candidates[0]![0], candidates[0]![1], d) : null;
     },
+    chainOrder: order,
   };
 }
 

@@ -24,7 +24,7 @@ import { TraceRecorder } from '../engine/trace/events.js';
 import type { TraceEvent } from '../engine/trace/events.js';
 import { addressText } from '../model/address.js';
 import type { PlannedNode, PlannedPod } from './topology.js';
-import type { PolicyEnforcer, PolicyVerdict } from './components.js';
+import type { PolicyDrop, PolicyEnforcer, PolicyVerdict } from './components.js';
 
 /** A namespace of the cluster. */
 export interface Place {
@@ -86,6 +86,8 @@ export class Fabric {
   /** The visits of the current connection. */
   visits: Visit[] = [];
   tracing = false;
+  /** The last drop the enforcer was asked to explain (untraced), for asking again in another order; the connection's driver clears it. */
+  lastExplained: PolicyDrop | null = null;
 
   constructor(bridgeMode: boolean, hairpin: boolean) {
     this.bridgeMode = bridgeMode;
@@ -258,10 +260,12 @@ export class Fabric {
   private explain(place: Place, p: PacketState, reason: string, v: Visit): PolicyVerdict | null {
     const protocol = p.proto === 6 ? 'TCP' : p.proto === 17 ? 'UDP' : p.proto === 132 ? 'SCTP' : null;
     if (protocol === null) return null;
-    return this.enforcer!.explainDrop!({
+    const drop = {
       node: place.node!.name, src: addressText(p.src, p.family), dst: addressText(p.dst, p.family), dport: p.dport, protocol, reason,
       events: v.tr !== null ? v.tr.events.filter((e) => e.packet === v.packet) : null,
-    });
+    } as const;
+    this.lastExplained = { ...drop, events: null };
+    return this.enforcer!.explainDrop!(drop);
   }
 
   private policyDrop(v: Visit, p: PacketState, verdict: PolicyVerdict): End {

@@ -85,10 +85,18 @@ export interface AllPortsReachResult {
   readonly probes: number;
 }
 
+/** The policy a refusal is told of. */
+export type ReachAttribution = Pick<ReachWhy, 'policy' | 'direction' | 'rule'>;
+
 /** One connection's answer, as the host reads it. */
 export interface ReachProbe {
   readonly ok: boolean;
   readonly why: ReachWhy | null;
+  /**
+   * A refusal whose policy depends on which of the two pods' chains the node's rules reach first
+   * (kube-router): the policy in either order (absent when both name the same).
+   */
+  readonly byOrder?: Readonly<Record<'src-first' | 'dst-first', ReachAttribution>>;
   /** `--to service`: the endpoint address the Service translated to (null: none, the answer holds for every endpoint). */
   readonly chosen?: string | null;
 }
@@ -100,6 +108,8 @@ export interface ReachHost {
   readonly pods: readonly PlannedPod[];
   /** Whether a pod must be its own class (rules of its own, or rules given for its node that may name it). */
   readonly alone: (pod: PlannedPod) => boolean;
+  /** Which of two pods' chains the enforcer's rules reach first (see {@link ReachProbe.byOrder}). */
+  readonly chainOrder: (from: PlannedPod, to: PlannedPod) => 'src-first' | 'dst-first';
   /** Every rule text the nodes and pods hold, as the tools list them (`text`: the port cuts read their port numbers) and as given (`written`), and whose it is. */
   readonly ruleTexts: () => readonly { readonly text: string; readonly written: string; readonly where: string }[];
   /** A connection from a pod to another's address. */
@@ -353,7 +363,7 @@ class Reacher {
         const c = this.at(m, i, j);
         if (c.probe.ok) continue;
         const to = this.pods[j]!;
-        out[`${from.key}→${to.key}`] = retell(c, from, to);
+        out[`${from.key}→${to.key}`] = retell(c, from, to, this.host.chainOrder);
       }
     }
     return out;
@@ -370,7 +380,9 @@ function sameAnswers(a: ClassMatrix, b: ClassMatrix): boolean {
     if (p.ok) return true;
     const w = p.why!;
     const v = q.why!;
-    return w.policy === v.policy && w.direction === v.direction && w.rule === v.rule && w.outcome === v.outcome;
+    const told = (a: ReachAttribution | undefined, b: ReachAttribution | undefined): boolean => a === b || (a !== undefined && b !== undefined && a.policy === b.policy && a.direction === b.direction && a.rule === b.rule);
+    return w.policy === v.policy && w.direction === v.direction && w.rule === v.rule && w.outcome === v.outcome
+      && told(p.byOrder?.['src-first'], q.byOrder?.['src-first']) && told(p.byOrder?.['dst-first'], q.byOrder?.['dst-first']);
   };
   for (let i = 0; i < a.pair.length; i++) if (!same(a.pair[i]!, b.pair[i]!)) return false;
   for (let i = 0; i < a.self.length; i++) if (!same(a.self[i]!, b.self[i]!)) return false;
@@ -416,8 +428,9 @@ function template(c: Cell): readonly Piece[] {
  * namespaces (`pod/ns/name`), addresses and veths replaced by the pair's own (reasons name pods
  * by their namespace, never by the bare `ns/name`, which a policy's name may equal).
  */
-function retell(c: Cell, from: PlannedPod, to: PlannedPod): ReachWhy {
-  const why = c.probe.why!;
+function retell(c: Cell, from: PlannedPod, to: PlannedPod, order: (from: PlannedPod, to: PlannedPod) => 'src-first' | 'dst-first'): ReachWhy {
+  const told = c.probe.byOrder;
+  const why = told === undefined ? c.probe.why! : { ...c.probe.why!, ...told[order(from, to)] };
   if (c.from === from && c.to === to) return why;
   const t = template(c);
   if (t.length === 1) return why;

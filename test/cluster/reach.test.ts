@@ -14,7 +14,7 @@ import { COMPONENTS } from '../../src/cluster/components.js';
 
 /** Every NetworkPolicy enforcer this build has, and none. */
 const ENFORCERS = [...Object.keys(COMPONENTS.netpol), 'none'] as ('reference' | 'none')[];
-import { pod, snapshot as podsSnapshot } from '../netpol/helpers.js';
+import { pod, policy, snapshot as podsSnapshot } from '../netpol/helpers.js';
 
 /** The pods' snapshot with the nodes they name (node-N: 10.244.N.0/24, 192.168.0.(10+N)). */
 function snapshot(...args: Parameters<typeof podsSnapshot>): Snapshot {
@@ -145,6 +145,33 @@ describe('Cluster.reach: classes of pods', () => {
       expect(() => c.reach(o as never)).toThrow(NetfilterSimError);
     }
   });
+});
+
+describe('Cluster.reach: kube-router, where the order of the pods\' chains decides which one rejects', () => {
+  // x/a and x/a2 are alike (one class); x/b comes between them in the node's rules. Every pod is
+  // isolated both ways by separate policies, so a connection between two of them is refused by
+  // whichever of the two pods' chains the node reaches first: the source's (egress) when the
+  // source comes first, the destination's (ingress) otherwise.
+  const s = snapshot([
+    pod('x/a', 0, { labels: { app: 'a' } }),
+    pod('x/b', 1, { labels: { app: 'b' } }),
+    pod('x/a2', 2, { labels: { app: 'a' } }),
+  ], [policy('x', 'no-ingress', {}, { policyTypes: ['Ingress'] }), policy('x', 'no-egress', {}, { policyTypes: ['Egress'] })]);
+  for (const netpol of ['kube-router', 'kube-router-nftables'] as const) {
+    it(`${netpol}: each cell names the policy of the pod whose chain rejected it, as the traced connection does`, () => {
+      const c = new Cluster({ snapshot: s, netpol, kubeProxy: 'none' });
+      const r = c.reach({ port: 80 });
+      expect(r.classes.some((k) => k.length === 2)).toBe(true);
+      const expected: Record<string, string> = { 'x/a→x/b': 'egress', 'x/a2→x/b': 'ingress', 'x/b→x/a': 'ingress', 'x/b→x/a2': 'egress', 'x/a→x/a2': 'egress', 'x/a2→x/a': 'ingress' };
+      for (const [cell, direction] of Object.entries(expected)) {
+        expect(r.why[cell], cell).toMatchObject({ policy: direction === 'egress' ? 'x/no-egress' : 'x/no-ingress', direction, outcome: 'refused' });
+        const [from, to] = cell.split('→') as [string, string];
+        const ip = s.pods.find((p) => `${p.metadata.namespace}/${p.metadata.name}` === to)!.status!.podIP!;
+        const traced = new Cluster({ snapshot: s, netpol, kubeProxy: 'none' }).connect({ from, to: `${ip}:80` });
+        expect(traced.policy, cell).toMatchObject({ name: direction === 'egress' ? 'no-egress' : 'no-ingress', direction });
+      }
+    });
+  }
 });
 
 describe('Cluster.reach: every port', () => {
