@@ -218,11 +218,17 @@ function normalizeElements(all: readonly NftElement[], interval: boolean, merge:
 }
 
 function normalizeKeyed(elements: readonly NftElement[], interval: boolean, merge: boolean): NftElement[] {
-  const keyed = elements.map((e) => ({ e, k: sortKey(e.key, interval) }));
-  keyed.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
+  const flags = !interval && elements.length > 0 && elements.every((e) => e.key.length === 1 && isFlags(valueOf(e.key[0]!).type));
+  // Flag values: nft sorts the flags it splits each element into by its lowest flag, so elements
+  // with the same lowest flag keep the kernel's order, the reverse of the order they were added
+  // in (exact for the one- and two-byte keys the kernel keeps in a bitmap).
+  const unique = flags ? dedupe(elements).reverse() : elements;
+  const keyed = unique.map((e) => ({ e, k: sortKey(e.key, interval), f: flags ? lowestFlag(low(e.key[0]!)) : 0n }));
+  if (flags) keyed.sort((a, b) => (a.f < b.f ? -1 : a.f > b.f ? 1 : 0));
+  else keyed.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
   const sorted: NftElement[] = [];
   keyed.forEach((x, i) => {
-    if (i > 0 && x.k === keyed[i - 1]!.k && (interval ? high(x.e.key[0]!) === high(keyed[i - 1]!.e.key[0]!) : true)) return;
+    if (!flags && i > 0 && x.k === keyed[i - 1]!.k && (interval ? high(x.e.key[0]!) === high(keyed[i - 1]!.e.key[0]!) : true)) return;
     sorted.push(x.e);
   });
   if (!interval || sorted.some((e) => e.key.length !== 1 || valueOf(e.key[0]!).type === 'ifname')) {
@@ -241,6 +247,26 @@ function normalizeKeyed(elements: readonly NftElement[], interval: boolean, merg
     out.push({ lo, hi, e });
   }
   return out.map(({ lo, hi, e }) => ({ ...e, key: [intervalPart(valueOf(e.key[0]!), lo, hi)] }));
+}
+
+/** Flag types whose values nft lists, in sets and maps, as flags joined by `|`. */
+function isFlags(t: NftType): boolean {
+  return BITMASK_TYPES.has(t) && t !== 'ct_label';
+}
+
+function lowestFlag(v: bigint): bigint {
+  return v === 0n ? 0n : v & -v;
+}
+
+/** Elements with their first occurrence of each key kept. */
+function dedupe(elements: readonly NftElement[]): NftElement[] {
+  const seen = new Set<string>();
+  return elements.filter((e) => {
+    const k = e.key.map((p) => `${low(p)}`).join('.');
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
 }
 
 /** Types nft keeps in network byte order; the others are host (little) endian. */
@@ -283,6 +309,18 @@ function sortKey(key: readonly KeyPart[], interval: boolean): bigint {
   return v;
 }
 
+/** A flag value as nft lists it where it splits it into its flags: `syn | ack`. */
+function printFlagsJoined(v: NftValue): string {
+  const parts: string[] = [];
+  for (let rest = v.value; rest !== 0n; rest &= rest - 1n) parts.push(printValue({ ...v, value: lowestFlag(rest) }));
+  return parts.length > 1 ? parts.join(' | ') : printValue(v);
+}
+
+/** A key part of a set or map element. */
+function printElementKeyPart(k: KeyPart): string {
+  return k.kind === 'value' && isFlags(k.type) ? printFlagsJoined(k) : printKeyPart(k);
+}
+
 function printKeyPart(k: KeyPart): string {
   if (k.kind === 'value') return printValue(k);
   if (k.kind === 'range') return `${printValue(k.low, true)}-${printValue(k.high, true)}`;
@@ -299,7 +337,7 @@ function printData(d: NonNullable<NftElement['data']>): string {
 }
 
 function printElement(e: NftElement): string {
-  let key = e.key.length === 0 ? '*' : e.key.map(printKeyPart).join(' . ');
+  let key = e.key.length === 0 ? '*' : e.key.map(printElementKeyPart).join(' . ');
   if (e.timeout !== undefined) key += ` timeout ${printTime(e.timeout)}`;
   if (e.expires !== undefined) key += ` expires ${printTime(e.expires)}`;
   for (const x of e.stateful ?? []) key += ` ${printStatement(x, undefined, 'ip', true)}`;
@@ -639,6 +677,10 @@ export function printSelector(sel: NftSelector, thAs?: string): string {
       const ones = allOnes(sel.bits);
       const v = (x: bigint): string => printValue({ kind: 'value', type: sel.type, bits: sel.bits, value: x });
       let out = printSelector(sel.operand, thAs);
+      // A flag mask is split into its flags, a binary operation nft parenthesises: `& (syn | ack)`.
+      if (sel.xor === 0n && isFlags(sel.type) && (sel.mask & (sel.mask - 1n)) !== 0n && sel.mask !== ones) {
+        return `${out} & (${printFlagsJoined({ kind: 'value', type: sel.type, bits: sel.bits, value: sel.mask })})`;
+      }
       if ((sel.mask & sel.xor) === 0n && sel.xor !== 0n) {
         const m = sel.mask | sel.xor;
         if (m !== ones) out += ` & ${v(m)}`;

@@ -1,0 +1,66 @@
+/**
+ * Listings nft 1.0.6 gave for scripts of nftables' own tests (test/vectors/nftables-upstream,
+ * GPL-2.0 test data): each expected line below is what `nft -f` then `nft list ruleset` printed
+ * for that script on the kernel here (test/kernel/nft-upstream.differential.test.ts compares all
+ * of them; these are the cases the printer was fixed for, kept so that they run without a kernel).
+ * A `tests/py` case is named `FILE:LINE FAMILY TABLE CHAIN`; its rule is the last one listed in
+ * that chain.
+ */
+import { describe, expect, it } from 'vitest';
+import { formatNftRuleset } from '../../src/nftables/index.js';
+import { upstreamPyCases, upstreamShellDumps } from '../kernel/nft-upstream.js';
+
+const py = new Map(upstreamPyCases().map((c) => [c.id, c]));
+const shell = new Map(upstreamShellDumps().map((d) => [d.id, d.text]));
+
+/** The last rule `formatNftRuleset` lists in the case's chain. */
+function listedRule(id: string): string {
+  const c = py.get(id);
+  if (c === undefined) throw new Error(`no tests/py case ${id}`);
+  const lines = formatNftRuleset(c.text).split('\n');
+  const start = lines.indexOf(`\tchain ${c.chain} {`);
+  expect(start, `chain ${c.chain} listed`).toBeGreaterThanOrEqual(0);
+  const body: string[] = [];
+  for (let i = start + 1; i < lines.length && lines[i] !== '\t}'; i++) {
+    if (lines[i]!.startsWith('\t\t') && !lines[i]!.startsWith('\t\ttype ')) body.push(lines[i]!.slice(2));
+  }
+  return body[body.length - 1] ?? '';
+}
+
+function expectRules(cases: Readonly<Record<string, string>>): void {
+  for (const [id, listing] of Object.entries(cases)) expect(listedRule(id), id).toBe(listing);
+}
+
+describe("nft 1.0.6's listing of flag sets", () => {
+  it('splits a flag value of a set element into flags joined by |, sorted by the lowest flag, later ones first', () => {
+    expectRules({
+      'inet/tcp.t:87 ip test-ip4 input': 'tcp flags { syn | ack, syn }',
+      'inet/tcp.t:87 inet test-inet input': 'tcp flags { syn | ack, syn }',
+      'inet/tcp.t:88 ip6 test-ip6 input': 'tcp flags & (fin | syn | rst | psh | ack | urg) == { fin | psh | ack, fin, psh | ack, ack }',
+    });
+  });
+
+  it('lists a named set of tcp flags in the same order, folded as nft folds it', () => {
+    const text = shell.get('testcases/sets/dumps/0055tcpflags_0.nft')!;
+    expect(formatNftRuleset(text)).toBe([
+      'table ip test {',
+      '\tset tcp_good_flags {',
+      '\t\ttype tcp_flag',
+      '\t\tflags constant',
+      '\t\telements = { fin | ack, fin | ack | urg, fin | psh | ack, fin | psh | ack | urg, syn,',
+      '\t\t\t     syn | ack, syn | ack | urg, syn | psh | ack, syn | psh | ack | urg, rst,',
+      '\t\t\t     rst | ack, rst | ack | urg, rst | psh | ack, rst | psh | ack | urg, psh | ack,',
+      '\t\t\t     psh | ack | urg, ack, ack | urg }',
+      '\t}',
+      '}',
+      '',
+    ].join('\n'));
+  });
+
+  it('keeps a plain flag comparison as a comma list', () => {
+    expectRules({
+      'inet/tcp.t:75 ip test-ip4 input': 'tcp flags syn,ack',
+      'inet/tcp.t:83 ip test-ip4 input': 'tcp flags syn,ack / fin,syn,rst,ack',
+    });
+  });
+});
