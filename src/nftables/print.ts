@@ -8,6 +8,7 @@
  * @module
  */
 import { BITMASK_TYPES, L4_PROTOCOLS, UNQUALIFIED_META, allOnes, payloadFields, printTime, printValue, selectorType, typeName } from './datatypes.js';
+import { addLinkDependencies, completeRawPayloads } from './delinearize.js';
 import { priorityNameFits, standardPriorities } from './typecheck.js';
 import type {
   NftAnonSet, NftBaseChain, NftChain, NftConcatValue, NftElement, NftFamily, NftFlowtable, NftMapLookup, NftObject, NftPrefix, NftRange, NftRight,
@@ -416,7 +417,7 @@ function l3Of(s: Extract<NftStatement, { kind: 'match' }>, family: NftFamily): '
 }
 
 /** nft's protocol dependency: the statements nft leaves out of the listing. */
-function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily): Set<number> {
+function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily, added: ReadonlySet<NftStatement> = new Set()): Set<number> {
   const hidden = new Set<number>();
   let l3dep: { index: number; proto: 'ip' | 'ip6' | 'arp' } | undefined;
   let l4dep: { index: number; proto: number } | undefined;
@@ -431,6 +432,7 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily): 
     }
   };
   stmts.forEach((s, i) => {
+    if (added.has(s)) return;
     if (s.kind === 'reject' && family !== 'ip' && family !== 'ip6' && (s.with?.type === 'icmp' || s.with?.type === 'icmpv6') && l3dep) {
       // stmt_reject_postprocess: a network protocol match still in force is the reject's dependency.
       hidden.add(l3dep.index);
@@ -560,7 +562,14 @@ const MERGEABLE: Readonly<Record<string, ReadonlySet<string>>> = {
   th: new Set(['sport', 'dport']),
   icmp: new Set(['type', 'code', 'id', 'sequence']),
   icmpv6: new Set(['type', 'code', 'id', 'sequence']),
+  ether: new Set(['daddr', 'saddr', 'type']),
+  vlan: new Set(['type']),
+  arp: new Set(['htype', 'ptype', 'hlen', 'plen', 'operation', 'saddr ether', 'saddr ip', 'daddr ether', 'daddr ip']),
 };
+
+/** Header bases: link layer, network, transport. */
+const LINK_LAYER = new Set(['ether', 'vlan']);
+const NETWORK_LAYER = new Set(['ip', 'ip6', 'arp']);
 
 /**
  * nft 1.0.6's `stmt_reduce`: equality (and inequality) matches of adjacent fields of one header
@@ -574,8 +583,10 @@ function mergePayloads(stmts: readonly NftStatement[]): NftStatement[] {
   const layout = (i: number): { base: number; off: number; len: number; protocol: boolean } => {
     const p = (stmts[i] as Match).left as Extract<NftSelector, { kind: 'payload' }>;
     const fld = payloadFields(p.protocol)![p.field]!;
-    const protocol = (p.protocol === 'ip' && p.field === 'protocol') || (p.protocol === 'ip6' && p.field === 'nexthdr');
-    return { base: p.protocol === 'ip' || p.protocol === 'ip6' ? 1 : 2, off: fld.offset, len: fld.bits, protocol };
+    const protocol = (p.protocol === 'ip' && p.field === 'protocol') || (p.protocol === 'ip6' && p.field === 'nexthdr') || p.field === 'type' && LINK_LAYER.has(p.protocol);
+    // A vlan header follows the Ethernet header (14 bytes) in the link-layer base.
+    const off = fld.offset + (p.protocol === 'vlan' ? 112 : 0);
+    return { base: LINK_LAYER.has(p.protocol) ? 0 : NETWORK_LAYER.has(p.protocol) ? 1 : 2, off, len: fld.bits, protocol };
   };
   const eqOp = (i: number): string => ((stmts[i] as Match).op === '!=' ? '!=' : '==');
   const merge = (run: readonly number[]): void => {
@@ -586,7 +597,9 @@ function mergePayloads(stmts: readonly NftStatement[]): NftStatement[] {
       const cur = layout(sa[i]!);
       const total = last.len + cur.len;
       const adjacent = last.base === cur.base && last.off + last.len === cur.off;
-      const fits = total <= 128 && (total <= 32 || last.len > 32 || cur.len > 32);
+      // payload_can_merge: up to a register's 128 bits, and past 32 only for the link layer or
+      // where one of them already is.
+      const fits = total <= 128 && (total <= 32 || last.base === 0 || last.len > 32 || cur.len > 32);
       if (!adjacent || !fits || eqOp(sa[i]!) !== last.op) {
         groups.push(last);
         last = { ...cur, members: [sa[i]!], keep: sa[i]!, op: eqOp(sa[i]!) };
@@ -599,7 +612,7 @@ function mergePayloads(stmts: readonly NftStatement[]): NftStatement[] {
     for (const g of groups) {
       if (g.members.length < 2) continue;
       for (const m of g.members) out[m] = undefined;
-      out[g.keep] = g.members.map((m) => (g.op === '==' ? { ...(stmts[m] as Match), op: 'implicit' } : stmts[m]!) as NftStatement);
+      out[g.keep] = g.members.map((m) => (g.op === '==' && (stmts[m] as Match).op !== 'implicit' ? { ...(stmts[m] as Match), op: 'implicit' } : stmts[m]!) as NftStatement);
     }
   };
   let run: number[] = [];
@@ -622,11 +635,13 @@ function mergePayloads(stmts: readonly NftStatement[]): NftStatement[] {
 export function printNftRule(r: NftRule, t: Pick<NftTable, 'family'>): string {
   expectFields(r, { statements: 'array' }, 'rule');
   expectArgument(t, 'object', 'table');
-  const statements = mergePayloads(r.statements);
-  const hidden = hiddenDependencies(statements, t.family);
+  const { statements: withDependencies, added } = addLinkDependencies(completeRawPayloads(r.statements, t.family), t.family);
+  const statements = mergePayloads(withDependencies);
+  const hidden = hiddenDependencies(statements, t.family, added);
   const parts: string[] = [];
   statements.forEach((s, i) => {
-    if (hidden.has(i)) return;
+    // The dependencies nft added are listed only where a merge kept them: never, as a dependency.
+    if (hidden.has(i) || added.has(s)) return;
     const thAs = L4_NAME[l4Before(statements, i, t.family) ?? -1];
     parts.push(printStatement(s, thAs, t.family, false));
   });

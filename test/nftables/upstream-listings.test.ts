@@ -64,3 +64,53 @@ describe("nft 1.0.6's listing of flag sets", () => {
     });
   });
 });
+
+describe("nft 1.0.6's listing of raw payloads", () => {
+  it('reads two bytes at the start of a transport header back as its ports, named by the protocol where it is known', () => {
+    expectRules({
+      'any/rawpayload.t:8 inet test-inet input': 'meta l4proto { tcp, udp, sctp } th dport { 22, 23, 80 }',
+      'any/rawpayload.t:9 netdev test-netdev ingress': 'tcp dport { 22, 23, 80 }',
+      'any/rawpayload.t:9 inet test-inet input': 'tcp dport { 22, 23, 80 }',
+    });
+  });
+
+  it('lists a window that is not whole bytes as the bytes around it and a mask', () => {
+    expectRules({
+      'any/rawpayload.t:18 inet test-inet input': '@ll,0,8 & 0x80 == 0x80',
+      'any/rawpayload.t:18 netdev test-netdev egress': '@ll,0,8 & 0x80 == 0x80',
+      'any/rawpayload.t:19 inet test-inet input': '@ll,0,8 & 0x80 == 0x80',
+    });
+  });
+
+  it('keeps a window where the network protocol is not known', () => {
+    expectRules({ 'any/rawpayload.t:10 inet test-inet input': '@nh,8,8 0xff' });
+  });
+});
+
+describe("nft 1.0.6's merged header matches", () => {
+  it('merges adjacent arp fields into one load, listed in header order', () => {
+    expectRules({
+      'arp/arp.t:58 arp test-arp input': 'arp saddr ip 192.168.1.1 arp daddr ether fe:ed:00:c0:ff:ee',
+      'arp/arp.t:58 netdev test-netdev ingress': 'arp saddr ip 192.168.1.1 arp daddr ether fe:ed:00:c0:ff:ee',
+    });
+  });
+
+  it("merges a vlan match's ether type dependency with ether saddr, at the dependency's place", () => {
+    expectRules({
+      'bridge/vlan.t:52 bridge test-bridge input': 'ether saddr 00:01:02:03:04:06 vlan id 2',
+      'bridge/vlan.t:52 netdev test-netdev egress': 'ether saddr 00:01:02:03:04:06 vlan id 2',
+    });
+  });
+
+  it('merges the ether type dependency of an ip match where the link layer is Ethernet (inet, netdev), not in a bridge table', () => {
+    expectRules({
+      'inet/ether-ip.t:8 inet test-inet input': 'tcp dport 22 ether saddr 00:0f:54:0c:11:04 ip daddr 1.2.3.4 accept',
+      'inet/ether-ip.t:8 netdev test-netdev ingress': 'tcp dport 22 ether saddr 00:0f:54:0c:11:04 ip daddr 1.2.3.4 accept',
+      'bridge/ether.t:6 bridge test-bridge input': 'tcp dport 22 ip daddr 1.2.3.4 ether saddr 00:0f:54:0c:11:04',
+    });
+  });
+
+  it('keeps an explicit ether type 8021q that the vlan type dependency it adds does not replace', () => {
+    expectRules({ 'bridge/vlan.t:37 bridge test-bridge input': 'ether type 8021q ip protocol icmp accept' });
+  });
+});
