@@ -40,7 +40,9 @@ export function printNftTable(t: NftTable): string {
   for (const c of t.chains) blocks.push(printChain(c, t));
   const flags = t.dormant ? '\tflags dormant\n' : '';
   const comment = t.comment !== undefined ? `\tcomment "${t.comment}"\n` : '';
-  return `table ${t.family} ${t.name} {\n${flags}${comment}${blocks.join('\n')}}\n`;
+  // table_print_flags: after the flags, the first block is set apart by an empty line too.
+  const lead = t.dormant && blocks.length > 0 ? '\n' : '';
+  return `table ${t.family} ${t.name} {\n${flags}${comment}${lead}${blocks.join('\n')}}\n`;
 }
 
 /** A base chain priority as nft prints it (`prio2str`): a standard name, a name ± up to 10, or a number. */
@@ -223,13 +225,16 @@ function normalizeKeyed(elements: readonly NftElement[], interval: boolean, merg
   // Flag values: nft sorts the flags it splits each element into by its lowest flag, so elements
   // with the same lowest flag keep the kernel's order, the reverse of the order they were added
   // in (exact for the one- and two-byte keys the kernel keeps in a bitmap).
-  const unique = flags ? dedupe(elements).reverse() : elements;
+  // Concatenations with intervals are kept by the kernel's pipapo set, which lists them in the
+  // order they were added; nft does not sort them (`concat_range_aggregate`).
+  const added = interval && elements.some((e) => e.key.length > 1);
+  const unique = flags ? dedupe(elements).reverse() : added ? dedupe(elements) : elements;
   const keyed = unique.map((e) => ({ e, k: sortKey(e.key, interval), f: flags ? lowestFlag(low(e.key[0]!)) : 0n }));
   if (flags) keyed.sort((a, b) => (a.f < b.f ? -1 : a.f > b.f ? 1 : 0));
-  else keyed.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
+  else if (!added) keyed.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
   const sorted: NftElement[] = [];
   keyed.forEach((x, i) => {
-    if (!flags && i > 0 && x.k === keyed[i - 1]!.k && (interval ? high(x.e.key[0]!) === high(keyed[i - 1]!.e.key[0]!) : true)) return;
+    if (!flags && !added && i > 0 && x.k === keyed[i - 1]!.k && (interval ? high(x.e.key[0]!) === high(keyed[i - 1]!.e.key[0]!) : true)) return;
     sorted.push(x.e);
   });
   if (!interval || sorted.some((e) => e.key.length !== 1 || valueOf(e.key[0]!).type === 'ifname')) {
@@ -263,7 +268,7 @@ function lowestFlag(v: bigint): bigint {
 function dedupe(elements: readonly NftElement[]): NftElement[] {
   const seen = new Set<string>();
   return elements.filter((e) => {
-    const k = e.key.map((p) => `${low(p)}`).join('.');
+    const k = e.key.map((p) => `${low(p)}-${high(p)}`).join('.');
     if (seen.has(k)) return false;
     seen.add(k);
     return true;
@@ -293,17 +298,9 @@ function exportBytes(v: NftValue): number[] {
  * by its bytes read as one little-endian number.
  */
 function sortKey(key: readonly KeyPart[], interval: boolean): bigint {
-  // Interval sets come back from the kernel's tree in key order: names by their bytes, in order,
-  // and concatenations part by part.
+  // Interval sets of one key come back from the kernel's tree in key order: names by their
+  // bytes, in order. (Concatenations with intervals are not sorted, see normalizeKeyed.)
   if (key.length === 1 && (interval || (valueOf(key[0]!).type !== 'ifname' && valueOf(key[0]!).type !== 'string'))) return low(key[0]!);
-  if (interval) {
-    let v = 0n;
-    for (const k of key) {
-      const t = valueOf(k);
-      v = (v << BigInt(Math.ceil(t.bits / 32) * 32)) | low(k);
-    }
-    return v;
-  }
   const bytes = key.flatMap((k) => exportBytes(k.kind === 'value' ? k : { ...valueOf(k), value: low(k) }));
   let v = 0n;
   for (let i = bytes.length - 1; i >= 0; i--) v = (v << 8n) | BigInt(bytes[i]!);

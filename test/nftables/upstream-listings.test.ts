@@ -114,3 +114,19 @@ describe("nft 1.0.6's merged header matches", () => {
     expectRules({ 'bridge/vlan.t:37 bridge test-bridge input': 'ether type 8021q ip protocol icmp accept' });
   });
 });
+
+describe('tests/shell listings nft 1.0.6 lists back unchanged', () => {
+  // Each of these listed, through nft and the kernel here, exactly as saved.
+  it.each([
+    // Concatenations with intervals, listed in the order they were added (the kernel's pipapo set).
+    'testcases/maps/dumps/anon_objmap_concat.nft',
+    'testcases/sets/dumps/sets_with_ifnames.nft',
+    'testcases/optimizations/dumps/merge_vmap_raw.nft',
+    // A dormant table: an empty line after its flags.
+    'testcases/transactions/dumps/0002table_0.nft',
+  ])('%s', (id) => {
+    const text = shell.get(id);
+    expect(text, id).toBeDefined();
+    expect(formatNftRuleset(text!)).toBe(text);
+  });
+});
