@@ -59,8 +59,12 @@ function update(ctx: Context, s: Match, family: NftFamily): void {
       else ctx.nh = L3_BY_ETHERTYPE[v.toString()] ?? ctx.nh;
     }
   }
-  // A header match brings its own dependencies: after it, its protocols are known.
-  for (const p of payloadsOf(l)) {
+  learn(ctx, l, family);
+}
+
+/** A header read brings its own dependencies: after it, its protocols are known. */
+function learn(ctx: Context, sel: NftSelector, family: NftFamily): void {
+  for (const p of payloadsOf(sel)) {
     if (p.protocol === 'ip' || p.protocol === 'ip6' || p.protocol === 'arp') ctx.nh = p.protocol;
     if (p.protocol === 'ether' && family !== 'ip' && family !== 'ip6') ctx.ether = true;
     if (p.protocol === 'vlan') {
@@ -133,6 +137,14 @@ function completeMatch(s: Match, raw: Raw, ctx: Context, family: NftFamily): Mat
 export function completeRawPayloads(stmts: readonly NftStatement[], family: NftFamily): NftStatement[] {
   const ctx = initialContext(family);
   return stmts.map((s) => {
+    if (s.kind === 'mangle' && s.value.kind !== 'value' && s.value.kind !== 'concat-value') learn(ctx, s.value.kind === 'map' ? s.value.key : s.value, family);
+    if (s.kind === 'mangle' && s.target.kind === 'rawpayload') {
+      // A write to a window nft names lists as a write to that field; others stay as written.
+      const hit = fieldAt(s.target, ctx, family);
+      if (hit === undefined) return s;
+      const value = s.value.kind === 'value' ? { ...s.value, type: hit.type } : s.value;
+      return { ...s, target: { kind: 'payload', protocol: hit.protocol, field: hit.field }, value };
+    }
     if (s.kind !== 'match') return s;
     const out = s.left.kind === 'rawpayload' ? (completeMatch(s, s.left, ctx, family) ?? s) : s;
     update(ctx, out, family);

@@ -1157,6 +1157,8 @@ class Evaluator {
         this.context(sel, target.span, ctx);
         if (sel.kind === 'tcpopt' && (sel.field === undefined || sel.field === 'kind')) fail('BAD_VALUE', 'tcp option kind cannot be set', target.span);
         break;
+      case 'rawpayload':
+        break;
       default:
         fail('BAD_VALUE', `${sel.kind} expressions cannot be set`, target.span);
     }

@@ -82,6 +82,11 @@ describe("nft 1.0.6's listing of raw payloads", () => {
     });
   });
 
+  it('reads a window at an arp field back as that field, in a match and as the target of a write', () => {
+    const listing = 'iifname "invalid" arp htype 1 arp ptype ip arp hlen 6 arp plen 4 arp daddr ip 192.168.143.16 arp daddr ether set 11:22:33:44:55:66';
+    expectRules({ 'arp/arp.t:60 arp test-arp input': listing, 'arp/arp.t:60 netdev test-netdev ingress': listing });
+  });
+
   it('keeps a window where the network protocol is not known', () => {
     expectRules({ 'any/rawpayload.t:10 inet test-inet input': '@nh,8,8 0xff' });
   });
