@@ -9,7 +9,7 @@
  * @module
  */
 import { L4_PROTOCOLS, allOnes, payloadFields } from './datatypes.js';
-import type { NftFamily, NftPayloadProtocol, NftRight, NftSelector, NftStatement, NftType, NftValue } from './model.js';
+import type { NftFamily, NftPayloadProtocol, NftPrefix, NftRange, NftRight, NftSelector, NftStatement, NftType, NftValue } from './model.js';
 
 type Match = Extract<NftStatement, { kind: 'match' }>;
 type Raw = Extract<NftSelector, { kind: 'rawpayload' }>;
@@ -18,8 +18,11 @@ type Raw = Extract<NftSelector, { kind: 'rawpayload' }>;
 const L3_BY_ETHERTYPE: Readonly<Record<string, 'ip' | 'ip6' | 'arp'>> = { 2048: 'ip', 34525: 'ip6', 2054: 'arp' };
 const ETHERTYPE: Readonly<Record<'ip' | 'ip6' | 'arp' | 'vlan', bigint>> = { ip: 0x0800n, ip6: 0x86ddn, arp: 0x0806n, vlan: 0x8100n };
 
-/** Transport headers whose fields nft finds a raw payload among (those without per-type fields). */
-const TH_COMPLETE = new Set(['tcp', 'udp', 'udplite', 'sctp', 'dccp']);
+/** ICMP fields that exist for one message type only, and that type (`icmp_dep` in `proto.c`). */
+const ICMP_FIELD_TYPE: Readonly<Record<string, Readonly<Record<string, bigint>>>> = {
+  icmp: { id: 8n, sequence: 8n, gateway: 5n, mtu: 3n },
+  icmpv6: { 'parameter-problem': 4n, mtu: 2n, id: 128n, sequence: 128n, 'max-delay': 130n },
+};
 
 function singleValue(s: Match): bigint | undefined {
   return s.right.kind === 'value' && (s.op === 'implicit' || s.op === '==') ? s.right.value : undefined;
@@ -38,10 +41,12 @@ interface Context {
   th: number | undefined;
   ether: boolean;
   vlan: boolean;
+  /** The ICMP or ICMPv6 type matched, if one was. */
+  icmpType: bigint | undefined;
 }
 
 function initialContext(family: NftFamily): Context {
-  return { nh: family === 'ip' ? 'ip' : family === 'ip6' ? 'ip6' : family === 'arp' ? 'arp' : undefined, th: undefined, ether: family === 'bridge', vlan: false };
+  return { nh: family === 'ip' ? 'ip' : family === 'ip6' ? 'ip6' : family === 'arp' ? 'arp' : undefined, th: undefined, ether: family === 'bridge', vlan: false, icmpType: undefined };
 }
 
 /** What a match tells the context, after it. */
@@ -54,6 +59,7 @@ function update(ctx: Context, s: Match, family: NftFamily): void {
     if (l.kind === 'meta' && l.key === 'iiftype' && v === 1n && family !== 'bridge') ctx.ether = true;
     if (l.kind === 'meta' && l.key === 'l4proto') ctx.th = Number(v);
     if (l.kind === 'payload' && ((l.protocol === 'ip' && l.field === 'protocol') || (l.protocol === 'ip6' && l.field === 'nexthdr'))) ctx.th = Number(v);
+    if (l.kind === 'payload' && (l.protocol === 'icmp' || l.protocol === 'icmpv6') && l.field === 'type') ctx.icmpType = v;
     if (l.kind === 'payload' && (l.protocol === 'ether' || l.protocol === 'vlan') && l.field === 'type') {
       if (v === ETHERTYPE.vlan && l.protocol === 'ether') ctx.vlan = true;
       else ctx.nh = L3_BY_ETHERTYPE[v.toString()] ?? ctx.nh;
@@ -76,34 +82,99 @@ function learn(ctx: Context, sel: NftSelector, family: NftFamily): void {
   }
 }
 
-/** The header field a raw payload is at, in the given context, if nft names it. */
-function fieldAt(raw: Raw, ctx: Context, family: NftFamily): { protocol: NftPayloadProtocol; field: string; type: NftType } | undefined {
-  let protocol: string | undefined;
-  if (raw.base === 'th') {
+/** The header a window of a base is read against in the context, and where that header starts. */
+function headerAt(base: Raw['base'], offset: number, ctx: Context): { protocol: string; skip: number } | undefined {
+  if (base === 'th') {
     const name = Object.entries(L4_PROTOCOLS).find(([, n]) => n === ctx.th)?.[0];
-    protocol = name !== undefined && TH_COMPLETE.has(name) ? name : undefined;
-  } else if (raw.base === 'nh') protocol = ctx.nh;
-  else protocol = family === 'bridge' ? 'ether' : undefined;
-  const fields = protocol === undefined ? undefined : payloadFields(protocol);
-  if (fields !== undefined) {
-    for (const [field, f] of Object.entries(fields)) {
-      if (f.offset === raw.offset && f.bits === raw.length) return { protocol: protocol as NftPayloadProtocol, field, type: f.type };
-    }
+    return name === undefined ? undefined : { protocol: name, skip: 0 };
   }
-  // payload_init_raw: two bytes at the start of a transport header are its ports, whatever it is.
+  if (base === 'nh') return ctx.nh === undefined ? undefined : { protocol: ctx.nh, skip: 0 };
+  if (!ctx.ether) return undefined;
+  // get_stacked_desc: past the Ethernet header, a vlan header where one was matched.
+  return ctx.vlan && offset >= 112 ? { protocol: 'vlan', skip: 112 } : { protocol: 'ether', skip: 0 };
+}
+
+/** Whether a header field may be meant where the context matched an ICMP type (`icmp_dep`). */
+function icmpAllows(protocol: string, field: string, ctx: Context): boolean {
+  const only = ICMP_FIELD_TYPE[protocol]?.[field];
+  // nft takes a matched type of 0 (echo-reply) for no type at all.
+  return only === undefined || ctx.icmpType === undefined || ctx.icmpType === 0n || ctx.icmpType === only;
+}
+
+interface Hit {
+  readonly protocol: NftPayloadProtocol;
+  readonly field: string;
+  readonly type: NftType;
+}
+
+/** payload_init_raw: two bytes at the start of a transport header are its ports, whatever it is. */
+function transportPort(raw: Raw): Hit | undefined {
   if (raw.base === 'th' && raw.length === 16 && (raw.offset === 0 || raw.offset === 16)) {
     return { protocol: 'th', field: raw.offset === 0 ? 'sport' : 'dport', type: 'inet_service' };
   }
   return undefined;
 }
 
-function retype(r: NftRight, type: NftType, bits: number): NftRight {
+/** payload_expr_complete: the header field exactly at a raw payload's place, if nft names it. */
+function fieldAt(raw: Raw, ctx: Context): Hit | undefined {
+  const header = headerAt(raw.base, raw.offset, ctx);
+  const fields = header === undefined ? undefined : payloadFields(header.protocol);
+  if (header !== undefined && fields !== undefined) {
+    for (const [field, f] of Object.entries(fields)) {
+      if (f.offset !== raw.offset - header.skip || f.bits !== raw.length || !icmpAllows(header.protocol, field, ctx)) continue;
+      return { protocol: header.protocol as NftPayloadProtocol, field, type: f.type };
+    }
+  }
+  return transportPort(raw);
+}
+
+/**
+ * payload_expr_expand: a byte-aligned comparison with one value, split into the header fields it
+ * covers from its start, in header order; a field it covers only the start of is compared as a
+ * prefix, and what no field starts at stays a raw window. Undefined where no header is known.
+ */
+function expand(s: Match, raw: Raw, value: bigint, ctx: Context): Match[] | undefined {
+  const header = headerAt(raw.base, raw.offset, ctx);
+  const fields = header === undefined ? undefined : payloadFields(header.protocol);
+  if (header === undefined || fields === undefined) return undefined;
+  const op = s.op === '!=' ? '!=' : '==';
+  const out: Match[] = [];
+  let offset = raw.offset - header.skip;
+  let left = raw.length;
+  for (const [field, f] of Object.entries(fields)) {
+    if (left === 0) break;
+    if (f.offset !== offset || !icmpAllows(header.protocol, field, ctx)) continue;
+    const sel: NftSelector = { kind: 'payload', protocol: header.protocol as NftPayloadProtocol, field };
+    const bits = Math.min(f.bits, left);
+    const part = (value >> BigInt(left - bits)) & allOnes(bits);
+    const v: NftValue = { kind: 'value', type: f.type, bits: f.bits, value: part << BigInt(f.bits - bits) };
+    out.push({ ...s, op, left: sel, right: bits < f.bits ? { kind: 'prefix', value: v, length: bits } : v });
+    offset += bits;
+    left -= bits;
+  }
+  if (out.length === 0) return undefined;
+  if (left > 0) {
+    const rest: Raw = { kind: 'rawpayload', base: raw.base, offset: offset + header.skip, length: left };
+    const port = transportPort(rest);
+    const v = value & allOnes(left);
+    out.push({
+      ...s, op,
+      left: port ? { kind: 'payload', protocol: port.protocol, field: port.field } : rest,
+      right: { kind: 'value', type: port?.type ?? 'xinteger', bits: left, value: v },
+    });
+  }
+  return out;
+}
+
+function retype(r: NftRight, type: NftType, bits: number, elements: boolean): NftRight {
   const v = (x: NftValue): NftValue => ({ kind: 'value', type, bits, value: x.value });
   switch (r.kind) {
     case 'value': return v(r);
     case 'range': return { ...r, low: v(r.low), high: v(r.high) };
     case 'prefix': return { ...r, value: v(r.value) };
-    case 'set': return {
+    // A set keeps the type it was made with: a raw window's integers, or the ports nft read a
+    // window at the start of a transport header as when it was loaded.
+    case 'set': return !elements ? r : {
       ...r, key: [type],
       elements: r.elements.map((e) => ({ ...e, key: e.key.map((k) => (k.kind === 'value' ? v(k) : k.kind === 'range' ? { ...k, low: v(k.low), high: v(k.high) } : { ...k, value: v(k.value) })) })),
     };
@@ -111,43 +182,83 @@ function retype(r: NftRight, type: NftType, bits: number): NftRight {
   }
 }
 
+/** A match on a concatenation with raw payloads in it, each read back as the field it is at. */
+function completeConcat(s: Match, ctx: Context): Match | undefined {
+  if (s.left.kind !== 'concat' || !s.left.items.some((i) => i.kind === 'rawpayload')) return undefined;
+  const hits = s.left.items.map((i) => (i.kind === 'rawpayload' ? fieldAt(i, ctx) : undefined));
+  const ports = s.left.items.map((i) => i.kind === 'rawpayload' && transportPort(i) !== undefined);
+  if (hits.every((h) => h === undefined)) return undefined;
+  const items = s.left.items.map((i, n): NftSelector => (hits[n] ? { kind: 'payload', protocol: hits[n].protocol, field: hits[n].field } : i));
+  // The set keeps the types it was made with (integers, but ports for transport windows).
+  const part = <T extends NftValue | NftRange | NftPrefix>(k: T, n: number): T => {
+    const h = hits[n];
+    if (h === undefined || !ports[n]) return k;
+    const v = (x: NftValue): NftValue => ({ ...x, type: h.type });
+    if (k.kind === 'value') return v(k) as T;
+    if (k.kind === 'range') return { ...k, low: v(k.low), high: v(k.high) };
+    return { ...k, value: v((k as NftPrefix).value) };
+  };
+  let right: NftRight = s.right;
+  if (right.kind === 'set') {
+    right = {
+      ...right, key: right.key.map((t, n) => (ports[n] ? hits[n]!.type : t)),
+      elements: right.elements.map((e) => ({ ...e, key: e.key.map((k, n) => part(k, n)) })),
+    };
+  } else if (right.kind === 'concat-value') right = { ...right, items: right.items.map((k, n) => part(k, n)) };
+  else return undefined;
+  return { ...s, left: { ...s.left, items }, right };
+}
+
 /** A match on a raw payload as nft lists it back, or undefined to keep it as it is. */
-function completeMatch(s: Match, raw: Raw, ctx: Context, family: NftFamily): Match | undefined {
-  const hit = fieldAt(raw, ctx, family);
+function completeMatch(s: Match, raw: Raw, ctx: Context): Match[] | undefined {
+  const aligned = raw.offset % 8 === 0 && raw.length % 8 === 0;
+  const single = s.right.kind === 'value' && ['implicit', '==', '!='].includes(s.op);
+  if (aligned && single) {
+    const port = transportPort(raw);
+    const expanded = expand(s, raw, (s.right as NftValue).value, ctx);
+    if (expanded !== undefined || port === undefined) return expanded;
+  }
+  const hit = fieldAt(raw, ctx);
   if (hit !== undefined) {
     if (s.right.kind === 'set' && s.right.key.length !== 1) return undefined;
-    return { ...s, left: { kind: 'payload', protocol: hit.protocol, field: hit.field }, right: retype(s.right, hit.type, raw.length) };
+    return [{ ...s, left: { kind: 'payload', protocol: hit.protocol, field: hit.field }, right: retype(s.right, hit.type, raw.length, transportPort(raw) !== undefined) }];
   }
   // A window that is not whole bytes is loaded as the bytes around it and masked; nft lists that.
+  if (aligned || !single) return undefined;
   const start = raw.offset - (raw.offset % 8);
   const end = Math.ceil((raw.offset + raw.length) / 8) * 8;
-  if ((start === raw.offset && end === raw.offset + raw.length) || s.right.kind !== 'value' || !['implicit', '==', '!='].includes(s.op)) return undefined;
   const shift = BigInt(end - raw.offset - raw.length);
   const bits = end - start;
   const x = (value: bigint): NftValue => ({ kind: 'value', type: 'xinteger', bits, value });
-  return {
+  return [{
     ...s,
     op: s.op === '!=' ? '!=' : '==',
     left: { kind: 'bitwise', operand: { kind: 'rawpayload', base: raw.base, offset: start, length: bits }, mask: allOnes(raw.length) << shift, xor: 0n, bits, type: 'xinteger' },
-    right: x(s.right.value << shift),
-  };
+    right: x((s.right as NftValue).value << shift),
+  }];
 }
 
 /** Raw payloads as nft reads them back: as header fields where it knows the header, else masked. */
 export function completeRawPayloads(stmts: readonly NftStatement[], family: NftFamily): NftStatement[] {
   const ctx = initialContext(family);
-  return stmts.map((s) => {
+  return stmts.flatMap((s): NftStatement[] => {
     if (s.kind === 'mangle' && s.value.kind !== 'value' && s.value.kind !== 'concat-value') learn(ctx, s.value.kind === 'map' ? s.value.key : s.value, family);
     if (s.kind === 'mangle' && s.target.kind === 'rawpayload') {
       // A write to a window nft names lists as a write to that field; others stay as written.
-      const hit = fieldAt(s.target, ctx, family);
-      if (hit === undefined) return s;
+      const hit = fieldAt(s.target, ctx);
+      if (hit === undefined) return [s];
       const value = s.value.kind === 'value' ? { ...s.value, type: hit.type } : s.value;
-      return { ...s, target: { kind: 'payload', protocol: hit.protocol, field: hit.field }, value };
+      return [{ ...s, target: { kind: 'payload', protocol: hit.protocol, field: hit.field }, value }];
     }
-    if (s.kind !== 'match') return s;
-    const out = s.left.kind === 'rawpayload' ? (completeMatch(s, s.left, ctx, family) ?? s) : s;
-    update(ctx, out, family);
+    if (s.kind === 'vmap' && s.key.kind === 'rawpayload') {
+      const hit = fieldAt(s.key, ctx);
+      if (hit === undefined) return [s];
+      const mappings = s.mappings.kind === 'set' ? retype(s.mappings, hit.type, s.key.length, transportPort(s.key) !== undefined) as typeof s.mappings : s.mappings;
+      return [{ ...s, key: { kind: 'payload', protocol: hit.protocol, field: hit.field }, mappings }];
+    }
+    if (s.kind !== 'match') return [s];
+    const out = s.left.kind === 'rawpayload' ? (completeMatch(s, s.left, ctx) ?? [s]) : [completeConcat(s, ctx) ?? s];
+    for (const m of out) update(ctx, m, family);
     return out;
   });
 }
@@ -172,7 +283,12 @@ export function addLinkDependencies(stmts: readonly NftStatement[], family: NftF
   for (const s of stmts) {
     if (s.kind === 'match') {
       const ps = payloadsOf(s.left);
-      if (ps.some((p) => p.protocol === 'vlan') && !ctx.vlan && family !== 'inet') dep('ether', ETHERTYPE.vlan);
+      if (ps.some((p) => p.protocol === 'vlan') && !ctx.vlan && family !== 'inet') {
+        dep('ether', ETHERTYPE.vlan);
+        // Only a vlan field other than its protocol field makes `ether type 8021q` redundant:
+        // before `vlan type` alone it stays in the listing.
+        if (ps.every((p) => p.protocol !== 'vlan' || p.field === 'type')) added.delete(out[out.length - 1]!);
+      }
       const l3 = ps.find((p) => p.protocol === 'ip' || p.protocol === 'ip6' || p.protocol === 'arp')?.protocol as 'ip' | 'ip6' | 'arp' | undefined;
       // A bridge table's network protocol dependency is `meta protocol`, except inside a vlan header.
       if (l3 !== undefined && ctx.nh !== l3 && (ctx.vlan || (ctx.ether && family !== 'bridge'))) dep(ctx.vlan ? 'vlan' : 'ether', ETHERTYPE[l3]);

@@ -406,7 +406,7 @@ function l3Of(s: Extract<NftStatement, { kind: 'match' }>, family: NftFamily): '
   const l = s.left;
   const v = s.right.value;
   if (l.kind === 'meta' && l.key === 'nfproto' && family === 'inet') return v === 2n ? 'ip' : v === 10n ? 'ip6' : undefined;
-  const ether = (l.kind === 'payload' && l.protocol === 'ether' && l.field === 'type' && family === 'bridge')
+  const ether = (l.kind === 'payload' && l.protocol === 'ether' && l.field === 'type' && (family === 'bridge' || family === 'netdev' || family === 'inet'))
     || (l.kind === 'meta' && l.key === 'protocol' && family === 'netdev')
     || (l.kind === 'payload' && l.protocol === 'vlan' && l.field === 'type');
   if (ether) return v === 0x0800n ? 'ip' : v === 0x86ddn ? 'ip6' : v === 0x0806n ? 'arp' : undefined;
@@ -453,7 +453,7 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily, a
     }
     const single = s.right.kind === 'value' && (s.op === 'implicit' || s.op === '==');
     const left = s.left;
-    if (vlandep !== undefined && payloads(left).some((p) => p.protocol === 'vlan')) {
+    if (vlandep !== undefined && payloads(left).some((p) => p.protocol === 'vlan' && p.field !== 'type')) {
       hidden.add(vlandep);
       vlandep = undefined;
     }
@@ -470,6 +470,13 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily, a
       }
       if (left.field === 'type' && single) icmpdep = { index: i, proto: left.protocol, type: (s.right as NftValue).value };
     }
+    if (lldep) {
+      const ps = payloads(left);
+      if (ps.some((p) => (lldep!.kind === 'ether' ? p.protocol === 'ether' : true))) {
+        hidden.add(lldep.index);
+        lldep = undefined;
+      }
+    }
     const l3 = l3Of(s, family);
     if (l3 !== undefined) {
       l3dep = { index: i, proto: l3 };
@@ -484,13 +491,6 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily, a
     if (single && left.kind === 'meta' && left.key === 'protocol' && ((family === 'ip' && (s.right as NftValue).value === 0x0800n) || (family === 'ip6' && (s.right as NftValue).value === 0x86ddn))) {
       lldep = { index: i, kind: 'any' };
       return;
-    }
-    if (lldep) {
-      const ps = payloads(left);
-      if (ps.some((p) => (lldep!.kind === 'ether' ? p.protocol === 'ether' : true))) {
-        hidden.add(lldep.index);
-        lldep = undefined;
-      }
     }
     const isL4Dep = single && ((left.kind === 'meta' && left.key === 'l4proto')
       || (left.kind === 'payload' && family === 'ip' && left.protocol === 'ip' && left.field === 'protocol')
@@ -574,7 +574,7 @@ const NETWORK_LAYER = new Set(['ip', 'ip6', 'arp']);
  * that kept it. Other matches do not interrupt a run; other statements end it only once two
  * candidates were seen (as 1.0.6 does).
  */
-function mergePayloads(stmts: readonly NftStatement[]): NftStatement[] {
+function mergePayloads(stmts: readonly NftStatement[], family: NftFamily): NftStatement[] {
   type Match = Extract<NftStatement, { kind: 'match' }>;
   const out: (NftStatement | NftStatement[] | undefined)[] = [...stmts];
   const layout = (i: number): { base: number; off: number; len: number; protocol: boolean } => {
@@ -609,6 +609,15 @@ function mergePayloads(stmts: readonly NftStatement[]): NftStatement[] {
     for (const g of groups) {
       if (g.members.length < 2) continue;
       for (const m of g.members) out[m] = undefined;
+      const sorted = [...g.members].sort((a, b) => layout(a).off - layout(b).off);
+      if (sorted.every((m) => ((stmts[m] as Match).left as Extract<NftSelector, { kind: 'payload' }>).protocol === 'th') && l4Before(stmts, g.keep, family) === undefined) {
+        // Ports of a transport header nft does not know list back as the one raw window loaded.
+        let value = 0n;
+        for (const m of sorted) value = (value << BigInt(layout(m).len)) | ((stmts[m] as Match).right as NftValue).value;
+        const first = layout(sorted[0]!);
+        out[g.keep] = [{ kind: 'match', left: { kind: 'rawpayload', base: 'th', offset: first.off, length: g.len }, op: g.op === '==' ? 'implicit' : '!=', right: { kind: 'value', type: 'xinteger', bits: g.len, value } }];
+        continue;
+      }
       out[g.keep] = g.members.map((m) => (g.op === '==' && (stmts[m] as Match).op !== 'implicit' ? { ...(stmts[m] as Match), op: 'implicit' } : stmts[m]!) as NftStatement);
     }
   };
@@ -633,7 +642,7 @@ export function printNftRule(r: NftRule, t: Pick<NftTable, 'family'>): string {
   expectFields(r, { statements: 'array' }, 'rule');
   expectArgument(t, 'object', 'table');
   const { statements: withDependencies, added } = addLinkDependencies(completeRawPayloads(r.statements, t.family), t.family);
-  const statements = mergePayloads(withDependencies);
+  const statements = mergePayloads(withDependencies, t.family);
   const hidden = hiddenDependencies(statements, t.family, added);
   const parts: string[] = [];
   statements.forEach((s, i) => {
