@@ -90,8 +90,11 @@ function headerAt(base: Raw['base'], offset: number, ctx: Context): { protocol: 
   }
   if (base === 'nh') return ctx.nh === undefined ? undefined : { protocol: ctx.nh, skip: 0 };
   if (!ctx.ether) return undefined;
-  // get_stacked_desc: past the Ethernet header, a vlan header where one was matched.
-  return ctx.vlan && offset >= 112 ? { protocol: 'vlan', skip: 112 } : { protocol: 'ether', skip: 0 };
+  // get_stacked_desc: where a vlan header was matched it is the link layer's header, and the
+  // Ethernet header below it is consulted only for offsets past the vlan header's own length (4
+  // bytes): a window in the first 4 bytes is read as a vlan field, as nft 1.0.6 reads it.
+  if (!ctx.vlan) return { protocol: 'ether', skip: 0 };
+  return offset < 32 ? { protocol: 'vlan', skip: 0 } : offset < 112 ? { protocol: 'ether', skip: 0 } : { protocol: 'vlan', skip: 112 };
 }
 
 /** Whether a header field may be meant where the context matched an ICMP type (`icmp_dep`). */
@@ -209,6 +212,16 @@ function completeConcat(s: Match, ctx: Context): Match | undefined {
   return { ...s, left: { ...s.left, items }, right };
 }
 
+/** The window of a header field the listing reads back as a raw load, where it does. */
+function rereadWindow(p: Extract<NftSelector, { kind: 'payload' }>, ctx: Context): Raw | undefined {
+  if (p.protocol === 'th' && ctx.th !== undefined) return { kind: 'rawpayload', base: 'th', offset: p.field === 'sport' ? 0 : 16, length: 16 };
+  if (p.protocol === 'ether' && ctx.vlan) {
+    const f = payloadFields('ether')![p.field]!;
+    return { kind: 'rawpayload', base: 'll', offset: f.offset, length: f.bits };
+  }
+  return undefined;
+}
+
 /** A match on a raw payload as nft lists it back, or undefined to keep it as it is. */
 function completeMatch(s: Match, raw: Raw, ctx: Context): Match[] | undefined {
   const aligned = raw.offset % 8 === 0 && raw.length % 8 === 0;
@@ -223,25 +236,30 @@ function completeMatch(s: Match, raw: Raw, ctx: Context): Match[] | undefined {
     if (s.right.kind === 'set' && s.right.key.length !== 1) return undefined;
     return [{ ...s, left: { kind: 'payload', protocol: hit.protocol, field: hit.field }, right: retype(s.right, hit.type, raw.length, transportPort(raw) !== undefined) }];
   }
-  // A window that is not whole bytes is loaded as the bytes around it and masked; nft lists that.
+  // A window that is not whole bytes is loaded as the bytes around it and masked; nft lists that,
+  // with the bytes read as the field they are where it knows one.
   if (aligned || !single) return undefined;
   const start = raw.offset - (raw.offset % 8);
   const end = Math.ceil((raw.offset + raw.length) / 8) * 8;
   const shift = BigInt(end - raw.offset - raw.length);
   const bits = end - start;
-  const x = (value: bigint): NftValue => ({ kind: 'value', type: 'xinteger', bits, value });
+  const around: Raw = { kind: 'rawpayload', base: raw.base, offset: start, length: bits };
+  const field = fieldAt(around, ctx);
+  const type = field?.type ?? 'xinteger';
   return [{
     ...s,
     op: s.op === '!=' ? '!=' : '==',
-    left: { kind: 'bitwise', operand: { kind: 'rawpayload', base: raw.base, offset: start, length: bits }, mask: allOnes(raw.length) << shift, xor: 0n, bits, type: 'xinteger' },
-    right: x((s.right as NftValue).value << shift),
+    left: { kind: 'bitwise', operand: field ? { kind: 'payload', protocol: field.protocol, field: field.field } : around, mask: allOnes(raw.length) << shift, xor: 0n, bits, type },
+    right: { kind: 'value', type, bits, value: (s.right as NftValue).value << shift },
   }];
 }
 
 /** Raw payloads as nft reads them back: as header fields where it knows the header, else masked. */
-export function completeRawPayloads(stmts: readonly NftStatement[], family: NftFamily): NftStatement[] {
+export function completeRawPayloads(stmts: readonly NftStatement[], family: NftFamily, merged: ReadonlyMap<NftStatement, readonly NftSelector[]> = new Map()): NftStatement[] {
   const ctx = initialContext(family);
   return stmts.flatMap((s): NftStatement[] => {
+    // A load merged from header matches comes after their dependencies: what they establish is known.
+    for (const sel of merged.get(s) ?? []) learn(ctx, sel, family);
     if (s.kind === 'mangle' && s.value.kind !== 'value' && s.value.kind !== 'concat-value') learn(ctx, s.value.kind === 'map' ? s.value.key : s.value, family);
     if (s.kind === 'mangle' && s.target.kind === 'rawpayload') {
       // A write to a window nft names lists as a write to that field; others stay as written.
@@ -257,6 +275,14 @@ export function completeRawPayloads(stmts: readonly NftStatement[], family: NftF
       return [{ ...s, key: { kind: 'payload', protocol: hit.protocol, field: hit.field }, mappings }];
     }
     if (s.kind !== 'match') return [s];
+    // `th sport`/`th dport` are two bytes of the transport header, read back as such too; so is
+    // an Ethernet field once a vlan header is the link layer's (get_stacked_desc, see headerAt).
+    const window = s.left.kind === 'payload' ? rereadWindow(s.left, ctx) : undefined;
+    const th = window !== undefined ? completeMatch(s, window, ctx) : undefined;
+    if (th !== undefined) {
+      for (const m of th) update(ctx, m, family);
+      return th;
+    }
     const out = s.left.kind === 'rawpayload' ? (completeMatch(s, s.left, ctx) ?? [s]) : [completeConcat(s, ctx) ?? s];
     for (const m of out) update(ctx, m, family);
     return out;
@@ -290,8 +316,9 @@ export function addLinkDependencies(stmts: readonly NftStatement[], family: NftF
         if (ps.every((p) => p.protocol !== 'vlan' || p.field === 'type')) added.delete(out[out.length - 1]!);
       }
       const l3 = ps.find((p) => p.protocol === 'ip' || p.protocol === 'ip6' || p.protocol === 'arp')?.protocol as 'ip' | 'ip6' | 'arp' | undefined;
-      // A bridge table's network protocol dependency is `meta protocol`, except inside a vlan header.
-      if (l3 !== undefined && ctx.nh !== l3 && (ctx.vlan || (ctx.ether && family !== 'bridge'))) dep(ctx.vlan ? 'vlan' : 'ether', ETHERTYPE[l3]);
+      // A bridge table's dependency for IPv4 and IPv6 is `meta protocol`, except inside a vlan
+      // header; for ARP it is `ether type arp`.
+      if (l3 !== undefined && ctx.nh !== l3 && (ctx.vlan || (ctx.ether && (family !== 'bridge' || l3 === 'arp')))) dep(ctx.vlan ? 'vlan' : 'ether', ETHERTYPE[l3]);
       update(ctx, s, family);
     }
     out.push(s);

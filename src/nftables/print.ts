@@ -429,7 +429,14 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily, a
     }
   };
   stmts.forEach((s, i) => {
-    if (added.has(s)) return;
+    if (added.has(s)) {
+      // A dependency nft added still makes an `iiftype ether` before it redundant.
+      if (lldep?.kind === 'ether' && s.kind === 'match' && payloads(s.left).some((p) => p.protocol === 'ether')) {
+        hidden.add(lldep.index);
+        lldep = undefined;
+      }
+      return;
+    }
     if (s.kind === 'reject' && family !== 'ip' && family !== 'ip6' && (s.with?.type === 'icmp' || s.with?.type === 'icmpv6') && l3dep) {
       // stmt_reject_postprocess: a network protocol match still in force is the reject's dependency.
       hidden.add(l3dep.index);
@@ -453,6 +460,13 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily, a
     }
     const single = s.right.kind === 'value' && (s.op === 'implicit' || s.op === '==');
     const left = s.left;
+    if (lldep) {
+      const ps = payloads(left);
+      if (ps.some((p) => (lldep!.kind === 'ether' ? p.protocol === 'ether' : true))) {
+        hidden.add(lldep.index);
+        lldep = undefined;
+      }
+    }
     if (vlandep !== undefined && payloads(left).some((p) => p.protocol === 'vlan' && p.field !== 'type')) {
       hidden.add(vlandep);
       vlandep = undefined;
@@ -469,13 +483,6 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily, a
         icmpdep = undefined;
       }
       if (left.field === 'type' && single) icmpdep = { index: i, proto: left.protocol, type: (s.right as NftValue).value };
-    }
-    if (lldep) {
-      const ps = payloads(left);
-      if (ps.some((p) => (lldep!.kind === 'ether' ? p.protocol === 'ether' : true))) {
-        hidden.add(lldep.index);
-        lldep = undefined;
-      }
     }
     const l3 = l3Of(s, family);
     if (l3 !== undefined) {
@@ -574,11 +581,14 @@ const NETWORK_LAYER = new Set(['ip', 'ip6', 'arp']);
  * that kept it. Other matches do not interrupt a run; other statements end it only once two
  * candidates were seen (as 1.0.6 does).
  */
-function mergePayloads(stmts: readonly NftStatement[], family: NftFamily): NftStatement[] {
+function mergePayloads(stmts: readonly NftStatement[]): { statements: NftStatement[]; merged: Map<NftStatement, NftSelector[]> } {
   type Match = Extract<NftStatement, { kind: 'match' }>;
-  const out: (NftStatement | NftStatement[] | undefined)[] = [...stmts];
+  const out: (NftStatement | undefined)[] = [...stmts];
+  const merged = new Map<NftStatement, NftSelector[]>();
   const layout = (i: number): { base: number; off: number; len: number; protocol: boolean } => {
-    const p = (stmts[i] as Match).left as Extract<NftSelector, { kind: 'payload' }>;
+    const left = (stmts[i] as Match).left;
+    if (left.kind === 'rawpayload') return { base: ['ll', 'nh', 'th'].indexOf(left.base), off: left.offset, len: left.length, protocol: false };
+    const p = left as Extract<NftSelector, { kind: 'payload' }>;
     const fld = payloadFields(p.protocol)![p.field]!;
     const protocol = (p.protocol === 'ip' && p.field === 'protocol') || (p.protocol === 'ip6' && p.field === 'nexthdr') || p.field === 'type' && LINK_LAYER.has(p.protocol);
     // A vlan header follows the Ethernet header (14 bytes) in the link-layer base.
@@ -609,16 +619,17 @@ function mergePayloads(stmts: readonly NftStatement[], family: NftFamily): NftSt
     for (const g of groups) {
       if (g.members.length < 2) continue;
       for (const m of g.members) out[m] = undefined;
-      const sorted = [...g.members].sort((a, b) => layout(a).off - layout(b).off);
-      if (sorted.every((m) => ((stmts[m] as Match).left as Extract<NftSelector, { kind: 'payload' }>).protocol === 'th') && l4Before(stmts, g.keep, family) === undefined) {
-        // Ports of a transport header nft does not know list back as the one raw window loaded.
-        let value = 0n;
-        for (const m of sorted) value = (value << BigInt(layout(m).len)) | ((stmts[m] as Match).right as NftValue).value;
-        const first = layout(sorted[0]!);
-        out[g.keep] = [{ kind: 'match', left: { kind: 'rawpayload', base: 'th', offset: first.off, length: g.len }, op: g.op === '==' ? 'implicit' : '!=', right: { kind: 'value', type: 'xinteger', bits: g.len, value } }];
-        continue;
-      }
-      out[g.keep] = g.members.map((m) => (g.op === '==' && (stmts[m] as Match).op !== 'implicit' ? { ...(stmts[m] as Match), op: 'implicit' } : stmts[m]!) as NftStatement);
+      // One load of the whole window, which the listing reads back with the protocols it knows
+      // there (completeRawPayloads, told what the merged matches were).
+      let value = 0n;
+      for (const m of g.members) value = (value << BigInt(layout(m).len)) | ((stmts[m] as Match).right as NftValue).value;
+      const first = layout(g.members[0]!);
+      const raw: NftStatement = {
+        kind: 'match', left: { kind: 'rawpayload', base: (['ll', 'nh', 'th'] as const)[first.base]!, offset: first.off, length: g.len },
+        op: g.op === '==' ? 'implicit' : '!=', right: { kind: 'value', type: 'xinteger', bits: g.len, value },
+      };
+      out[g.keep] = raw;
+      merged.set(raw, g.members.map((m) => (stmts[m] as Match).left));
     }
   };
   let run: number[] = [];
@@ -630,25 +641,31 @@ function mergePayloads(stmts: readonly NftStatement[], family: NftFamily): NftSt
       }
       return;
     }
-    if (s.left.kind === 'payload' && MERGEABLE[s.left.protocol]?.has(s.left.field) && s.right.kind === 'value' && (s.op === 'implicit' || s.op === '==' || s.op === '!=') && !s.flagMask
-      && !(BITMASK_TYPES.has(s.right.type) && s.op === 'implicit')) run.push(i);
+    const single = s.right.kind === 'value' && (s.op === 'implicit' || s.op === '==' || s.op === '!=') && !s.flagMask;
+    const field = s.left.kind === 'payload' && MERGEABLE[s.left.protocol]?.has(s.left.field) && !(s.right.kind === 'value' && BITMASK_TYPES.has(s.right.type) && s.op === 'implicit');
+    const window = s.left.kind === 'rawpayload' && s.left.offset % 8 === 0 && s.left.length % 8 === 0;
+    if (single && (field || window)) run.push(i);
   });
   if (run.length >= 2) merge(run);
-  return out.flatMap((s) => (s === undefined ? [] : Array.isArray(s) ? s : [s]));
+  return { statements: out.filter((s): s is NftStatement => s !== undefined), merged };
 }
 
 /** One rule as nft lists it (without the handle). */
 export function printNftRule(r: NftRule, t: Pick<NftTable, 'family'>): string {
   expectFields(r, { statements: 'array' }, 'rule');
   expectArgument(t, 'object', 'table');
-  const { statements: withDependencies, added } = addLinkDependencies(completeRawPayloads(r.statements, t.family), t.family);
-  const statements = mergePayloads(withDependencies, t.family);
+  // As nft does: dependencies and merges when the rule is loaded, raw loads read back at listing.
+  const { statements: withDependencies, added } = addLinkDependencies(r.statements, t.family);
+  const reduced = mergePayloads(withDependencies);
+  const statements = completeRawPayloads(reduced.statements, t.family, reduced.merged);
   const hidden = hiddenDependencies(statements, t.family, added);
   const parts: string[] = [];
   statements.forEach((s, i) => {
     // The dependencies nft added are listed only where a merge kept them: never, as a dependency.
     if (hidden.has(i) || added.has(s)) return;
-    const thAs = L4_NAME[l4Before(statements, i, t.family) ?? -1];
+    // `th` fields are named by the transport protocol only where it has ports.
+    const l4 = L4_NAME[l4Before(statements, i, t.family) ?? -1];
+    const thAs = l4 !== undefined && payloadFields(l4)?.sport !== undefined ? l4 : undefined;
     parts.push(printStatement(s, thAs, t.family, false));
   });
   if (r.comment !== undefined) parts.push(`comment "${r.comment}"`);
