@@ -290,6 +290,19 @@ export function completeRawPayloads(stmts: readonly NftStatement[], family: NftF
 }
 
 /**
+ * A match on an anonymous set of one element is a plain comparison with it (nft's evaluation
+ * makes it one, so it can be a dependency and be merged like one).
+ */
+export function unwrapSingletons(stmts: readonly NftStatement[]): NftStatement[] {
+  return stmts.map((s) => {
+    if (s.kind !== 'match' || s.right.kind !== 'set' || (s.op !== 'implicit' && s.op !== '==') || s.right.elements.length !== 1) return s;
+    const e = s.right.elements[0]!;
+    if (e.key.length !== 1 || e.key[0]!.kind !== 'value' || e.data !== undefined || e.timeout !== undefined || e.comment !== undefined || (e.stateful?.length ?? 0) > 0 || e.counter !== undefined) return s;
+    return { ...s, right: e.key[0]! };
+  });
+}
+
+/**
  * The link-layer protocol matches nft adds ahead of header matches that need them (`ether type ip`
  * before `ip saddr` in an inet or netdev table where the link layer is known to be Ethernet,
  * `vlan type ip` after a vlan header, `ether type 8021q` before a vlan field), each marked in the returned set. Only these take part in `stmt_reduce`'s merging; the

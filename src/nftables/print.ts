@@ -8,7 +8,7 @@
  * @module
  */
 import { BITMASK_TYPES, L4_PROTOCOLS, UNQUALIFIED_META, allOnes, payloadFields, printTime, printValue, selectorType, typeName } from './datatypes.js';
-import { addLinkDependencies, completeRawPayloads } from './delinearize.js';
+import { addLinkDependencies, completeRawPayloads, unwrapSingletons } from './delinearize.js';
 import { priorityNameFits, standardPriorities } from './typecheck.js';
 import type {
   NftAnonSet, NftBaseChain, NftChain, NftConcatValue, NftElement, NftFamily, NftFlowtable, NftMapLookup, NftObject, NftPrefix, NftRange, NftRight,
@@ -655,7 +655,7 @@ export function printNftRule(r: NftRule, t: Pick<NftTable, 'family'>): string {
   expectFields(r, { statements: 'array' }, 'rule');
   expectArgument(t, 'object', 'table');
   // As nft does: dependencies and merges when the rule is loaded, raw loads read back at listing.
-  const { statements: withDependencies, added } = addLinkDependencies(r.statements, t.family);
+  const { statements: withDependencies, added } = addLinkDependencies(unwrapSingletons(r.statements), t.family);
   const reduced = mergePayloads(withDependencies);
   const statements = completeRawPayloads(reduced.statements, t.family, reduced.merged);
   const hidden = hiddenDependencies(statements, t.family, added);
