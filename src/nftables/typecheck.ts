@@ -141,6 +141,8 @@ interface RuleContext {
   l4Set?: readonly number[];
   /** Every transport protocol the rule established, in order: nft refuses a header of any other. */
   l4Seen?: number[];
+  /** Whether a `ct protocol` match fixed the connection's transport protocol. */
+  ctProtocol?: boolean;
   /** Whether a vlan header is in force (a vlan field was matched). */
   vlan?: boolean;
   /** The value an `ether type` match of the rule fixed. */
@@ -1354,6 +1356,11 @@ class Evaluator {
         // A ct address takes its family from the table or the rule's network protocol only as
         // the whole left side of a match; in a concatenation or a map key nft wants it written.
         if ((sel.key === 'saddr' || sel.key === 'daddr') && !sel.family) fail('BAD_VALUE', 'specify either ip or ip6 for address matching', span);
+        // A ct port has the type of the transport protocol the rule fixed before it; without
+        // one nft 1.0.6 types it `invalid` and refuses what uses it.
+        if ((sel.key === 'proto-src' || sel.key === 'proto-dst') && ctx.l4 === undefined && !ctx.ctProtocol) {
+          fail('BAD_VALUE', `Can't parse symbolic invalid expressions: ct ${sel.key} has no type where the rule fixes no transport protocol before it`, span);
+        }
         if (sel.family && ctx.family === 'inet' && (ctx.l3 === 'ip' || ctx.l3 === 'ip6') && ctx.l3 !== sel.family) conflict(ctx.l3, sel.family);
         if (ctx.family === 'arp' || ctx.family === 'netdev') {
           // No conntrack there: nft refuses the expression at evaluation.
@@ -1444,6 +1451,7 @@ class Evaluator {
     // Explicit protocol matches become context for the rest of the rule.
     if ((op === 'implicit' || op === '==') && right.kind === 'value') {
       if (left.kind === 'meta' && left.key === 'l4proto') this.l4From(Number(right.value), ctx);
+      if (left.kind === 'ct' && left.key === 'protocol') ctx.ctProtocol = true;
       if (left.kind === 'payload' && left.field === 'type' && (left.protocol === 'icmp' || left.protocol === 'icmpv6') && right.kind === 'value') {
         // proto 0 (echo-reply) counts as echo, and icmpv6 echo-reply as echo-request.
         const t = Number(right.value);

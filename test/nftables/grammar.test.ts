@@ -60,6 +60,11 @@ describe('what nft 1.0.6 refuses, on its line', () => {
     expect(refusal(rule('netdev', 'meta protocol ip vlan id 4'))).toMatchObject({ line: 3, message: 'conflicting protocols specified: ether vs. vlan' });
     expect(refusal(rule('bridge', 'ip6 saddr ::1 vlan pcp 1'))).toMatchObject({ line: 3, message: 'conflicting protocols specified: ether vs. vlan' });
     expect(refusal(rule('bridge', 'vlan type ip arp operation reply'))).toMatchObject({ line: 3, message: 'conflicting protocols specified: ip vs. arp' });
+    // A ct port has no type before a transport protocol is fixed.
+    expect(refusal(rule('ip', 'ct original proto-dst 22')).line).toBe(3);
+    expect(refusal(rule('ip', 'meta mark set ct original proto-dst')).line).toBe(3);
+    expect(nftLoadErrors(rule('ip', 'ct original protocol tcp ct original proto-dst 22')).diagnostics).toEqual([]);
+    expect(nftLoadErrors(rule('ip', 'tcp dport 1 ct original proto-dst 22')).diagnostics).toEqual([]);
     // And what it loaded (listed in test/fixtures/nft-listings/protocol-context).
     for (const [family, r] of [
       ['ip', 'meta l4proto icmp ip protocol tcp'], ['ip', 'meta l4proto udp meta l4proto tcp'], ['ip6', 'ip6 nexthdr udp ip6 nexthdr tcp'],
