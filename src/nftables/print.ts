@@ -8,6 +8,7 @@
  * @module
  */
 import { BITMASK_TYPES, L4_PROTOCOLS, UNQUALIFIED_META, allOnes, payloadFields, printTime, printValue, selectorType, typeName } from './datatypes.js';
+import { addLinkDependencies, completeRawPayloads, unwrapSingletons } from './delinearize.js';
 import { priorityNameFits, standardPriorities } from './typecheck.js';
 import type {
   NftAnonSet, NftBaseChain, NftChain, NftConcatValue, NftElement, NftFamily, NftFlowtable, NftMapLookup, NftObject, NftPrefix, NftRange, NftRight,
@@ -39,7 +40,9 @@ export function printNftTable(t: NftTable): string {
   for (const c of t.chains) if (!c.binding) blocks.push(printChain(c, t));
   const flags = t.dormant ? '\tflags dormant\n' : '';
   const comment = t.comment !== undefined ? `\tcomment "${t.comment}"\n` : '';
-  return `table ${t.family} ${t.name} {\n${flags}${comment}${blocks.join('\n')}}\n`;
+  // table_print_flags: after the flags, the first block is set apart by an empty line too.
+  const lead = t.dormant && blocks.length > 0 ? '\n' : '';
+  return `table ${t.family} ${t.name} {\n${flags}${comment}${lead}${blocks.join('\n')}}\n`;
 }
 
 /** A base chain priority as nft prints it (`prio2str`): a standard name, a name ± up to 10, or a number. */
@@ -229,11 +232,20 @@ function normalizeElements(all: readonly NftElement[], interval: boolean, merge:
 }
 
 function normalizeKeyed(elements: readonly NftElement[], interval: boolean, merge: boolean): NftElement[] {
-  const keyed = elements.map((e) => ({ e, k: sortKey(e.key, interval) }));
-  keyed.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
+  const flags = !interval && elements.length > 0 && elements.every((e) => e.key.length === 1 && isFlags(valueOf(e.key[0]!).type));
+  // Flag values: nft sorts the flags it splits each element into by its lowest flag, so elements
+  // with the same lowest flag keep the kernel's order, the reverse of the order they were added
+  // in (exact for the one- and two-byte keys the kernel keeps in a bitmap).
+  // Concatenations with intervals are kept by the kernel's pipapo set, which lists them in the
+  // order they were added; nft does not sort them (`concat_range_aggregate`).
+  const added = interval && elements.some((e) => e.key.length > 1);
+  const unique = flags ? dedupe(elements).reverse() : added ? dedupe(elements) : elements;
+  const keyed = unique.map((e) => ({ e, k: sortKey(e.key, interval), f: flags ? lowestFlag(low(e.key[0]!)) : 0n }));
+  if (flags) keyed.sort((a, b) => (a.f < b.f ? -1 : a.f > b.f ? 1 : 0));
+  else if (!added) keyed.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
   const sorted: NftElement[] = [];
   keyed.forEach((x, i) => {
-    if (i > 0 && x.k === keyed[i - 1]!.k && (interval ? high(x.e.key[0]!) === high(keyed[i - 1]!.e.key[0]!) : true)) return;
+    if (!flags && !added && i > 0 && x.k === keyed[i - 1]!.k && (interval ? high(x.e.key[0]!) === high(keyed[i - 1]!.e.key[0]!) : true)) return;
     sorted.push(x.e);
   });
   if (!interval || sorted.some((e) => e.key.length !== 1 || valueOf(e.key[0]!).type === 'ifname')) {
@@ -252,6 +264,26 @@ function normalizeKeyed(elements: readonly NftElement[], interval: boolean, merg
     out.push({ lo, hi, e });
   }
   return out.map(({ lo, hi, e }) => ({ ...e, key: [intervalPart(valueOf(e.key[0]!), lo, hi)] }));
+}
+
+/** Flag types whose values nft lists, in sets and maps, as flags joined by `|`. */
+function isFlags(t: NftType): boolean {
+  return BITMASK_TYPES.has(t) && t !== 'ct_label';
+}
+
+function lowestFlag(v: bigint): bigint {
+  return v === 0n ? 0n : v & -v;
+}
+
+/** Elements with their first occurrence of each key kept. */
+function dedupe(elements: readonly NftElement[]): NftElement[] {
+  const seen = new Set<string>();
+  return elements.filter((e) => {
+    const k = e.key.map((p) => `${low(p)}-${high(p)}`).join('.');
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
 }
 
 /** Types nft keeps in network byte order; the others are host (little) endian. */
@@ -277,21 +309,25 @@ function exportBytes(v: NftValue): number[] {
  * by its bytes read as one little-endian number.
  */
 function sortKey(key: readonly KeyPart[], interval: boolean): bigint {
-  // Interval sets come back from the kernel's tree in key order: names by their bytes, in order,
-  // and concatenations part by part.
+  // Interval sets of one key come back from the kernel's tree in key order: names by their
+  // bytes, in order. (Concatenations with intervals are not sorted, see normalizeKeyed.)
   if (key.length === 1 && (interval || (valueOf(key[0]!).type !== 'ifname' && valueOf(key[0]!).type !== 'string'))) return low(key[0]!);
-  if (interval) {
-    let v = 0n;
-    for (const k of key) {
-      const t = valueOf(k);
-      v = (v << BigInt(Math.ceil(t.bits / 32) * 32)) | low(k);
-    }
-    return v;
-  }
   const bytes = key.flatMap((k) => exportBytes(k.kind === 'value' ? k : { ...valueOf(k), value: low(k) }));
   let v = 0n;
   for (let i = bytes.length - 1; i >= 0; i--) v = (v << 8n) | BigInt(bytes[i]!);
   return v;
+}
+
+/** A flag value as nft lists it where it splits it into its flags: `syn | ack`. */
+function printFlagsJoined(v: NftValue): string {
+  const parts: string[] = [];
+  for (let rest = v.value; rest !== 0n; rest &= rest - 1n) parts.push(printValue({ ...v, value: lowestFlag(rest) }));
+  return parts.length > 1 ? parts.join(' | ') : printValue(v);
+}
+
+/** A key part of a set or map element. */
+function printElementKeyPart(k: KeyPart): string {
+  return k.kind === 'value' && isFlags(k.type) ? printFlagsJoined(k) : printKeyPart(k);
 }
 
 function printKeyPart(k: KeyPart): string {
@@ -310,7 +346,7 @@ function printData(d: NonNullable<NftElement['data']>): string {
 }
 
 function printElement(e: NftElement): string {
-  let key = e.key.length === 0 ? '*' : e.key.map(printKeyPart).join(' . ');
+  let key = e.key.length === 0 ? '*' : e.key.map(printElementKeyPart).join(' . ');
   if (e.timeout !== undefined) key += ` timeout ${printTime(e.timeout)}`;
   if (e.expires !== undefined) key += ` expires ${printTime(e.expires)}`;
   for (const x of e.stateful ?? []) key += ` ${printStatement(x, undefined, 'ip', true)}`;
@@ -381,7 +417,7 @@ function l3Of(s: Extract<NftStatement, { kind: 'match' }>, family: NftFamily): '
   const l = s.left;
   const v = s.right.value;
   if (l.kind === 'meta' && l.key === 'nfproto' && family === 'inet') return v === 2n ? 'ip' : v === 10n ? 'ip6' : undefined;
-  const ether = (l.kind === 'payload' && l.protocol === 'ether' && l.field === 'type' && family === 'bridge')
+  const ether = (l.kind === 'payload' && l.protocol === 'ether' && l.field === 'type' && (family === 'bridge' || family === 'netdev' || family === 'inet'))
     || (l.kind === 'meta' && l.key === 'protocol' && family === 'netdev')
     || (l.kind === 'payload' && l.protocol === 'vlan' && l.field === 'type');
   if (ether) return v === 0x0800n ? 'ip' : v === 0x86ddn ? 'ip6' : v === 0x0806n ? 'arp' : undefined;
@@ -389,7 +425,7 @@ function l3Of(s: Extract<NftStatement, { kind: 'match' }>, family: NftFamily): '
 }
 
 /** nft's protocol dependency: the statements nft leaves out of the listing. */
-function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily): Set<number> {
+function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily, added: ReadonlySet<NftStatement> = new Set()): Set<number> {
   const hidden = new Set<number>();
   let l3dep: { index: number; proto: 'ip' | 'ip6' | 'arp' } | undefined;
   let l4dep: { index: number; proto: number } | undefined;
@@ -404,6 +440,14 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily): 
     }
   };
   stmts.forEach((s, i) => {
+    if (added.has(s)) {
+      // A dependency nft added still makes an `iiftype ether` before it redundant.
+      if (lldep?.kind === 'ether' && s.kind === 'match' && payloads(s.left).some((p) => p.protocol === 'ether')) {
+        hidden.add(lldep.index);
+        lldep = undefined;
+      }
+      return;
+    }
     if (s.kind === 'reject' && family !== 'ip' && family !== 'ip6' && (s.with?.type === 'icmp' || s.with?.type === 'icmpv6') && l3dep) {
       // stmt_reject_postprocess: a network protocol match still in force is the reject's dependency.
       hidden.add(l3dep.index);
@@ -427,7 +471,14 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily): 
     }
     const single = s.right.kind === 'value' && (s.op === 'implicit' || s.op === '==');
     const left = s.left;
-    if (vlandep !== undefined && payloads(left).some((p) => p.protocol === 'vlan')) {
+    if (lldep) {
+      const ps = payloads(left);
+      if (ps.some((p) => (lldep!.kind === 'ether' ? p.protocol === 'ether' : true))) {
+        hidden.add(lldep.index);
+        lldep = undefined;
+      }
+    }
+    if (vlandep !== undefined && payloads(left).some((p) => p.protocol === 'vlan' && p.field !== 'type')) {
       hidden.add(vlandep);
       vlandep = undefined;
     }
@@ -458,13 +509,6 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily): 
     if (single && left.kind === 'meta' && left.key === 'protocol' && ((family === 'ip' && (s.right as NftValue).value === 0x0800n) || (family === 'ip6' && (s.right as NftValue).value === 0x86ddn))) {
       lldep = { index: i, kind: 'any' };
       return;
-    }
-    if (lldep) {
-      const ps = payloads(left);
-      if (ps.some((p) => (lldep!.kind === 'ether' ? p.protocol === 'ether' : true))) {
-        hidden.add(lldep.index);
-        lldep = undefined;
-      }
     }
     const isL4Dep = single && ((left.kind === 'meta' && left.key === 'l4proto')
       || (left.kind === 'payload' && family === 'ip' && left.protocol === 'ip' && left.field === 'protocol')
@@ -533,7 +577,14 @@ const MERGEABLE: Readonly<Record<string, ReadonlySet<string>>> = {
   th: new Set(['sport', 'dport']),
   icmp: new Set(['type', 'code', 'id', 'sequence']),
   icmpv6: new Set(['type', 'code', 'id', 'sequence']),
+  ether: new Set(['daddr', 'saddr', 'type']),
+  vlan: new Set(['type']),
+  arp: new Set(['htype', 'ptype', 'hlen', 'plen', 'operation', 'saddr ether', 'saddr ip', 'daddr ether', 'daddr ip']),
 };
+
+/** Header bases: link layer, network, transport. */
+const LINK_LAYER = new Set(['ether', 'vlan']);
+const NETWORK_LAYER = new Set(['ip', 'ip6', 'arp']);
 
 /**
  * nft 1.0.6's `stmt_reduce`: equality (and inequality) matches of adjacent fields of one header
@@ -541,14 +592,19 @@ const MERGEABLE: Readonly<Record<string, ReadonlySet<string>>> = {
  * that kept it. Other matches do not interrupt a run; other statements end it only once two
  * candidates were seen (as 1.0.6 does).
  */
-function mergePayloads(stmts: readonly NftStatement[]): NftStatement[] {
+function mergePayloads(stmts: readonly NftStatement[]): { statements: NftStatement[]; merged: Map<NftStatement, NftSelector[]> } {
   type Match = Extract<NftStatement, { kind: 'match' }>;
-  const out: (NftStatement | NftStatement[] | undefined)[] = [...stmts];
+  const out: (NftStatement | undefined)[] = [...stmts];
+  const merged = new Map<NftStatement, NftSelector[]>();
   const layout = (i: number): { base: number; off: number; len: number; protocol: boolean } => {
-    const p = (stmts[i] as Match).left as Extract<NftSelector, { kind: 'payload' }>;
+    const left = (stmts[i] as Match).left;
+    if (left.kind === 'rawpayload') return { base: ['ll', 'nh', 'th'].indexOf(left.base), off: left.offset, len: left.length, protocol: false };
+    const p = left as Extract<NftSelector, { kind: 'payload' }>;
     const fld = payloadFields(p.protocol)![p.field]!;
-    const protocol = (p.protocol === 'ip' && p.field === 'protocol') || (p.protocol === 'ip6' && p.field === 'nexthdr');
-    return { base: p.protocol === 'ip' || p.protocol === 'ip6' ? 1 : 2, off: fld.offset, len: fld.bits, protocol };
+    const protocol = (p.protocol === 'ip' && p.field === 'protocol') || (p.protocol === 'ip6' && p.field === 'nexthdr') || p.field === 'type' && LINK_LAYER.has(p.protocol);
+    // A vlan header follows the Ethernet header (14 bytes) in the link-layer base.
+    const off = fld.offset + (p.protocol === 'vlan' ? 112 : 0);
+    return { base: LINK_LAYER.has(p.protocol) ? 0 : NETWORK_LAYER.has(p.protocol) ? 1 : 2, off, len: fld.bits, protocol };
   };
   const eqOp = (i: number): string => ((stmts[i] as Match).op === '!=' ? '!=' : '==');
   const merge = (run: readonly number[]): void => {
@@ -559,7 +615,9 @@ function mergePayloads(stmts: readonly NftStatement[]): NftStatement[] {
       const cur = layout(sa[i]!);
       const total = last.len + cur.len;
       const adjacent = last.base === cur.base && last.off + last.len === cur.off;
-      const fits = total <= 128 && (total <= 32 || last.len > 32 || cur.len > 32);
+      // payload_can_merge: up to a register's 128 bits, and past 32 only for the link layer or
+      // where one of them already is.
+      const fits = total <= 128 && (total <= 32 || last.base === 0 || last.len > 32 || cur.len > 32);
       if (!adjacent || !fits || eqOp(sa[i]!) !== last.op) {
         groups.push(last);
         last = { ...cur, members: [sa[i]!], keep: sa[i]!, op: eqOp(sa[i]!) };
@@ -572,7 +630,17 @@ function mergePayloads(stmts: readonly NftStatement[]): NftStatement[] {
     for (const g of groups) {
       if (g.members.length < 2) continue;
       for (const m of g.members) out[m] = undefined;
-      out[g.keep] = g.members.map((m) => (g.op === '==' ? { ...(stmts[m] as Match), op: 'implicit' } : stmts[m]!) as NftStatement);
+      // One load of the whole window, which the listing reads back with the protocols it knows
+      // there (completeRawPayloads, told what the merged matches were).
+      let value = 0n;
+      for (const m of g.members) value = (value << BigInt(layout(m).len)) | ((stmts[m] as Match).right as NftValue).value;
+      const first = layout(g.members[0]!);
+      const raw: NftStatement = {
+        kind: 'match', left: { kind: 'rawpayload', base: (['ll', 'nh', 'th'] as const)[first.base]!, offset: first.off, length: g.len },
+        op: g.op === '==' ? 'implicit' : '!=', right: { kind: 'value', type: 'xinteger', bits: g.len, value },
+      };
+      out[g.keep] = raw;
+      merged.set(raw, g.members.map((m) => (stmts[m] as Match).left));
     }
   };
   let run: number[] = [];
@@ -584,11 +652,13 @@ function mergePayloads(stmts: readonly NftStatement[]): NftStatement[] {
       }
       return;
     }
-    if (s.left.kind === 'payload' && MERGEABLE[s.left.protocol]?.has(s.left.field) && s.right.kind === 'value' && (s.op === 'implicit' || s.op === '==' || s.op === '!=') && !s.flagMask
-      && !(BITMASK_TYPES.has(s.right.type) && s.op === 'implicit')) run.push(i);
+    const single = s.right.kind === 'value' && (s.op === 'implicit' || s.op === '==' || s.op === '!=') && !s.flagMask;
+    const field = s.left.kind === 'payload' && MERGEABLE[s.left.protocol]?.has(s.left.field) && !(s.right.kind === 'value' && BITMASK_TYPES.has(s.right.type) && s.op === 'implicit');
+    const window = s.left.kind === 'rawpayload' && s.left.offset % 8 === 0 && s.left.length % 8 === 0;
+    if (single && (field || window)) run.push(i);
   });
   if (run.length >= 2) merge(run);
-  return out.flatMap((s) => (s === undefined ? [] : Array.isArray(s) ? s : [s]));
+  return { statements: out.filter((s): s is NftStatement => s !== undefined), merged };
 }
 
 /**
@@ -599,17 +669,23 @@ function mergePayloads(stmts: readonly NftStatement[]): NftStatement[] {
 export function printNftRule(r: NftRule, t: Pick<NftTable, 'family'> & Partial<Pick<NftTable, 'chains'>>, indent = '\t\t'): string {
   expectFields(r, { statements: 'array' }, 'rule');
   expectArgument(t, 'object', 'table');
-  const statements = mergePayloads(r.statements);
-  const hidden = hiddenDependencies(statements, t.family);
+  // As nft does: dependencies and merges when the rule is loaded, raw loads read back at listing.
+  const { statements: withDependencies, added } = addLinkDependencies(unwrapSingletons(r.statements), t.family);
+  const reduced = mergePayloads(withDependencies);
+  const statements = completeRawPayloads(reduced.statements, t.family, reduced.merged);
+  const hidden = hiddenDependencies(statements, t.family, added);
   const parts: string[] = [];
   statements.forEach((s, i) => {
-    if (hidden.has(i)) return;
+    // The dependencies nft added are listed only where a merge kept them: never, as a dependency.
+    if (hidden.has(i) || added.has(s)) return;
     const bound = s.kind === 'verdict' ? printBoundChain(s, t, indent) : undefined;
     if (bound !== undefined) {
       parts.push(bound);
       return;
     }
-    const thAs = L4_NAME[l4Before(statements, i, t.family) ?? -1];
+    // `th` fields are named by the transport protocol only where it has ports.
+    const l4 = L4_NAME[l4Before(statements, i, t.family) ?? -1];
+    const thAs = l4 !== undefined && payloadFields(l4)?.sport !== undefined ? l4 : undefined;
     parts.push(printStatement(s, thAs, t.family, false));
   });
   if (r.comment !== undefined) parts.push(`comment "${r.comment}"`);
@@ -660,6 +736,10 @@ export function printSelector(sel: NftSelector, thAs?: string): string {
       const ones = allOnes(sel.bits);
       const v = (x: bigint): string => printValue({ kind: 'value', type: sel.type, bits: sel.bits, value: x });
       let out = printSelector(sel.operand, thAs);
+      // A flag mask is split into its flags, a binary operation nft parenthesises: `& (syn | ack)`.
+      if (sel.xor === 0n && isFlags(sel.type) && (sel.mask & (sel.mask - 1n)) !== 0n && sel.mask !== ones) {
+        return `${out} & (${printFlagsJoined({ kind: 'value', type: sel.type, bits: sel.bits, value: sel.mask })})`;
+      }
       if ((sel.mask & sel.xor) === 0n && sel.xor !== 0n) {
         const m = sel.mask | sel.xor;
         if (m !== ones) out += ` & ${v(m)}`;

@@ -140,6 +140,12 @@ interface RuleContext {
   l4?: number;
   /** The protocols of a match on a set of them (`meta l4proto { tcp, udp }`): a header of one conflicts with the others. */
   l4Set?: readonly number[];
+  /** Every transport protocol the rule established, in order: nft refuses a header of any other. */
+  l4Seen?: number[];
+  /** Whether a `ct protocol` match fixed the connection's transport protocol. */
+  ctProtocol?: boolean;
+  /** Whether a vlan header is in force (a vlan field was matched). */
+  vlan?: boolean;
   /** The value an `ether type` match of the rule fixed. */
   etherType?: bigint;
   /** The ICMP type a match of the rule fixed (nft's `th_dep.icmp.type`). */
@@ -1204,6 +1210,8 @@ class Evaluator {
         this.context(sel, target.span, ctx);
         if (sel.kind === 'tcpopt' && (sel.field === undefined || sel.field === 'kind')) fail('BAD_VALUE', 'tcp option kind cannot be set', target.span);
         break;
+      case 'rawpayload':
+        break;
       default:
         fail('BAD_VALUE', `${sel.kind} expressions cannot be set`, target.span);
     }
@@ -1321,6 +1329,13 @@ class Evaluator {
   /** Protocol context: what a selector implies and where it conflicts. */
   private context(sel: NftSelector, span: Span, ctx: RuleContext): void {
     const conflict = (a: string, b: string): never => fail('BAD_VALUE', `conflicting protocols specified: ${a} vs. ${b}`, span);
+    // A header that needs a transport protocol conflicts with the one in force, and with any other
+    // the rule established before (nft 1.0.6 keeps them all).
+    const needL4 = (n: number, name: string): void => {
+      if (ctx.l4 !== undefined && ctx.l4 !== n && ctx.l4 !== ANY_L4) conflict(L4_NAMES[ctx.l4] ?? String(ctx.l4), name);
+      const earlier = ctx.l4Seen?.find((x) => x !== n);
+      if (earlier !== undefined) conflict(L4_NAMES[earlier] ?? String(earlier), name);
+    };
     const needL3 = (l3: 'ip' | 'ip6' | 'arp'): void => {
       if (ctx.l3 && ctx.l3 !== l3) conflict(ctx.l3, l3);
       ctx.l3 = l3;
@@ -1332,6 +1347,9 @@ class Evaluator {
           if (ctx.family === 'arp') conflict('arp', p);
           // A vlan header follows only an ether type of 802.1Q or 802.1ad.
           if (p === 'vlan' && ctx.etherType !== undefined && ctx.etherType !== 0x8100n && ctx.etherType !== 0x88a8n) conflict('ether', 'vlan');
+          // So does a network protocol the rule already fixed above the Ethernet header.
+          if (p === 'vlan' && ctx.etherType === undefined && !ctx.vlan && ctx.l3 !== undefined && (ctx.family === 'bridge' || ctx.family === 'netdev')) conflict('ether', 'vlan');
+          if (p === 'vlan') ctx.vlan = true;
           return;
         }
         if (p === 'arp') {
@@ -1347,10 +1365,10 @@ class Evaluator {
         if (p === 'th') return;
         const n = L4_PROTOCOLS[p]!;
         // nft takes icmp in an ip6 rule and icmpv6 after `meta nfproto ipv4` (it never matches).
-        if (ctx.l4 !== undefined && ctx.l4 !== n && ctx.l4 !== ANY_L4) conflict(L4_NAMES[ctx.l4] ?? String(ctx.l4), p);
+        needL4(n, p);
         const other = ctx.l4 === ANY_L4 ? ctx.l4Set?.find((x) => x !== n) : undefined;
         if (other !== undefined) conflict(L4_NAMES[other] ?? String(other), p);
-        ctx.l4 = n;
+        establishL4(ctx, n);
         const dep = ICMP_DEPS[p]?.[sel.field];
         if (dep) {
           // payload_gen_icmp_dependency: the type these fields need, unless a match fixed it.
@@ -1378,18 +1396,23 @@ class Evaluator {
         return;
       case 'sctpchunk':
         if (ctx.l3 === 'arp') conflict('arp', 'sctp');
-        if (ctx.l4 !== undefined && ctx.l4 !== 132 && ctx.l4 !== ANY_L4) conflict(L4_NAMES[ctx.l4] ?? String(ctx.l4), 'sctp');
-        ctx.l4 = 132;
+        needL4(132, 'sctp');
+        establishL4(ctx, 132);
         return;
       case 'tcpopt':
         if (ctx.l3 === 'arp') conflict('arp', 'tcp');
-        if (ctx.l4 !== undefined && ctx.l4 !== 6 && ctx.l4 !== ANY_L4) conflict(L4_NAMES[ctx.l4] ?? String(ctx.l4), 'tcp');
-        ctx.l4 = 6;
+        needL4(6, 'tcp');
+        establishL4(ctx, 6);
         return;
       case 'ct':
         // A ct address takes its family from the table or the rule's network protocol only as
         // the whole left side of a match; in a concatenation or a map key nft wants it written.
         if ((sel.key === 'saddr' || sel.key === 'daddr') && !sel.family) fail('BAD_VALUE', 'specify either ip or ip6 for address matching', span);
+        // A ct port has the type of the transport protocol the rule fixed before it; without
+        // one nft 1.0.6 types it `invalid` and refuses what uses it.
+        if ((sel.key === 'proto-src' || sel.key === 'proto-dst') && ctx.l4 === undefined && !ctx.ctProtocol) {
+          fail('BAD_VALUE', `Can't parse symbolic invalid expressions: ct ${sel.key} has no type where the rule fixes no transport protocol before it`, span);
+        }
         if (sel.family && ctx.family === 'inet' && (ctx.l3 === 'ip' || ctx.l3 === 'ip6') && ctx.l3 !== sel.family) conflict(ctx.l3, sel.family);
         if (ctx.family === 'arp' || ctx.family === 'netdev') {
           // No conntrack there: nft refuses the expression at evaluation.
@@ -1462,6 +1485,7 @@ class Evaluator {
       && ((left.kind === 'meta' && left.key === 'l4proto') || (left.kind === 'payload' && ((left.protocol === 'ip' && left.field === 'protocol') || (left.protocol === 'ip6' && left.field === 'nexthdr'))))) {
       ctx.l4 = ANY_L4;
       ctx.l4Set = right.elements.flatMap((e) => (e.key[0]?.kind === 'value' ? [Number(e.key[0].value)] : []));
+      (ctx.l4Seen ??= []).push(...ctx.l4Set);
     }
     if (left.kind === 'payload' && left.field === 'type' && (left.protocol === 'icmp' || left.protocol === 'icmpv6') && right.kind === 'set' && (s.op === 'implicit' || s.op === '==')) {
       // A set of echo types fixes the type as far as the echo fields are concerned.
@@ -1478,25 +1502,23 @@ class Evaluator {
     if ((right.kind === 'set' || right.kind === 'setref') && op !== 'implicit' && op !== '==' && op !== '!=') fail('BAD_VALUE', `Relational operator ${op} is not supported with sets`, r.span);
     // Explicit protocol matches become context for the rest of the rule.
     if ((op === 'implicit' || op === '==') && right.kind === 'value') {
-      if (left.kind === 'meta' && left.key === 'l4proto') this.l4From(Number(right.value), ctx, s.left.span);
+      if (left.kind === 'meta' && left.key === 'l4proto') this.l4From(Number(right.value), ctx);
+      if (left.kind === 'ct' && left.key === 'protocol') ctx.ctProtocol = true;
       if (left.kind === 'payload' && left.field === 'type' && (left.protocol === 'icmp' || left.protocol === 'icmpv6') && right.kind === 'value') {
         // proto 0 (echo-reply) counts as echo, and icmpv6 echo-reply as echo-request.
         const t = Number(right.value);
         ctx.icmpType = left.protocol === 'icmp' ? (t === 0 ? 8 : t) : (t === 129 ? 128 : t);
       }
-      if (left.kind === 'payload' && ((left.protocol === 'ip' && left.field === 'protocol') || (left.protocol === 'ip6' && left.field === 'nexthdr'))) this.l4From(Number(right.value), ctx, s.left.span);
+      if (left.kind === 'payload' && ((left.protocol === 'ip' && left.field === 'protocol') || (left.protocol === 'ip6' && left.field === 'nexthdr'))) this.l4From(Number(right.value), ctx);
       if (left.kind === 'meta' && left.key === 'nfproto') {
+        // An explicit protocol match is never a conflict; it replaces the protocol in force.
         const l3 = right.value === 2n ? 'ip' : right.value === 10n ? 'ip6' : undefined;
-        if (l3 && ctx.l3 && ctx.l3 !== l3) fail('BAD_VALUE', `conflicting protocols specified: ${ctx.l3} vs. ${l3}`, s.left.span);
         if (l3) ctx.l3 = l3;
       }
       if (left.kind === 'payload' && left.protocol === 'ether' && left.field === 'type') ctx.etherType = right.value;
-      if ((left.kind === 'meta' && left.key === 'protocol') || (left.kind === 'payload' && left.protocol === 'ether' && left.field === 'type')) {
+      if ((left.kind === 'meta' && left.key === 'protocol') || (left.kind === 'payload' && (left.protocol === 'ether' || left.protocol === 'vlan') && left.field === 'type')) {
         const l3 = right.value === 0x0800n ? 'ip' : right.value === 0x86ddn ? 'ip6' : right.value === 0x0806n ? 'arp' : undefined;
-        if (l3 && ctx.family !== 'ip' && ctx.family !== 'ip6' && ctx.family !== 'arp') {
-          if (ctx.l3 && ctx.l3 !== l3) fail('BAD_VALUE', `conflicting protocols specified: ${ctx.l3} vs. ${l3}`, s.left.span);
-          ctx.l3 = l3;
-        }
+        if (l3 && ctx.family !== 'ip' && ctx.family !== 'ip6' && ctx.family !== 'arp') ctx.l3 = l3;
       }
     }
     if (s.flagMask) {
@@ -1517,10 +1539,16 @@ class Evaluator {
     return { kind: 'match', left, op: op as Exclude<RawOp, 'neg'>, right, span: s.span };
   }
 
-  private l4From(n: number, ctx: RuleContext, span: Span): void {
-    if (ctx.l4 !== undefined && ctx.l4 !== n && ctx.l4 !== ANY_L4) fail('BAD_VALUE', `conflicting protocols specified: ${L4_NAMES[ctx.l4] ?? ctx.l4} vs. ${L4_NAMES[n] ?? n}`, span);
-    ctx.l4 = n;
+  /** An explicit transport protocol match (`meta l4proto tcp`): never a conflict itself. */
+  private l4From(n: number, ctx: RuleContext): void {
+    establishL4(ctx, n);
   }
+}
+
+/** A transport protocol now in force, remembered among those the rule established. */
+function establishL4(ctx: RuleContext, n: number): void {
+  ctx.l4 = n;
+  (ctx.l4Seen ??= []).push(n);
 }
 
 /** The match nft adds ahead of a rule that needs a network protocol (`meta nfproto`, `ether type`, `meta protocol`). */

@@ -13,8 +13,8 @@ import { formatNftRuleset } from '../../src/nftables/index.js';
 import { describeNftKernel, kernelNftListMany, type KernelNftResult } from './harness.js';
 import { UPSTREAM_ROOT, upstreamPyCases, upstreamShellDumps } from './nft-upstream.js';
 
-/** Agreement measured last (tests/py 5692/5723, 99.5 %; tests/shell 158/167, 94.6 %), less a margin. */
-const FLOOR = { py: 0.99, sh: 0.92 } as const;
+/** Agreement measured last (tests/py 5715/5723, 99.9 %; tests/shell 161/167, 96.4 %), less a margin. */
+const FLOOR = { py: 0.998, sh: 0.95 } as const;
 
 interface Case {
   readonly source: 'py' | 'sh';

@@ -49,6 +49,29 @@ describe('what nft 1.0.6 refuses, on its line', () => {
     // A word that is a keyword only inside an expression is a fine name.
     expect(nftLoadErrors('add table ip t\nadd chain ip t state\n').diagnostics).toEqual([]);
   });
+  it('a header whose protocol conflicts with one the rule established; explicit protocol matches never conflict', () => {
+    const rule = (family: string, r: string): string => `table ${family} t {\n\tchain c {\n\t\t${r}\n\t}\n}\n`;
+    // Each as nft 1.0.6 refused it, on line 3.
+    expect(refusal(rule('ip', 'meta l4proto udp meta l4proto tcp tcp dport 1'))).toMatchObject({ line: 3, message: 'conflicting protocols specified: udp vs. tcp' });
+    expect(refusal(rule('ip', 'meta l4proto udp meta l4proto tcp udp dport 1'))).toMatchObject({ line: 3, message: 'conflicting protocols specified: tcp vs. udp' });
+    expect(refusal(rule('ip', 'tcp dport 1 meta l4proto udp udp dport 1'))).toMatchObject({ line: 3, message: 'conflicting protocols specified: tcp vs. udp' });
+    expect(refusal(rule('ip', 'meta l4proto { tcp, udp } meta l4proto tcp tcp dport 1'))).toMatchObject({ line: 3, message: 'conflicting protocols specified: udp vs. tcp' });
+    expect(refusal(rule('inet', 'meta nfproto ipv4 meta nfproto ipv6 ip saddr 1.1.1.1'))).toMatchObject({ line: 3, message: 'conflicting protocols specified: ip6 vs. ip' });
+    expect(refusal(rule('netdev', 'meta protocol ip vlan id 4'))).toMatchObject({ line: 3, message: 'conflicting protocols specified: ether vs. vlan' });
+    expect(refusal(rule('bridge', 'ip6 saddr ::1 vlan pcp 1'))).toMatchObject({ line: 3, message: 'conflicting protocols specified: ether vs. vlan' });
+    expect(refusal(rule('bridge', 'vlan type ip arp operation reply'))).toMatchObject({ line: 3, message: 'conflicting protocols specified: ip vs. arp' });
+    // A ct port has no type before a transport protocol is fixed.
+    expect(refusal(rule('ip', 'ct original proto-dst 22')).line).toBe(3);
+    expect(refusal(rule('ip', 'meta mark set ct original proto-dst')).line).toBe(3);
+    expect(nftLoadErrors(rule('ip', 'ct original protocol tcp ct original proto-dst 22')).diagnostics).toEqual([]);
+    expect(nftLoadErrors(rule('ip', 'tcp dport 1 ct original proto-dst 22')).diagnostics).toEqual([]);
+    // And what it loaded (listed in test/fixtures/nft-listings/protocol-context).
+    for (const [family, r] of [
+      ['ip', 'meta l4proto icmp ip protocol tcp'], ['ip', 'meta l4proto udp meta l4proto tcp'], ['ip6', 'ip6 nexthdr udp ip6 nexthdr tcp'],
+      ['inet', 'ip saddr 1.1.1.1 meta nfproto ipv6 ip6 saddr ::1'], ['netdev', 'meta protocol ip meta protocol ip6 ip6 saddr ::1'],
+      ['bridge', 'vlan type ip vlan id 3'], ['bridge', 'ip saddr 1.1.1.1 ether type vlan vlan id 2'],
+    ] as const) expect(nftLoadErrors(rule(family, r)).diagnostics, r).toEqual([]);
+  });
   it('a block needs a separator after its closing brace', () => {
     expect(refusal('table ip t { chain saddr { } }\n').line).toBe(1);
   });
