@@ -692,6 +692,9 @@ export function printNftRule(r: NftRule, t: Pick<NftTable, 'family'> & Partial<P
   return parts.join(' ');
 }
 
+/** The datatypes nft lists a prefix-masked comparison of as a prefix (its DTYPE_F_PREFIX types). */
+const PREFIX_TYPES: ReadonlySet<string> = new Set(['ipv4_addr', 'ipv6_addr', 'mark', 'devgroup', 'realm']);
+
 function prefixLength(mask: bigint, bits: number): number | undefined {
   const ones = allOnes(bits);
   for (let len = 0; len < bits; len++) if (mask === (ones ^ allOnes(bits - len))) return len;
@@ -815,9 +818,10 @@ function printStatement(s: NftStatement, thAs: string | undefined, family: NftFa
         return `${operand} ${neq ? '!= ' : ''}${printValue(s.right)} / ${printValue(mask)}`;
       }
       const rt = s.right.kind === 'value' ? s.right.type : undefined;
-      // `x & prefixmask == v` lists as a prefix: `meta mark 0x00000539/0`.
-      // Not for raw payloads: nft lists their mask (`@ll,0,8 & 0x80 == 0x80`).
-      if (s.left.kind === 'bitwise' && s.left.type !== 'xinteger' && s.left.xor === 0n && s.right.kind === 'value' && (s.op === 'implicit' || s.op === '==' || s.op === '!=')) {
+      // `x & prefixmask == v` lists as a prefix (`meta mark 0x00010000/16`, `ip saddr 10.0.0.0/24`)
+      // for the types nft marks DTYPE_F_PREFIX; others list their mask (`tcp dport & 65280 == 7936`,
+      // `@ll,0,8 & 0x80 == 0x80`).
+      if (s.left.kind === 'bitwise' && PREFIX_TYPES.has(s.left.type) && s.left.xor === 0n && s.right.kind === 'value' && (s.op === 'implicit' || s.op === '==' || s.op === '!=')) {
         const len = prefixLength(s.left.mask, s.left.bits);
         if (len !== undefined) return `${printSelector(s.left.operand, thAs)} ${s.op === '!=' ? '!= ' : ''}${printValue(s.right)}/${len}`;
       }

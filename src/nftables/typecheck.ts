@@ -135,6 +135,8 @@ interface MSet {
 interface RuleContext {
   readonly family: NftFamily;
   readonly table: MTable;
+  /** A set's or map's `typeof`: the expression only names a type, the kernel never evaluates it. */
+  readonly declaration?: boolean;
   /** The network protocol (`arp` in arp tables). */
   l3?: 'ip' | 'ip6' | 'arp';
   l4?: number;
@@ -430,7 +432,7 @@ class Evaluator {
             keyBits.push(typeBits(st));
           }
         } else if (spec.typeofKey) {
-          const ctx: RuleContext = { family: t.family, table: t };
+          const ctx: RuleContext = { family: t.family, table: t, declaration: true };
           typeofKey = spec.typeofKey.exprs.map((e) => this.selectorExpr(e, ctx));
           for (const s of typeofKey) {
             const st = selectorType(s);
@@ -452,7 +454,7 @@ class Evaluator {
             if (types.length > 1) set.dataConcat = types.slice(1);
             if (spec.data.interval) set.dataInterval = true;
           } else if (spec.typeofData) {
-            const ctx: RuleContext = { family: t.family, table: t };
+            const ctx: RuleContext = { family: t.family, table: t, declaration: true };
             const d = this.selectorExpr(spec.typeofData.expr, ctx);
             set.typeofData = d;
             const parts = d.kind === 'concat' ? d.items.map(selectorType) : [selectorType(d)];
@@ -1425,7 +1427,7 @@ class Evaluator {
         return;
       case 'meta':
         // The bridge port keys exist only in bridge tables: the kernel refuses them elsewhere.
-        if (['ibrname', 'obrname', 'ibriport', 'obriport', 'ibrvproto', 'ibrpvid'].includes(sel.key) && ctx.family !== 'bridge') {
+        if (['ibrname', 'obrname', 'ibriport', 'obriport', 'ibrvproto', 'ibrpvid'].includes(sel.key) && ctx.family !== 'bridge' && ctx.declaration !== true) {
           this.commitFail('BAD_VALUE', `Could not process rule: Operation not supported (meta ${sel.key} is only for bridge tables)`, span, sel.key);
         }
         if (sel.key === 'nfproto' && ctx.family !== 'inet') fail('BAD_VALUE', 'meta nfproto is only useful in the inet family', span);
