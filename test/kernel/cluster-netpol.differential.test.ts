@@ -6,9 +6,6 @@
 // kube-router's ipsets, built in real network namespaces by the cluster harness; every probe's
 // outcome (delivered, refused by kube-router's REJECT or by no listener, dropped), where it was
 // accepted and the source seen there must be what `Cluster.connect` says.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import * as fc from 'fast-check';
 import { beforeAll, expect, it } from 'vitest';
 import { networkPolicySnapshot } from '../../src/arbitraries/index.js';
@@ -19,7 +16,7 @@ import { formatNftRuleset } from '../../src/nftables/index.js';
 import type { QueueVerdict } from '../../src/compile/netpol/index.js';
 import type { Snapshot } from '../../src/model/kubernetes.js';
 import { NetworkPolicyEvaluator } from '../../src/netpol/index.js';
-import { describeKernel, describeNftKernel, kernelTools, mapLimit, nftBinary, run } from './harness.js';
+import { describeKernel, describeNftKernel, kernelNftListMany, mapLimit } from './harness.js';
 import { fromKernel, fromSim, kernelCluster, settleTimeouts } from './cluster-harness.js';
 import type { ClusterProbe, KernelClusterReport } from './cluster-harness.js';
 
@@ -44,6 +41,24 @@ function probesOf(snapshot: Snapshot, salt: number): ClusterProbe[] {
     out.push({ from: `${pods[a]!.metadata.namespace}/${pods[a]!.metadata.name}`, dst: `${pods[b]!.status!.podIP}:${PROBE_PORTS[n % PROBE_PORTS.length]}`, proto: n % 4 === 3 ? 'udp' : 'tcp' });
   }
   return out;
+}
+
+/**
+ * The kernel's report of a case against `Cluster.connect`, probe by probe (outcome, where it was
+ * accepted, the address and the source seen), the kernel asked again once if only its timeouts
+ * disagree (see settleTimeouts).
+ */
+async function expectSameAsKernel(k: KernelClusterReport, i: number, sim: Cluster, probes: readonly ClusterProbe[], again: (connectTimeoutMs: number) => Promise<KernelClusterReport>, label: string): Promise<void> {
+  if (!k.ok) expect.fail(`the kernel could not build case ${i} at ${k.stage}: ${k.stderr}`);
+  const ours = probes.map((p) => fromSim(sim.connect({ from: p.from, to: p.dst, proto: p.proto ?? 'tcp' }, { trace: true })));
+  const results = await settleTimeouts(k.results, ours, again);
+  const mismatches: string[] = [];
+  probes.forEach((p, j) => {
+    const s = ours[j]!;
+    const kk = fromKernel(results[j]!);
+    if (JSON.stringify(s) !== JSON.stringify(kk)) mismatches.push(`probe ${j} ${p.from} → ${p.dst}/${p.proto}\n  kernel ${JSON.stringify(kk)}\n  sim    ${JSON.stringify(s)}`);
+  });
+  expect(mismatches, label).toEqual([]);
 }
 
 const CASES: readonly Case[] = fc.sample(networkPolicySnapshot({ nodes: 3, minPods: 3 }), { seed: SEED, numRuns: COUNT }).map((snapshot, i) => ({ snapshot, probes: probesOf(snapshot, i) }));
@@ -90,21 +105,10 @@ describeKernel(`cluster connect --netpol kube-router vs the kernel: ${COUNT} gen
   });
 
   it.for(CASES.map((c, i) => ({ c, i, name: `case ${i}: ${c.snapshot.pods.length} pods, ${c.snapshot.networkPolicies.length} policies` })))('$name', async ({ c, i }) => {
-    const k = reports[i]!;
-    if (!k.ok) expect.fail(`the kernel could not build case ${i} at ${k.stage}: ${k.stderr}`);
-    const sim = simulator(c);
-    const ours = c.probes.map((p) => fromSim(sim.connect({ from: p.from, to: p.dst, proto: p.proto ?? 'tcp' }, { trace: true })));
-    const results = await settleTimeouts(k.results, ours, (connectTimeoutMs) => {
+    await expectSameAsKernel(reports[i]!, i, simulator(c), c.probes, (connectTimeoutMs) => {
       const { rules, ipsets } = nodeState(c);
       return kernelCluster(simulator(c), rules, c.probes, { ipsets, connectTimeoutMs });
-    });
-    const mismatches: string[] = [];
-    c.probes.forEach((p, j) => {
-      const s = ours[j]!;
-      const kk = fromKernel(results[j]!);
-      if (JSON.stringify(s) !== JSON.stringify(kk)) mismatches.push(`probe ${j} ${p.from} → ${p.dst}/${p.proto}\n  kernel ${JSON.stringify(kk)}\n  sim    ${JSON.stringify(s)}`);
-    });
-    expect(mismatches, `case ${i} (fc.sample(networkPolicySnapshot({ nodes: 3, minPods: 3 }), { seed: ${SEED}, numRuns: ${COUNT} })[${i}])`).toEqual([]);
+    }, `case ${i} (fc.sample(networkPolicySnapshot({ nodes: 3, minPods: 3 }), { seed: ${SEED}, numRuns: ${COUNT} })[${i}])`);
   });
 });
 
@@ -152,18 +156,7 @@ describeNftKernel(`cluster connect --netpol kube-network-policies vs the kernel 
   });
 
   it.for(KNP_CASES.map((c, i) => ({ c, i, name: `case ${i}: ${c.snapshot.pods.length} pods, ${c.snapshot.networkPolicies.length} policies` })))('$name', async ({ c, i }) => {
-    const k = reports[i]!;
-    if (!k.ok) expect.fail(`the kernel could not build case ${i} at ${k.stage}: ${k.stderr}`);
-    const sim = knpSimulator(c);
-    const ours = c.probes.map((p) => fromSim(sim.connect({ from: p.from, to: p.dst, proto: p.proto ?? 'tcp' }, { trace: true })));
-    const results = await settleTimeouts(k.results, ours, (connectTimeoutMs) => knpKernel(c, connectTimeoutMs));
-    const mismatches: string[] = [];
-    c.probes.forEach((p, j) => {
-      const s = ours[j]!;
-      const kk = fromKernel(results[j]!);
-      if (JSON.stringify(s) !== JSON.stringify(kk)) mismatches.push(`probe ${j} ${p.from} → ${p.dst}/${p.proto}\n  kernel ${JSON.stringify(kk)}\n  sim    ${JSON.stringify(s)}`);
-    });
-    expect(mismatches, `case ${i}`).toEqual([]);
+    await expectSameAsKernel(reports[i]!, i, knpSimulator(c), c.probes, (connectTimeoutMs) => knpKernel(c, connectTimeoutMs), `case ${i}`);
   });
 });
 
@@ -187,16 +180,15 @@ function krnKernel(c: Case, connectTimeoutMs?: number): Promise<KernelClusterRep
   return kernelCluster(sim, rules, c.probes, connectTimeoutMs !== undefined ? { connectTimeoutMs } : {});
 }
 
-/** `nft -f` of the text in an empty namespace, then `nft list ruleset`. */
-async function nftListBack(text: string): Promise<{ ok: boolean; list: string; stderr: string }> {
-  const dir = mkdtempSync(join(tmpdir(), 'nfsim-krn-'));
-  try {
-    writeFileSync(join(dir, 't.nft'), text);
-    const r = await run([kernelTools().unshare, '--net', '--', 'sh', '-c', '"$1" -f "$2" && "$1" list ruleset', 'sh', nftBinary(), join(dir, 't.nft')], '', 60_000);
-    return { ok: r.status === 0, list: r.stdout, stderr: r.stderr };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+/** Each text loaded alone with `nft -f` and listed back: what differs from the text, or from our formatter's listing of it. */
+async function listBackMismatches(texts: readonly string[]): Promise<string[]> {
+  const listed = await kernelNftListMany(texts);
+  return texts.flatMap((t, i) => {
+    const k = listed[i]!;
+    if (!k.ok) return [`text ${i}: nft refused it: ${k.stderr}`];
+    if (k.list !== t) return [`text ${i}: listed back differently`];
+    return formatNftRuleset(t) !== k.list ? [`text ${i}: our formatter differs from nft list ruleset`] : [];
+  });
 }
 
 describeNftKernel(`cluster connect --netpol kube-router-nftables vs the kernel: ${KRN_COUNT} generated clusters`, () => {
@@ -207,13 +199,7 @@ describeNftKernel(`cluster connect --netpol kube-router-nftables vs the kernel: 
 
   it('each node\'s tables load with nft -f and nft list ruleset prints them back byte for byte, as our formatter does', async () => {
     const texts = KRN_CASES.flatMap((c) => krnSimulator(c).topology.nodes.map((n) => compileKubeRouterNft(c.snapshot, n.name).nft));
-    const mismatches: string[] = [];
-    await mapLimit(texts, 2, async (t, i) => {
-      const k = await nftListBack(t);
-      if (!k.ok) mismatches.push(`text ${i}: nft refused it: ${k.stderr}`);
-      else if (k.list !== t) mismatches.push(`text ${i}: listed back differently`);
-      else if (formatNftRuleset(t) !== k.list) mismatches.push(`text ${i}: our formatter differs from nft list ruleset`);
-    });
+    const mismatches = await listBackMismatches(texts);
     console.log(`kube-router nftables tables listed back: ${texts.length} node tables`);
     expect(mismatches).toEqual([]);
   }, 600_000);
@@ -232,13 +218,7 @@ describeNftKernel(`cluster connect --netpol kube-router-nftables vs the kernel: 
     }));
     const texts = dual.flatMap((s) => [...new Set(s.pods.map((p) => p.spec.nodeName!))].map((node) => compileKubeRouterNft(s, node, { families: [4, 6] }).nft));
     expect(texts.every((t) => t.includes('table ip6 kube-router-filter-ipv6'))).toBe(true);
-    const mismatches: string[] = [];
-    await mapLimit(texts, 2, async (t, i) => {
-      const k = await nftListBack(t);
-      if (!k.ok) mismatches.push(`text ${i}: nft refused it: ${k.stderr}`);
-      else if (k.list !== t) mismatches.push(`text ${i}: listed back differently`);
-      else if (formatNftRuleset(t) !== k.list) mismatches.push(`text ${i}: our formatter differs from nft list ruleset`);
-    });
+    const mismatches = await listBackMismatches(texts);
     console.log(`kube-router nftables dual-stack tables listed back: ${texts.length} node tables`);
     expect(mismatches).toEqual([]);
   }, 600_000);
@@ -260,17 +240,6 @@ describeNftKernel(`cluster connect --netpol kube-router-nftables vs the kernel: 
   });
 
   it.for(KRN_CASES.map((c, i) => ({ c, i, name: `case ${i}: ${c.snapshot.pods.length} pods, ${c.snapshot.networkPolicies.length} policies` })))('$name', async ({ c, i }) => {
-    const k = reports[i]!;
-    if (!k.ok) expect.fail(`the kernel could not build case ${i} at ${k.stage}: ${k.stderr}`);
-    const sim = krnSimulator(c);
-    const ours = c.probes.map((p) => fromSim(sim.connect({ from: p.from, to: p.dst, proto: p.proto ?? 'tcp' }, { trace: true })));
-    const results = await settleTimeouts(k.results, ours, (connectTimeoutMs) => krnKernel(c, connectTimeoutMs));
-    const mismatches: string[] = [];
-    c.probes.forEach((p, j) => {
-      const s = ours[j]!;
-      const kk = fromKernel(results[j]!);
-      if (JSON.stringify(s) !== JSON.stringify(kk)) mismatches.push(`probe ${j} ${p.from} → ${p.dst}/${p.proto}\n  kernel ${JSON.stringify(kk)}\n  sim    ${JSON.stringify(s)}`);
-    });
-    expect(mismatches, `case ${i}`).toEqual([]);
+    await expectSameAsKernel(reports[i]!, i, krnSimulator(c), c.probes, (connectTimeoutMs) => krnKernel(c, connectTimeoutMs), `case ${i}`);
   });
 });

@@ -7,9 +7,6 @@
 //   lists back byte for byte, and on generated snapshots every probe through a real node reaches
 //   its pod exactly when the reference evaluator allows it: the sets, the hooks, the root-socket
 //   and established shortcuts around the queue are the table's, the decision is the reference's.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import * as fc from 'fast-check';
 import { beforeAll, expect, it } from 'vitest';
 import { networkPolicyCase } from '../../src/arbitraries/index.js';
@@ -20,22 +17,17 @@ import type { Snapshot } from '../../src/model/kubernetes.js';
 import { NetworkPolicyEvaluator } from '../../src/netpol/index.js';
 import { policy, snapshot } from '../netpol/helpers.js';
 import { nodeLayout, probeSource } from '../netpol/node.js';
-import { describeNftKernel, kernelTools, nftBinary, run } from './harness.js';
+import { describeNftKernel, kernelNftListMany } from './harness.js';
 import { kernelNodeCases } from './netpol-harness.js';
 import type { NodeReport } from './netpol-harness.js';
 
 const CASES = Number(process.env['NETFILTER_SIM_NETPOL_CASES_NFT'] ?? 60);
 const SEED = 77001;
 
+/** `nft -f` of the text in an empty namespace, then `nft list ruleset` (nft's errors when it refuses). */
 async function nftLoad(text: string): Promise<{ ok: boolean; list: string; stderr: string }> {
-  const dir = mkdtempSync(join(tmpdir(), 'nfsim-knp-'));
-  try {
-    writeFileSync(join(dir, 't.nft'), text);
-    const r = await run([kernelTools().unshare, '--net', '--', 'sh', '-c', '"$1" -f "$2" && "$1" list ruleset', 'sh', nftBinary(), join(dir, 't.nft')], '', 60_000);
-    return { ok: r.status === 0, list: r.stdout, stderr: r.stderr };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const [k] = await kernelNftListMany([text]);
+  return k!.ok ? { ok: true, list: k!.list, stderr: '' } : { ok: false, list: '', stderr: k!.stderr };
 }
 
 function showcase(): Snapshot {

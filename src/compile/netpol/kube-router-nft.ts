@@ -36,7 +36,7 @@ import type { Family } from '../../model/types.js';
 import { cidrContains, parseCidr } from '../../model/address.js';
 import { formatNftRuleset } from '../../nftables/index.js';
 import { hash16 } from './hash.js';
-import { FAMILY_NAME, buildPolicies, clamp, idComment, kubeRouterSettings, ofFamily, podChainName, podIPs, policyChainName } from './kube-router.js';
+import { COMMON, DEFAULT, FAMILY_NAME, FORWARD, INPUT, OUTPUT, TAIL, buildPolicies, clamp, idComment, kubeRouterSettings, ofFamily, podChainName, podIPs, policyChainName } from './kube-router.js';
 import type { Endpoints, KubeRouterOptions, PolicyInfo, ProtocolAndPort } from './kube-router.js';
 import { clusterView } from './view.js';
 import type { ViewPod } from './view.js';
@@ -54,12 +54,6 @@ export interface KubeRouterNftRules {
 /** The table of each family. */
 export const KUBE_ROUTER_NFT_TABLES: Readonly<Record<Family, string>> = { 4: 'kube-router-filter-ipv4', 6: 'kube-router-filter-ipv6' };
 
-const INPUT = 'KUBE-ROUTER-INPUT';
-const FORWARD = 'KUBE-ROUTER-FORWARD';
-const OUTPUT = 'KUBE-ROUTER-OUTPUT';
-const DEFAULT = 'KUBE-NWPLCY-DEFAULT';
-const COMMON = 'KUBE-NWPLCY-COMMON';
-const TAIL = 'KUBE-NWPLCY-TAIL';
 const LOCAL_PODS = 'kube-router-local-pods';
 const TOP: readonly (readonly [string, string])[] = [[INPUT, 'input'], [FORWARD, 'forward'], [OUTPUT, 'output']];
 const MARK_ACCEPT = 'meta mark and 0x20000 == 0x20000 counter accept';

@@ -63,12 +63,18 @@ export interface KubeRouterRules {
   readonly warnings: readonly string[];
 }
 
-const INPUT = 'KUBE-ROUTER-INPUT';
-const FORWARD = 'KUBE-ROUTER-FORWARD';
-const OUTPUT = 'KUBE-ROUTER-OUTPUT';
-const DEFAULT = 'KUBE-NWPLCY-DEFAULT';
-const COMMON = 'KUBE-NWPLCY-COMMON';
-const TAIL = 'KUBE-NWPLCY-TAIL';
+/** The chains kube-router writes in either mode (its top-level chains, and the shared policy chains). @internal */
+export const INPUT = 'KUBE-ROUTER-INPUT';
+/** @internal */
+export const FORWARD = 'KUBE-ROUTER-FORWARD';
+/** @internal */
+export const OUTPUT = 'KUBE-ROUTER-OUTPUT';
+/** @internal */
+export const DEFAULT = 'KUBE-NWPLCY-DEFAULT';
+/** @internal */
+export const COMMON = 'KUBE-NWPLCY-COMMON';
+/** @internal */
+export const TAIL = 'KUBE-NWPLCY-TAIL';
 const TOP: readonly (readonly [string, string])[] = [['INPUT', INPUT], ['FORWARD', FORWARD], ['OUTPUT', OUTPUT]];
 
 /** `IPv4` / `IPv6`, as `v1core.IPFamily` spells it in hashes. */
