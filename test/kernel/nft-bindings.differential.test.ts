@@ -5,20 +5,9 @@
 import { beforeAll, expect, it } from 'vitest';
 import { Netns } from '../../src/engine/path/netns.js';
 import { formatNftRuleset } from '../../src/nftables/index.js';
-import type { SimProbe } from './generate.js';
 import { describeNftKernel, kernelConnectMany, kernelNftListMany, type KernelConnectReport, type KernelNftResult } from './harness.js';
+import { local, remote, type IdiomCase } from './idiom-case.js';
 
-interface IdiomCase {
-  readonly name: string;
-  readonly nft: string;
-  readonly listen: readonly number[];
-  readonly probes: readonly SimProbe[];
-  /** The outcomes the case is about, so a harness that drops everything cannot pass it. */
-  readonly expect: readonly string[];
-}
-
-const remote = (port: number, src = '10.1.0.5'): SimProbe => ({ from: 'remote', src, dst: `10.0.0.2:${port}` });
-const local = (dst: string, uid = 1000): SimProbe => ({ from: 'local', uid, gid: uid, dst });
 
 const CASES: readonly IdiomCase[] = [
   {
