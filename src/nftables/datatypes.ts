@@ -359,6 +359,7 @@ export function ctKeyType(key: string): SelectorType | undefined {
 /** The type and width of a selector. */
 export function selectorType(s: NftSelector): SelectorType {
   switch (s.kind) {
+    case 'const': return { type: s.value.type, bits: s.value.bits };
     case 'payload': return PAYLOAD[s.protocol]![s.field]!;
     case 'rawpayload': return { type: 'xinteger', bits: s.length };
     case 'exthdr': return s.field === undefined ? { type: 'boolean', bits: 1 } : EXTHDR[s.header]![s.field]!;

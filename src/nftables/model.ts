@@ -183,6 +183,14 @@ export interface NftShift {
   readonly bits: number;
   readonly type: NftType;
 }
+/**
+ * A constant inside a concatenation a set is updated with from the packet path (`add @s { ip saddr
+ * . 22 }`): the value the key's field at its place gets, typed by the set.
+ */
+export interface NftConst {
+  readonly kind: 'const';
+  readonly value: NftValue;
+}
 /** `a . b . c`. */
 export interface NftConcat {
   readonly kind: 'concat';
@@ -217,7 +225,7 @@ export type NftObjectType = 'counter' | 'quota' | 'limit' | 'ct helper' | 'ct ti
 /** What a relational expression compares. */
 export type NftSelector =
   | NftPayload | NftMeta | NftCt | NftFib | NftSocket | NftNumgen | NftBitwise | NftShift | NftConcat | NftRawPayload | NftExthdr
-  | NftTcpOption | NftSctpChunk | NftRt | NftHash | NftOsf | NftIpsec | NftIpOption;
+  | NftTcpOption | NftSctpChunk | NftRt | NftHash | NftOsf | NftIpsec | NftIpOption | NftConst;
 
 /** One key of a set or map, with its data for maps. */
 export interface NftElement {

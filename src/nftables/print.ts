@@ -453,7 +453,7 @@ function hiddenDependencies(stmts: readonly NftStatement[], family: NftFamily, a
       hidden.add(l3dep.index);
       l3dep = undefined;
     }
-    const mapKey = s.kind === 'vmap' ? s.key : s.kind === 'nat' && s.addr?.kind === 'map' ? s.addr.key : s.kind === 'mangle' && s.value.kind === 'map' ? s.value.key : undefined;
+    const mapKey = s.kind === 'vmap' || s.kind === 'dynset' ? s.key : s.kind === 'nat' && s.addr?.kind === 'map' ? s.addr.key : s.kind === 'mangle' && s.value.kind === 'map' ? s.value.key : undefined;
     if (mapKey) {
       for (const p of payloads(mapKey)) {
         const n = p.protocol === 'th' ? l4dep?.proto : L4_PROTOCOLS[p.protocol];
@@ -711,6 +711,7 @@ function printFlagsExact(v: NftValue): string {
 /** A selector as nft lists it. */
 export function printSelector(sel: NftSelector, thAs?: string): string {
   switch (sel.kind) {
+    case 'const': return printValue(sel.value);
     case 'payload': return `${sel.protocol === 'th' && thAs ? thAs : sel.protocol} ${sel.field}`;
     case 'rawpayload': return `@${sel.base},${sel.offset},${sel.length}`;
     case 'exthdr': return sel.field === undefined ? `exthdr ${sel.header}` : `${sel.header} ${sel.field}`;

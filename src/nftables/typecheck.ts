@@ -132,6 +132,9 @@ interface MSet {
 }
 
 /** Protocol context through one rule (nft's `proto_ctx`). */
+/** The raw expressions that read the packet (the rest are constants). */
+const SELECTOR_RAW: ReadonlySet<string> = new Set(['sel', 'concat', 'binop']);
+
 interface RuleContext {
   readonly family: NftFamily;
   readonly table: MTable;
@@ -1060,7 +1063,16 @@ class Evaluator {
   private dynset(s: Extract<RawStatement, { t: 'dynset' }>, ctx: RuleContext): NftStatement {
     const set = ctx.table.sets.find((x) => x.name === s.set);
     if (!set) fail('UNKNOWN_CHAIN', `No such file or directory; did you mean set '${s.set}'?`, s.setSpan, s.set);
-    const key = this.selectorExpr(s.key, ctx);
+    // A constant in the key's concatenation (`ip saddr . 22`) takes the set's type at its place.
+    const constantAt = (item: RawExpr, i: number): NftSelector => {
+      if (i >= set.key.length) fail('BAD_VALUE', "Can't parse symbolic invalid expressions", item.span);
+      const v = this.constant(item, set.key[i]!, set.keyBits[i]!, false);
+      if (v.kind !== 'value') fail('BAD_VALUE', 'a constant in a set key is a single value', item.span);
+      return { kind: 'const', value: v };
+    };
+    const key: NftSelector = s.key.t === 'concat' && s.key.items.some((x) => !SELECTOR_RAW.has(x.t))
+      ? { kind: 'concat', items: s.key.items.map((x, i) => (SELECTOR_RAW.has(x.t) ? this.selectorExpr(x, ctx) : constantAt(x, i))) }
+      : this.selectorExpr(s.key, ctx);
     checkKeyCompat(set.key, keyTypes(key).map((k) => k.type), s.span);
     let data: NftSelector | NftValue | undefined;
     if (s.data) {

@@ -92,11 +92,30 @@ const CASES: readonly IdiomCase[] = [
     probes: [local('10.9.0.1:1'), local('10.9.0.1:2'), local('10.9.0.1:3'), local('10.9.0.1:4'), local('10.9.0.1:5')],
     expect: ['remote', 'dropped', 'remote', 'remote', 'dropped'],
   },
+  {
+    name: 'a constant in a dynamic set key: a connection to 80 adds its source with port 22',
+    nft: `table ip t {
+	set s {
+		type ipv4_addr . inet_service
+		flags dynamic,timeout
+	}
+
+	chain input {
+		type filter hook input priority filter; policy accept;
+		tcp dport 80 add @s { ip saddr . 22 timeout 1m }
+		ip saddr . tcp dport @s drop
+	}
+}
+`,
+    listen: [22, 80],
+    probes: [remote(22), remote(80), remote(22), remote(22, '10.1.0.6')],
+    expect: ['local', 'local', 'dropped', 'local'],
+  },
 ];
 
 const view = (r: { outcome: string; address: string | null; port: number | null; originalDestination: string | null }) => ({ outcome: r.outcome, address: r.address, port: r.port, originalDestination: r.originalDestination });
 
-describeNftKernel('anonymous chains and ip options: Netns.connect and fmt vs the kernel and nft', () => {
+describeNftKernel('anonymous chains, ip options and constants in set keys: Netns.connect and fmt vs the kernel and nft', () => {
   const kernel = new Map<IdiomCase, KernelConnectReport>();
   const listings = new Map<IdiomCase, KernelNftResult>();
   beforeAll(async () => {

@@ -513,6 +513,7 @@ export class NftEngine {
   /** A selector's value for the packet, or null when the packet has no such field. */
   read(sel: NftSelector, p: PacketState, host: NftHost): bigint | null {
     switch (sel.kind) {
+      case 'const': return sel.value.value;
       case 'payload': {
         const proto = sel.protocol;
         if (proto === 'ip' || proto === 'ip6') {

@@ -1897,7 +1897,7 @@ class Parser {
     if (start.text === 'set') {
       const op = this.expectWord();
       if (op.text !== 'add' && op.text !== 'update' && op.text !== 'delete') this.fail(op);
-      const key = this.concatExpr();
+      const key = this.concatExpr(true);
       const ref = this.expectWord();
       if (!ref.text.startsWith('@')) this.fail(ref);
       return { t: 'dynset', op: op.text, set: ref.text.slice(1), key, stateful: [], span: join(start.span, ref.span), setSpan: ref.span };
@@ -1905,7 +1905,7 @@ class Parser {
     const ref = this.expectWord();
     if (!ref.text.startsWith('@') || ref.text.length < 2) this.fail(ref);
     this.expectPunct('{');
-    const key = this.concatExpr();
+    const key = this.concatExpr(true);
     let timeout: number | undefined;
     const stateful: RawStatement[] = [];
     for (;;) {
@@ -2192,11 +2192,13 @@ class Parser {
   }
 
   /** `concat_expr`: selectors (with bitwise operations) joined by `.`. */
-  private concatExpr(): RawExpr {
-    const items: RawExpr[] = [this.basicExpr()];
+  private concatExpr(constants = false): RawExpr {
+    // A set updated from the packet path may take constants among its key's fields (`ip saddr . 22`).
+    const item = (): RawExpr => (constants && !this.selectorStart() ? this.primaryRhs() : this.basicExpr());
+    const items: RawExpr[] = [item()];
     while (this.isWord('.')) {
       this.next();
-      items.push(this.basicExpr());
+      items.push(item());
     }
     if (items.length === 1) return items[0]!;
     return { t: 'concat', items, span: join(items[0]!.span, items[items.length - 1]!.span) };
