@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { memoryIO } from '../../src/cli/io.js';
 import { run } from '../../src/cli/run.js';
 import { parseIpRoute, parseIpRule } from '../../src/engine/path/ip-args.js';
-import { NetfilterSimError } from '../../src/model/errors.js';
+import { thrown as errorOf } from '../thrown.js';
 
 async function cli(args: string[], files: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
   const io = memoryIO(files);
@@ -15,16 +15,6 @@ async function cli(args: string[], files: Record<string, string> = {}): Promise<
 const TPROXY = '*mangle\n-A PREROUTING -d 10.9.9.0/24 -p tcp -j TPROXY --on-port 15006 --on-ip 0.0.0.0 --tproxy-mark 0x1/0x1\nCOMMIT\n';
 const POLICY = ['--rule', 'fwmark 1 lookup 100', '--route', 'local default dev lo table 100'];
 const REMOTE = ['--from', 'remote', '--src', '10.1.0.5', '--dst', '10.9.9.9:80', '--json'];
-
-function errorOf(f: () => unknown): NetfilterSimError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof NetfilterSimError) return e;
-    throw e;
-  }
-  throw new Error('no error');
-}
 
 describe('ip rule / ip route arguments', () => {
   it('reads fwmark rules as ip rule add does (IPv4 unless -6; hex, masks, table names, pref)', () => {

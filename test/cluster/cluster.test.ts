@@ -12,7 +12,7 @@ import { COMPONENTS } from '../../src/cluster/components.js';
 import type { PolicyCheck } from '../../src/cluster/components.js';
 import { readSnapshot } from '../../src/cluster/snapshot.js';
 import { renderClusterOutcome, renderClusterTrace, renderReach } from '../../src/cluster/render.js';
-import { NetfilterSimError } from '../../src/model/errors.js';
+import { thrown as error } from '../thrown.js';
 
 const FIXTURES = resolve(import.meta.dirname, '../fixtures/cluster');
 const SNAPSHOT = readFileSync(join(FIXTURES, 'two-nodes.yaml'), 'utf8');
@@ -25,16 +25,6 @@ function cluster(extra: Partial<ConstructorParameters<typeof Cluster>[0]> = {}):
 
 function path(r: ClusterConnectResult): string {
   return r.hops.map((h) => `${h.namespace}(${h.in ?? '-'}→${h.out ?? '-'})`).join(' ');
-}
-
-function error(f: () => unknown): NetfilterSimError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof NetfilterSimError) return e;
-    throw e;
-  }
-  throw new Error('no error');
 }
 
 describe('Cluster.connect: the namespaces a connection crosses', () => {

@@ -10,6 +10,7 @@ import type { ReachResult } from '../../src/cluster/cluster.js';
 import { networkPolicySnapshot, PROBE_PORTS } from '../../src/arbitraries/netpol.js';
 import type { K8sEndpointSlice, K8sService, Snapshot } from '../../src/model/kubernetes.js';
 import { NetfilterSimError } from '../../src/model/errors.js';
+import { thrown } from '../thrown.js';
 import { COMPONENTS } from '../../src/cluster/components.js';
 
 /** Every NetworkPolicy enforcer this build has, and none. */
@@ -241,14 +242,7 @@ describe('Cluster.reach: the port cuts', () => {
     for (const rules of texts) {
       const c = new Cluster({ snapshot: s, netpol: 'none', kubeProxy: 'none', nodeRules: { 'node-1': rules } });
       expect(c.reach({ port: 80 }).pods).toHaveLength(2);
-      let err: unknown;
-      try {
-        c.reach({ allPorts: true });
-      } catch (e) {
-        err = e;
-      }
-      expect(err, rules).toBeInstanceOf(NetfilterSimError);
-      const d = (err as NetfilterSimError).diagnostics[0]!;
+      const d = thrown(() => c.reach({ allPorts: true })).diagnostics[0]!;
       expect(d.code).toBe('UNSUPPORTED');
       expect(d.message).toMatch(/node-1/);
       expect(d.message).toMatch(/--port N/);

@@ -7,20 +7,10 @@ import { describe, expect, it } from 'vitest';
 import {
   MAX_PODS_PER_NODE, MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_FILES, MAX_SNAPSHOT_NODES, MAX_SNAPSHOT_OBJECTS, readSnapshot,
 } from '../../src/cluster/snapshot.js';
-import { NetfilterSimError } from '../../src/model/errors.js';
+import { thrown as error } from '../thrown.js';
 
 const FIXTURES = resolve(import.meta.dirname, '../fixtures/cluster');
 const TWO_NODES = readFileSync(join(FIXTURES, 'two-nodes.yaml'), 'utf8');
-
-function error(f: () => unknown): NetfilterSimError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof NetfilterSimError) return e;
-    throw e;
-  }
-  throw new Error('no error');
-}
 
 const node = (name: string, ip: string, cidr: string | null): string =>
   `apiVersion: v1\nkind: Node\nmetadata:\n  name: ${name}\n${cidr !== null ? `spec:\n  podCIDR: ${cidr}\n  podCIDRs:\n  - ${cidr}\n` : ''}status:\n  addresses:\n  - address: ${ip}\n    type: InternalIP\n`;

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatNftRuleset } from '../../src/nftables/index.js';
 import { Netns } from '../../src/engine/index.js';
-import { NetfilterSimError } from '../../src/model/errors.js';
+import { thrown } from '../thrown.js';
 
 const table = (rule: string): string => `table inet t {\n\tset s {\n\t\ttype ipv4_addr . inet_service\n\t\tsize 65535\n\t\tflags dynamic,timeout\n\t}\n\n\tchain c {\n\t\t${rule}\n\t}\n}\n`;
 
@@ -23,15 +23,9 @@ describe('a constant in a dynamic set key', () => {
 
   it('a constant of the wrong type, or one field too many, is refused on its line as nft refuses it', () => {
     for (const [rule, message] of [['add @s { ip saddr . 10.0.0.1 }', /Could not resolve service/], ['add @s { ip saddr . 22 . 1 }', /Can't parse symbolic invalid expressions/]] as const) {
-      let err: unknown;
-      try {
-        formatNftRuleset(table(rule));
-      } catch (e) {
-        err = e;
-      }
-      expect(err, rule).toBeInstanceOf(NetfilterSimError);
-      expect((err as NetfilterSimError).diagnostics[0]!.message).toMatch(message);
-      expect((err as NetfilterSimError).diagnostics[0]!.span?.line).toBe(9);
+      const d = thrown(() => formatNftRuleset(table(rule))).diagnostics[0]!;
+      expect(d.message, rule).toMatch(message);
+      expect(d.span?.line, rule).toBe(9);
     }
   });
 

@@ -12,7 +12,7 @@ import { linkerdTransport } from '../../../src/mesh/simulate.js';
 import { renderMesh } from '../../../src/mesh/render.js';
 import { runMesh } from '../../../src/cli/commands/mesh.js';
 import { memoryIO } from '../../../src/cli/io.js';
-import { NetfilterSimError } from '../../../src/model/errors.js';
+import { thrown as error } from '../../thrown.js';
 
 const path = (name: string): string => fileURLToPath(new URL(`../../fixtures/mesh-cluster/${name}`, import.meta.url));
 const text = (name: string): string => readFileSync(path(name), 'utf8');
@@ -47,16 +47,6 @@ spec:
   - from: [{podSelector: {matchLabels: {app: web}}}]
     ports: [{port: 15008, protocol: TCP}]
 `;
-
-function error(f: () => unknown): NetfilterSimError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof NetfilterSimError) return e;
-    throw e;
-  }
-  throw new Error('no error');
-}
 
 describe('mesh on the cluster path: Linkerd', () => {
   it('an opaque port against a port-scoped policy: dropped at the server veth on 4143, the policy named with why', () => {
