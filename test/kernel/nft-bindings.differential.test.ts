@@ -3,10 +3,9 @@
 // in order, and outcome, address, port and SO_ORIGINAL_DST must agree probe by probe, with both
 // evaluators; `fmt` must list each case as `nft list ruleset` lists it.
 import { beforeAll, expect, it } from 'vitest';
-import { Netns } from '../../src/engine/path/netns.js';
 import { formatNftRuleset } from '../../src/nftables/index.js';
 import { describeNftKernel, kernelConnectMany, kernelNftListMany, type KernelConnectReport, type KernelNftResult } from './harness.js';
-import { local, remote, type IdiomCase } from './idiom-case.js';
+import { expectAsKernel, kernelCasesOf, local, remote, type IdiomCase } from './idiom-case.js';
 
 
 const CASES: readonly IdiomCase[] = [
@@ -113,17 +112,11 @@ const CASES: readonly IdiomCase[] = [
   },
 ];
 
-const view = (r: { outcome: string; address: string | null; port: number | null; originalDestination: string | null }) => ({ outcome: r.outcome, address: r.address, port: r.port, originalDestination: r.originalDestination });
-
 describeNftKernel('anonymous chains, ip options and constants in set keys: Netns.connect and fmt vs the kernel and nft', () => {
   const kernel = new Map<IdiomCase, KernelConnectReport>();
   const listings = new Map<IdiomCase, KernelNftResult>();
   beforeAll(async () => {
-    const reports = await kernelConnectMany(CASES.map((c) => ({
-      nft: c.nft,
-      listeners: c.listen.map((port) => ({ port })),
-      probes: c.probes.map((p) => (p.from === 'local' ? { from: 'local', uid: p.uid, gid: p.gid, dst: p.dst } : { from: 'remote', src: p.src, dst: p.dst })),
-    })));
+    const reports = await kernelConnectMany(kernelCasesOf(CASES));
     const lists = await kernelNftListMany(CASES.map((c) => c.nft));
     CASES.forEach((c, i) => {
       kernel.set(c, reports[i]!);
@@ -132,14 +125,7 @@ describeNftKernel('anonymous chains, ip options and constants in set keys: Netns
   }, 300_000);
 
   it.for(CASES)('$name', (c) => {
-    const k = kernel.get(c)!;
-    if (!k.ok) expect.fail(`the kernel did not take the case (${k.stage}): ${k.stderr}`);
-    expect(k.results.map((r) => r.outcome), 'the kernel').toEqual(c.expect);
-    for (const evaluator of ['lowered', 'reference'] as const) {
-      const ns = new Netns({ nft: c.nft, listen: [...c.listen], clock: Date.now() / 1000, evaluator });
-      const ours = c.probes.map((p) => view(ns.connect(p)));
-      expect(ours, `${evaluator}\n${c.nft}`).toEqual(k.results.map(view));
-    }
+    expectAsKernel(c, kernel.get(c)!);
     const l = listings.get(c)!;
     if (!l.ok) expect.fail(`nft refused the case:\n${l.stderr}`);
     expect(formatNftRuleset(c.nft)).toBe(l.list);

@@ -4,10 +4,9 @@
 // set elements, `define` in a table block — against the kernel: each case loads its rules into a
 // real pod namespace and into a simulated one, makes the same connections in order, and outcome,
 // address, port and SO_ORIGINAL_DST must agree probe by probe, with both evaluators.
-import { beforeAll, expect, it } from 'vitest';
-import { Netns } from '../../src/engine/path/netns.js';
-import { describeNftKernel, kernelConnectMany, type KernelCase, type KernelConnectReport } from './harness.js';
-import { local, remote, type IdiomCase } from './idiom-case.js';
+import { beforeAll, it } from 'vitest';
+import { describeNftKernel, kernelConnectMany, type KernelConnectReport } from './harness.js';
+import { expectAsKernel, kernelCasesOf, local, remote, type IdiomCase } from './idiom-case.js';
 
 
 export const IDIOM_CASES: readonly IdiomCase[] = [
@@ -235,28 +234,12 @@ table inet f {
   },
 ];
 
-const view = (r: { outcome: string; address: string | null; port: number | null; originalDestination: string | null }) => ({ outcome: r.outcome, address: r.address, port: r.port, originalDestination: r.originalDestination });
-
 describeNftKernel('nft idioms of real rule sets: Netns.connect vs real sockets', () => {
   const kernel = new Map<IdiomCase, KernelConnectReport>();
   beforeAll(async () => {
-    const cases: KernelCase[] = IDIOM_CASES.map((c) => ({
-      nft: c.nft,
-      listeners: c.listen.map((port) => ({ port })),
-      probes: c.probes.map((p) => (p.from === 'local' ? { from: 'local', uid: p.uid, gid: p.gid, dst: p.dst } : { from: 'remote', src: p.src, dst: p.dst })),
-    }));
-    const reports = await kernelConnectMany(cases);
+    const reports = await kernelConnectMany(kernelCasesOf(IDIOM_CASES));
     IDIOM_CASES.forEach((c, i) => kernel.set(c, reports[i]!));
   }, 300_000);
 
-  it.for(IDIOM_CASES)('$name', (c) => {
-    const k = kernel.get(c)!;
-    if (!k.ok) expect.fail(`the kernel did not take the case (${k.stage}): ${k.stderr}`);
-    expect(k.results.map((r) => r.outcome), 'the kernel').toEqual(c.expect);
-    for (const evaluator of ['lowered', 'reference'] as const) {
-      const ns = new Netns({ nft: c.nft, listen: [...c.listen], clock: Date.now() / 1000, evaluator });
-      const ours = c.probes.map((p) => view(ns.connect(p)));
-      expect(ours, `${evaluator}\n${c.nft}`).toEqual(k.results.map(view));
-    }
-  });
+  it.for(IDIOM_CASES)('$name', (c) => expectAsKernel(c, kernel.get(c)!));
 });

@@ -5,17 +5,10 @@
  * function of the seed (mulberry32).
  */
 import type { Endpoint, K8sEndpointSlice, K8sNode, K8sPod, K8sService, Snapshot } from '../../../src/model/kubernetes.js';
+import { mulberry32 } from '../../kernel/generate.js';
 
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Numbers in [0, 1), the same sequence for the same seed (the kernel suites' generator). */
+export const rng = mulberry32;
 
 export const GEN_NODE = 'node-a';
 export const GEN_NODE_IP4 = '192.168.0.2';
