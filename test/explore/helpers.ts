@@ -3,8 +3,9 @@ import { expect } from 'vitest';
 import { Netns } from '../../src/engine/path/netns.js';
 import type { ConnectSpec, NetnsOptions } from '../../src/engine/path/netns.js';
 import { parseAnyAddress } from '../../src/engine/state/routing.js';
-import { classOf, expectedFor } from '../../src/explore/index.js';
-import type { ExploreBox, ExploreClass, ExploreResult } from '../../src/explore/index.js';
+import { classOf, explore, expectedFor } from '../../src/explore/index.js';
+import type { ExploreBox, ExploreClass, ExploreOptions, ExploreResult } from '../../src/explore/index.js';
+import { NetfilterSimError } from '../../src/model/errors.js';
 import { wordsToBig, bigToWords } from '../../src/explore/instrument.js';
 import { addressText } from '../../src/model/address.js';
 import { mulberry32 } from '../kernel/generate.js';
@@ -116,4 +117,19 @@ export function expectGeneratedCase(r: ExploreResult, options: NetnsOptions, pro
     for (const p of cornerProbes(r, family, mulberry32(seed), 8)) expectAgreement(r, options, p);
   }
   for (const p of probes) if (p.from === r.from) expectAgreement(r, options, exploreProbe(p));
+}
+
+/**
+ * explore on generated input, or the typed refusal it may give (`UNSUPPORTED`): null when
+ * refused, `onRefusal` told the error first.
+ */
+export function exploreOrRefuse(options: ExploreOptions, onRefusal?: (e: NetfilterSimError) => void): ExploreResult | null {
+  try {
+    return explore({ maxRegions: 20000, ...options });
+  } catch (e) {
+    expect(e).toBeInstanceOf(NetfilterSimError);
+    expect((e as NetfilterSimError).code).toBe('UNSUPPORTED');
+    onRefusal?.(e as NetfilterSimError);
+    return null;
+  }
 }

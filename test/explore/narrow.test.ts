@@ -12,21 +12,11 @@ import type { ConnectSpec } from '../../src/engine/path/netns.js';
 import { bigToWords, wordsToBig } from '../../src/explore/instrument.js';
 import { addressText } from '../../src/model/address.js';
 import { generateConnectCase, mulberry32 } from '../kernel/generate.js';
-import { cornerProbes, expectAgreement, ranges } from './helpers.js';
+import { cornerProbes, expectAgreement, exploreOrRefuse, ranges } from './helpers.js';
 import { POLICY_PODS } from './policy-pods.js';
 
 type Range = readonly [bigint, bigint];
 const IFACES = ['eth0'];
-
-function exploreOrNull(options: ExploreOptions): ExploreResult | null {
-  try {
-    return explore({ maxRegions: 20000, ...options });
-  } catch (e) {
-    expect(e).toBeInstanceOf(NetfilterSimError);
-    expect((e as NetfilterSimError).code).toBe('UNSUPPORTED');
-    return null;
-  }
-}
 
 const vol = (b: readonly Range[]): bigint => b.reduce((v, [lo, hi]) => (hi < lo ? 0n : v * (hi - lo + 1n)), 1n);
 const meet = (a: readonly Range[], b: readonly Range[]): Range[] => a.map(([lo, hi], f) => [lo > b[f]![0] ? lo : b[f]![0], hi < b[f]![1] ? hi : b[f]![1]] as const);
@@ -127,7 +117,7 @@ describe('explore narrowing', () => {
       const probe = c.probes.find((p) => p.from === from && !p.dst.startsWith('['));
       if (probe === undefined) return;
       const options = { ...c.sim, from, family: 4 as const };
-      const full = exploreOrNull(options);
+      const full = exploreOrRefuse(options);
       if (full === null) return;
       const b = box(seed, probe, from);
       const narrowed = explore({ ...options, ...b.options, maxRegions: 20000 });
@@ -203,7 +193,7 @@ describe('explore summary', () => {
       const c = generateConnectCase(seed);
       const probe = c.probes.find((p) => p.from === from && !p.dst.startsWith('['));
       const options = { ...c.sim, from, family: 4 as const, ...(probe ? box(seed, probe, from).options : {}) };
-      const r = exploreOrNull(options);
+      const r = exploreOrRefuse(options);
       if (r === null) return;
       const s = summarizeExplore(r);
       const space = BigInt(r.spaces[0]!.probes);

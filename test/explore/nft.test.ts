@@ -9,7 +9,7 @@ import type { ExploreOptions, ExploreResult } from '../../src/explore/index.js';
 import { mulberry32 } from '../kernel/generate.js';
 import { generateNftConnectCase, generateNftText } from '../kernel/nft-generate.js';
 import { kubeProxyNftRules, kubeProxyNode, kubeProxyProbes, kubeProxyRules, kubeProxyServices } from '../../bench/kube-proxy.js';
-import { cornerProbes, expectAgreement, expectGeneratedCase, expectPartition } from './helpers.js';
+import { cornerProbes, expectAgreement, expectGeneratedCase, expectPartition, exploreOrRefuse } from './helpers.js';
 
 const NFT = `table ip t {
 \tchain out {
@@ -157,16 +157,11 @@ describe('explore over native nftables', () => {
 const refusals: string[] = [];
 
 /** explore, or the typed refusal it is allowed to give (naming a rule); null when refused. */
-function exploreOrRefuse(options: ExploreOptions): ExploreResult | null {
-  try {
-    return explore({ maxRegions: 20000, ...options });
-  } catch (e) {
-    expect(e).toBeInstanceOf(NetfilterSimError);
-    expect((e as NetfilterSimError).code).toBe('UNSUPPORTED');
-    expect((e as NetfilterSimError).message).toMatch(/rule \d+ \(|more than/);
-    refusals.push((e as NetfilterSimError).message);
-    return null;
-  }
+function exploreOrRefuseNamed(options: ExploreOptions): ExploreResult | null {
+  return exploreOrRefuse(options, (e) => {
+    expect(e.message).toMatch(/rule \d+ \(|more than/);
+    refusals.push(e.message);
+  });
 }
 
 const LISTEN = [8080, 15001, 15006, '127.0.0.1:15053'];
@@ -199,7 +194,7 @@ describe('explore over generated nft rule sets: classes partition the space and 
       if (rules === null) return;
       runs++;
       const options = { rules, listen: LISTEN, from };
-      const r = exploreOrRefuse(options);
+      const r = exploreOrRefuseNamed(options);
       if (r === null) return;
       explored++;
       for (const family of [4, 6] as const) {
@@ -218,7 +213,7 @@ describe('explore over generated nft rule sets: classes partition the space and 
     (seed, mixed, from) => {
       const c = generateNftConnectCase(seed, mixed);
       const options = { ...c.sim, nft: c.nft, from };
-      const r = exploreOrRefuse(options);
+      const r = exploreOrRefuseNamed(options);
       if (r !== null) expectGeneratedCase(r, options, c.probes, seed);
     },
   );

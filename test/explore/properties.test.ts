@@ -3,26 +3,14 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { rulesetText } from '../../src/arbitraries/index.js';
-import { NetfilterSimError } from '../../src/model/errors.js';
 import { classOf, explore } from '../../src/explore/index.js';
-import type { ExploreResult, ExploreOptions } from '../../src/explore/index.js';
+import type { ExploreOptions } from '../../src/explore/index.js';
 import { generateConnectCase, mulberry32 } from '../kernel/generate.js';
-import { cornerProbes, expectAgreement, expectGeneratedCase, expectPartition } from './helpers.js';
+import { cornerProbes, expectAgreement, expectGeneratedCase, expectPartition, exploreOrRefuse } from './helpers.js';
 
 const LISTEN = [8080, 4140, 4143, '127.0.0.1:15001'];
 /** Every match the arbitraries have but the one explore refuses by design (statistic --mode nth). */
 const MATCHES = ['tcp', 'udp', 'icmp', 'icmp6', 'multiport', 'comment', 'owner', 'conntrack', 'state', 'mark', 'connmark', 'addrtype', 'iprange', 'limit', 'sctp', 'rpfilter', 'socket', 'mac', 'recent'];
-
-/** explore, or the typed refusal it is allowed to give (naming a rule). */
-function exploreOrRefuse(options: ExploreOptions): ExploreResult | null {
-  try {
-    return explore({ maxRegions: 20000, ...options });
-  } catch (e) {
-    expect(e).toBeInstanceOf(NetfilterSimError);
-    expect((e as NetfilterSimError).code).toBe('UNSUPPORTED');
-    return null;
-  }
-}
 
 describe('explore: classes partition the space and agree with connect', () => {
   test.prop([rulesetText({ family: 4, maxChains: 2, maxRules: 4, maxMatches: 2, matches: MATCHES }), fc.constantFrom('local' as const, 'remote' as const), fc.integer()], { numRuns: 40 })(
